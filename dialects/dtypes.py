@@ -1,0 +1,144 @@
+"""Element types of ms tensors and MindSpore's type-promotion order.
+
+Imports neither mlir nor the rest of the compiler: the runtime and `import mscc` use it too.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class DType:
+    """One element type. `priority` is MindSpore's implicit-cast order."""
+
+    __slots__ = ("name", "np", "kind", "bits", "priority", "ir_name", "short")
+
+    def __init__(self, name, np_dtype, kind, bits, priority, ir_name, short):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.kind = kind  # "bool" | "uint" | "int" | "float"
+        self.bits = bits
+        self.priority = priority
+        self.ir_name = ir_name  # spelling of the element type in ms IR
+        self.short = short  # spelling in CLI input signatures, e.g. f32[8,16]
+
+    @property
+    def is_float(self):
+        return self.kind == "float"
+
+    @property
+    def is_int(self):
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_bool(self):
+        return self.kind == "bool"
+
+    @property
+    def itemsize(self):
+        return self.np.itemsize
+
+    def __repr__(self):
+        return f"mscc.{self.name}"
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+
+bool_ = DType("bool", np.bool_, "bool", 1, 0, "i1", "bool")
+uint8 = DType("uint8", np.uint8, "uint", 8, 1, "ui8", "u8")
+int8 = DType("int8", np.int8, "int", 8, 2, "i8", "i8")
+int16 = DType("int16", np.int16, "int", 16, 3, "i16", "i16")
+int32 = DType("int32", np.int32, "int", 32, 4, "i32", "i32")
+int64 = DType("int64", np.int64, "int", 64, 5, "i64", "i64")
+float16 = DType("float16", np.float16, "float", 16, 6, "f16", "f16")
+float32 = DType("float32", np.float32, "float", 32, 7, "f32", "f32")
+float64 = DType("float64", np.float64, "float", 64, 8, "f64", "f64")
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+FLOATS = (float16, float32, float64)
+INTS = (uint8, int8, int16, int32, int64)
+NUMBERS = INTS + FLOATS
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({d.short: d for d in ALL})
+_BY_NAME["bool_"] = bool_
+_BY_IR = {d.ir_name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+
+
+def by_name(name: str) -> DType:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise TypeError(f"unknown dtype {name!r}; expected one of "
+                        f"{', '.join(d.name for d in ALL)}") from None
+
+
+def from_ir_name(name: str) -> DType | None:
+    return _BY_IR.get(name)
+
+
+def from_numpy(np_dtype) -> DType:
+    d = _BY_NP.get(np.dtype(np_dtype))
+    if d is None:
+        raise TypeError(f"numpy dtype {np.dtype(np_dtype)} has no mscc equivalent; "
+                        f"supported: {', '.join(d.name for d in ALL)}")
+    return d
+
+
+def as_dtype(x) -> DType:
+    """Accepts a DType, its name, or anything numpy understands as a dtype."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, str):
+        return by_name(x)
+    return from_numpy(x)
+
+
+class TensorSpec(NamedTuple):
+    """Shape and element type of a ranked tensor: what shape rules take and return."""
+
+    shape: tuple
+    dtype: DType
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __str__(self):
+        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+
+
+def promote(tensor_dtypes, scalar_kinds=()) -> DType:
+    """MindSpore's destination dtype for one signature group.
+
+    `tensor_dtypes` are the dtypes of the group's tensor inputs; `scalar_kinds` holds "bool",
+    "int" or "float" for each Python scalar in the group. Scalars never raise a tensor's dtype,
+    except that a bool group becomes int64 with a Python int and float32 with a Python float, and
+    any non-float group becomes float32 with a Python float.
+    """
+    tensor_dtypes = list(tensor_dtypes)
+    if tensor_dtypes:
+        dest = max(tensor_dtypes, key=lambda d: d.priority)
+        if dest is uint8 and int8 in tensor_dtypes:
+            dest = int16
+    elif "float" in scalar_kinds:
+        return float32
+    elif "int" in scalar_kinds:
+        return int64
+    else:
+        return bool_
+    if "float" in scalar_kinds and not dest.is_float:
+        return float32
+    if "int" in scalar_kinds and dest.is_bool:
+        return int64
+    return dest

@@ -1,0 +1,363 @@
+"""The ms dialect as MLIR sees it: context, types, attributes and op construction.
+
+One process-wide MLIR context holds every dialect plus ms (loaded from ms.irdl.mlir once:
+loading twice aborts). Each ms op gets a registered OpView subclass so that turning an op into a
+Python object does not retry a failing `import mlir.dialects.ms` (13 µs per op, see the notes).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import types as _pytypes
+
+import numpy as np
+from mlir import ir
+from mlir._mlir_libs import _mlir as _cext
+from mlir.dialects import irdl
+
+from . import dtypes as dt
+from .registry import OPS, NotConstant, OpDef, lookup
+
+IRDL_PATH = os.path.join(os.path.dirname(__file__), "ms.irdl.mlir")
+
+# Unit attribute that marks an ms.constant as a Python scalar (for implicit-cast's scalar rules).
+SCALAR_ATTR = "is_scalar"
+# Func argument attribute naming the Parameter a function argument stands for.
+PARAM_ATTR = "ms.parameter"
+
+_context: ir.Context | None = None
+
+
+@_cext.register_dialect
+class MsDialect(ir.Dialect):
+    DIALECT_NAMESPACE = "ms"
+
+
+# The bindings look for `mlir.dialects.ms` before they consult registered OpViews; an
+# importable placeholder makes that lookup succeed once instead of failing on every op.
+sys.modules.setdefault("mlir.dialects.ms", _pytypes.ModuleType("mlir.dialects.ms"))
+
+_OPVIEWS: dict[str, type] = {}
+
+
+def _register_opviews():
+    for name, opdef in OPS.items():
+        if name in _OPVIEWS:
+            continue
+        cls_name = "".join(p.capitalize() for p in opdef.mnemonic.split("_")) + "Op"
+        cls = type(cls_name, (ir.OpView,), {"OPERATION_NAME": name, "_ODS_REGIONS": (0, True),
+                                            "opdef": opdef})
+        _cext.register_operation(MsDialect)(cls)
+        _OPVIEWS[name] = cls
+
+
+def get_context() -> ir.Context:
+    """The process-wide context with every upstream dialect and ms loaded."""
+    global _context
+    if _context is None:
+        from . import ops  # noqa: F401  (fills the registry)
+        _register_opviews()
+        ctx = ir.Context()
+        with ctx:
+            with open(IRDL_PATH) as f:
+                irdl_module = ir.Module.parse(f.read())
+            irdl.load_dialects(irdl_module)
+        _context = ctx
+    return _context
+
+
+# ---------------------------------------------------------------------------- types
+
+_ELEM_BUILDERS = {
+    "i1": lambda: ir.IntegerType.get_signless(1),
+    "ui8": lambda: ir.IntegerType.get_unsigned(8),
+    "i8": lambda: ir.IntegerType.get_signless(8),
+    "i16": lambda: ir.IntegerType.get_signless(16),
+    "i32": lambda: ir.IntegerType.get_signless(32),
+    "i64": lambda: ir.IntegerType.get_signless(64),
+    "f16": lambda: ir.F16Type.get(),
+    "f32": lambda: ir.F32Type.get(),
+    "f64": lambda: ir.F64Type.get(),
+}
+_elem_cache: dict = {}
+_spec_cache: dict = {}
+
+
+def element_type(dtype: dt.DType, signless=False) -> ir.Type:
+    """The MLIR element type of a dtype; `signless` gives i8 for uint8, as arith needs."""
+    key = (dtype.name, signless)
+    t = _elem_cache.get(key)
+    if t is None:
+        t = _ELEM_BUILDERS["i8" if signless and dtype is dt.uint8 else dtype.ir_name]()
+        _elem_cache[key] = t
+    return t
+
+
+def tensor_type(spec: dt.TensorSpec, signless=False) -> ir.Type:
+    return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, signless))
+
+
+def memref_type(spec: dt.TensorSpec, signless=True) -> ir.Type:
+    return ir.MemRefType.get(list(spec.shape), element_type(spec.dtype, signless))
+
+
+def dtype_of(elem: ir.Type) -> dt.DType | None:
+    return dt.from_ir_name(str(elem))
+
+
+def spec_of(t: ir.Type) -> dt.TensorSpec | None:
+    """Shape and dtype of a ranked tensor type; None for anything else (or a dynamic shape)."""
+    spec = _spec_cache.get(t)
+    if spec is None:
+        if not isinstance(t, ir.RankedTensorType):
+            return None
+        if not t.has_static_shape:
+            return None
+        d = dtype_of(t.element_type)
+        if d is None:
+            return None
+        spec = dt.TensorSpec(tuple(t.shape), d)
+        _spec_cache[t] = spec
+    return spec
+
+
+def spec_of_value(v: ir.Value) -> dt.TensorSpec | None:
+    return spec_of(v.type)
+
+
+# ---------------------------------------------------------------------------- attributes
+
+class AttrError(ValueError):
+    pass
+
+
+def attr_to_py(kind: str, a: ir.Attribute):
+    """The Python value of an attribute of the given kind; AttrError if it has another form."""
+    if kind == "int":
+        if isinstance(a, ir.IntegerAttr) and not isinstance(a, ir.BoolAttr):
+            return a.value
+    elif kind == "ints":
+        if isinstance(a, ir.DenseI64ArrayAttr):
+            return tuple(a)
+    elif kind == "bool":
+        if isinstance(a, ir.BoolAttr):
+            return a.value
+    elif kind == "type":
+        if isinstance(a, ir.TypeAttr):
+            d = dtype_of(a.value)
+            if d is not None:
+                return d
+            raise AttrError(f"must be one of the supported element types, got {a.value}")
+    elif kind == "dense":
+        if isinstance(a, ir.DenseElementsAttr):
+            return dense_to_numpy(a)
+    elif kind == "symbol":
+        if isinstance(a, ir.FlatSymbolRefAttr):
+            return a.value
+    elif kind == "string":
+        if isinstance(a, ir.StringAttr):
+            return a.value
+    from .registry import ATTR_KINDS
+    raise AttrError(f"must be {ATTR_KINDS[kind]}, got {a}")
+
+
+def py_to_attr(kind: str, v) -> ir.Attribute:
+    if kind == "int":
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v))
+    if kind == "ints":
+        return ir.DenseI64ArrayAttr.get([int(x) for x in v])
+    if kind == "bool":
+        return ir.BoolAttr.get(bool(v))
+    if kind == "type":
+        return ir.TypeAttr.get(element_type(dt.as_dtype(v)))
+    if kind == "dense":
+        return numpy_to_dense(np.asarray(v))
+    if kind == "symbol":
+        return ir.FlatSymbolRefAttr.get(v)
+    if kind == "string":
+        return ir.StringAttr.get(v)
+    raise ValueError(f"unknown attribute kind {kind}")
+
+
+def dense_to_numpy(a: ir.DenseElementsAttr) -> np.ndarray:
+    spec = spec_of(a.type)
+    arr = np.array(a)
+    if spec is not None:
+        arr = arr.astype(spec.dtype.np, copy=False).reshape(spec.shape)
+    return arr
+
+
+def numpy_to_dense(arr: np.ndarray, dtype: dt.DType | None = None) -> ir.DenseElementsAttr:
+    dtype = dtype or dt.from_numpy(arr.dtype)
+    arr = np.ascontiguousarray(arr, dtype=dtype.np)
+    return ir.DenseElementsAttr.get(arr, type=element_type(dtype))
+
+
+# ---------------------------------------------------------------------------- ops
+
+def opdef_of(op) -> OpDef | None:
+    return OPS.get(op.operation.name)
+
+
+def operand_groups(opdef: OpDef, op) -> dict:
+    """Operands by name: a Value for single, Value or None for optional, list for variadic."""
+    operands = list(op.operands)
+    if opdef.needs_segment_sizes:
+        if "operandSegmentSizes" not in op.attributes:
+            raise AttrError("requires attribute 'operandSegmentSizes'")
+        sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    else:
+        extra = len(operands) - sum(o.kind == "single" for o in opdef.operands)
+        sizes = [1 if o.kind == "single" else extra for o in opdef.operands]
+    groups, i = {}, 0
+    for o, n in zip(opdef.operands, sizes):
+        vals = operands[i:i + n]
+        i += n
+        if o.kind == "single":
+            groups[o.name] = vals[0]
+        elif o.kind == "optional":
+            groups[o.name] = vals[0] if vals else None
+        else:
+            groups[o.name] = vals
+    return groups
+
+
+def data_values(opdef: OpDef, groups: dict) -> list:
+    out = []
+    for o in opdef.data_operands:
+        v = groups[o.name]
+        if o.kind == "variadic":
+            out.extend(v)
+        elif v is not None:
+            out.append(v)
+    return out
+
+
+def constant_value(v: ir.Value):
+    """The numpy value of a Value produced by ms.constant, else None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "ms.constant":
+        return None
+    return dense_to_numpy(owner.attributes["value"])
+
+
+def const_to_py(kind: str, value: np.ndarray):
+    if value.dtype.kind not in "iub":
+        raise AttrError(f"must be an integer constant, got element type {value.dtype}")
+    if kind == "int":
+        if value.size != 1:
+            raise AttrError(f"must be a scalar constant, got shape {value.shape}")
+        return int(value.reshape(()))
+    if value.ndim > 1:
+        raise AttrError(f"must be a scalar or 1-D constant, got shape {value.shape}")
+    return tuple(int(x) for x in value.reshape(-1))
+
+
+def op_attrs(opdef: OpDef, op, groups=None) -> dict:
+    """Python values of the op's attributes, const inputs included (from the attribute, or from
+    a constant operand, or NotConstant). Missing required attributes are left out."""
+    attrs = {}
+    opattrs = op.attributes
+    for name, kind in opdef.attrs.items():
+        if name in opattrs:
+            attrs[name] = attr_to_py(kind, opattrs[name])
+    if opdef.const_inputs:
+        groups = groups if groups is not None else operand_groups(opdef, op)
+        for name, kind in opdef.const_inputs.items():
+            if name in opattrs:
+                attrs[name] = attr_to_py(kind, opattrs[name])
+            elif groups.get(name) is not None:
+                value = constant_value(groups[name])
+                attrs[name] = NotConstant(name) if value is None else const_to_py(kind, value)
+    return attrs
+
+
+def scalar_kind(dtype: dt.DType) -> str:
+    return "float" if dtype.is_float else "int" if dtype.is_int else "bool"
+
+
+def cast_targets(opdef: OpDef, data: list) -> list:
+    """Per data operand, the dtype MindSpore's implicit cast gives it (None: not in a group).
+
+    Tensors of a signature group meet at their highest-priority dtype; Python scalars
+    (constants marked is_scalar) follow the scalar rules of dt.promote."""
+    sig = opdef.signature or ("T",) * len(data)
+    specs = [spec_of(v.type) for v in data]
+    members: dict = {}
+    for i, g in enumerate(sig):
+        if g is not None and g != "bool" and specs[i] is not None:
+            members.setdefault(g, []).append(i)
+    targets = [None] * len(data)
+    for g, idxs in members.items():
+        tensors = [specs[i].dtype for i in idxs if not is_scalar_constant(data[i])]
+        scalars = [scalar_kind(specs[i].dtype) for i in idxs if is_scalar_constant(data[i])]
+        dest = dt.promote(tensors, scalars)
+        for i in idxs:
+            targets[i] = dest
+    return targets
+
+
+def resolved_specs(opdef: OpDef, data: list) -> list:
+    """Specs of the data operands as the op sees them after implicit cast."""
+    out = []
+    for v, target in zip(data, cast_targets(opdef, data)):
+        spec = spec_of(v.type)
+        out.append(spec if target is None or spec is None else dt.TensorSpec(spec.shape, target))
+    return out
+
+
+def build_op(name: str, operands: dict | list, attrs: dict | None = None, *,
+             result_types=None, loc=None, extra_attrs=None) -> ir.Operation:
+    """Create an ms op at the current insertion point, result types from its shape rule.
+
+    `operands` is a list in IR order (None for an absent optional operand, a list for a
+    variadic one) or a dict by operand name. `attrs` holds Python values; const inputs given as
+    attributes go there too. Raises ShapeError/DTypeError from the op's rules.
+    """
+    opdef = lookup(name)
+    attrs = dict(attrs or {})
+    if isinstance(operands, dict):
+        operands = [operands.get(o.name) for o in opdef.operands]
+    infer_attrs = dict(attrs)
+    flat, sizes, data = [], [], []
+    for o, v in zip(opdef.operands, operands):
+        vals = [] if v is None else list(v) if o.kind == "variadic" else [v]
+        flat.extend(vals)
+        sizes.append(len(vals))
+        if o.name not in opdef.const_inputs:
+            data.extend(vals)
+        elif vals and o.name not in infer_attrs:
+            value = constant_value(vals[0])
+            infer_attrs[o.name] = (NotConstant(o.name) if value is None
+                                   else const_to_py(opdef.const_inputs[o.name], value))
+    if result_types is None:
+        specs = resolved_specs(opdef, data)
+        result_types = [tensor_type(s) for s in opdef.infer_specs(specs, infer_attrs)]
+    ir_attrs = {}
+    for k, v in attrs.items():
+        kind = opdef.attrs.get(k) or opdef.const_inputs.get(k)
+        if kind is None:
+            raise ValueError(f"'{name}' has no attribute {k!r}")
+        ir_attrs[k] = py_to_attr(kind, v)
+    if opdef.needs_segment_sizes:
+        ir_attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes)
+    ir_attrs.update(extra_attrs or {})
+    return ir.Operation.create(name, results=result_types, operands=flat, attributes=ir_attrs,
+                               loc=loc)
+
+
+def constant(value, dtype: dt.DType | None = None, *, scalar=False, loc=None) -> ir.Value:
+    """An ms.constant holding `value` (numpy-convertible); `scalar` marks a Python scalar."""
+    arr = np.asarray(value)
+    dtype = dtype or dt.from_numpy(arr.dtype)
+    extra = {SCALAR_ATTR: ir.UnitAttr.get()} if scalar else None
+    attr = numpy_to_dense(arr, dtype)
+    op = ir.Operation.create("ms.constant", results=[attr.type], operands=[],
+                             attributes={"value": attr, **(extra or {})}, loc=loc)
+    return op.result
+
+
+def is_scalar_constant(v: ir.Value) -> bool:
+    owner = v.owner
+    return (not isinstance(owner, ir.Block) and owner.operation.name == "ms.constant"
+            and SCALAR_ATTR in owner.attributes)

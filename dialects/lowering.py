@@ -1,0 +1,315 @@
+"""Building blocks for op lowerings: scalar arithmetic by dtype and linalg on tensors.
+
+An op's `lower` rule receives a LowerCtx (its specs, attributes and these helpers) and the
+already-lowered operands (signless tensors: uint8 is carried as i8, with unsigned semantics
+chosen here from the ms dtype).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import math as mmath
+from mlir.dialects.linalg import fill_builtin_region
+
+from . import dtypes as dt
+from .dtypes import TensorSpec
+from .ir import element_type, tensor_type
+
+_PARALLEL = "#linalg.iterator_type<parallel>"
+_REDUCTION = "#linalg.iterator_type<reduction>"
+
+
+def _contract():
+    # Lets LLVM fuse mul+add into FMA (see the notes on fastmath).
+    return ir.Attribute.parse("#arith.fastmath<contract>")
+
+
+class ScalarBuilder:
+    """Scalar arithmetic in one dtype, emitted at the current insertion point.
+
+    Elementwise ops define their semantics with these methods (their `scalar` rule), so the
+    same rule serves the per-op lowering and fused regions.
+    """
+
+    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
+        self.dtype = dtype
+        self.out_dtype = out_dtype or dtype  # the op's result dtype (cast needs it)
+        self.type = element_type(dtype, signless=True)
+        self.fm = _contract() if dtype.is_float else None
+
+    # -- constants and conversion
+    def const(self, value, dtype=None):
+        d = dtype or self.dtype
+        t = element_type(d, signless=True)
+        if d.is_float:
+            return arith.constant(t, float(value))
+        if d.is_bool:
+            return arith.constant(t, ir.IntegerAttr.get(t, 1 if value else 0))
+        value = int(value)
+        if d.kind == "uint" and value >= 1 << (d.bits - 1):
+            value -= 1 << d.bits  # signless storage of an unsigned value
+        return arith.constant(t, ir.IntegerAttr.get(t, value))
+
+    def cast(self, v, src: dt.DType, dst: dt.DType | None = None):
+        return cast_scalar(v, src, dst or self.dtype)
+
+    # -- arithmetic
+    def _pick(self, f, i, u=None, b=None):
+        d = self.dtype
+        if d.is_float:
+            return f
+        if d.is_bool and b is not None:
+            return b
+        if d.kind == "uint" and u is not None:
+            return u
+        if b is None and d.is_bool:
+            raise TypeError(f"no boolean form of this operation")
+        return i
+
+    def add(self, x, y):
+        if self.dtype.is_float:
+            return arith.addf(x, y, fastmath=self.fm)
+        return arith.ori(x, y) if self.dtype.is_bool else arith.addi(x, y)
+
+    def sub(self, x, y):
+        if self.dtype.is_float:
+            return arith.subf(x, y, fastmath=self.fm)
+        return arith.xori(x, y) if self.dtype.is_bool else arith.subi(x, y)
+
+    def mul(self, x, y):
+        if self.dtype.is_float:
+            return arith.mulf(x, y, fastmath=self.fm)
+        return arith.andi(x, y) if self.dtype.is_bool else arith.muli(x, y)
+
+    def div(self, x, y):
+        d = self.dtype
+        if d.is_float:
+            return arith.divf(x, y, fastmath=self.fm)
+        return arith.divui(x, y) if d.kind == "uint" else arith.divsi(x, y)
+
+    def neg(self, x):
+        if self.dtype.is_float:
+            return arith.negf(x, fastmath=self.fm)
+        return self.sub(self.const(0), x)
+
+    def max(self, x, y):
+        d = self.dtype
+        if d.is_float:
+            return arith.maximumf(x, y)
+        return arith.ori(x, y) if d.is_bool else (arith.maxui(x, y) if d.kind == "uint"
+                                                   else arith.maxsi(x, y))
+
+    def min(self, x, y):
+        d = self.dtype
+        if d.is_float:
+            return arith.minimumf(x, y)
+        return arith.andi(x, y) if d.is_bool else (arith.minui(x, y) if d.kind == "uint"
+                                                    else arith.minsi(x, y))
+
+    def abs(self, x):
+        d = self.dtype
+        if d.is_float:
+            return mmath.absf(x)
+        return x if d.kind in ("uint", "bool") else mmath.absi(x)
+
+    def pow(self, x, y):
+        d = self.dtype
+        if d.is_float:
+            return mmath.powf(x, y)
+        if d.is_bool:
+            return arith.ori(x, arith.xori(y, self.const(True)))  # x**0 == 1, x**1 == x
+        return mmath.ipowi(x, y)
+
+    def exp(self, x):
+        return mmath.exp(x, fastmath=self.fm)
+
+    def log(self, x):
+        return mmath.log(x, fastmath=self.fm)
+
+    def tanh(self, x):
+        return mmath.tanh(x, fastmath=self.fm)
+
+    def sqrt(self, x):
+        return mmath.sqrt(x, fastmath=self.fm)
+
+    def rsqrt(self, x):
+        return mmath.rsqrt(x, fastmath=self.fm)
+
+    def select(self, c, x, y):
+        return arith.select(c, x, y)
+
+    # -- comparisons (results are i1)
+    _CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _CMPI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+    _CMPU = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+    def cmp(self, pred, x, y):
+        d = self.dtype
+        if d.is_float:
+            return arith.cmpf(getattr(arith.CmpFPredicate, self._CMPF[pred]), x, y)
+        table = self._CMPI if d.kind == "int" else self._CMPU
+        return arith.cmpi(getattr(arith.CmpIPredicate, table[pred]), x, y)
+
+
+def cast_scalar(v, src: dt.DType, dst: dt.DType):
+    """Convert a scalar between any two dtypes with numpy's semantics (bool: != 0)."""
+    if src is dst:
+        return v
+    t = element_type(dst, signless=True)
+    if dst.is_bool:
+        zero = ScalarBuilder(src).const(0)
+        if src.is_float:
+            return arith.cmpf(arith.CmpFPredicate.une, v, zero)
+        return arith.cmpi(arith.CmpIPredicate.ne, v, zero)
+    if src.is_float and dst.is_float:
+        return arith.extf(t, v) if dst.bits > src.bits else arith.truncf(t, v)
+    if src.is_float:
+        return arith.fptoui(t, v) if dst.kind == "uint" else arith.fptosi(t, v)
+    unsigned_src = src.kind in ("uint", "bool")
+    if dst.is_float:
+        return arith.uitofp(t, v) if unsigned_src else arith.sitofp(t, v)
+    if dst.bits > src.bits:
+        return arith.extui(t, v) if unsigned_src else arith.extsi(t, v)
+    if dst.bits < src.bits:
+        return arith.trunci(t, v)
+    return v  # int8 <-> uint8: same bits
+
+
+# ------------------------------------------------------------------ tensors
+
+def _dim(i):
+    return ir.AffineDimExpr.get(i)
+
+
+def affine_map(n_dims, exprs):
+    return ir.AffineMap.get(n_dims, 0, list(exprs))
+
+
+def broadcast_map(in_shape, out_shape):
+    """Indexing map reading an input broadcast (numpy rules) to out_shape."""
+    n, r = len(out_shape), len(in_shape)
+    exprs = []
+    for k, size in enumerate(in_shape):
+        j = n - r + k
+        exprs.append(ir.AffineConstantExpr.get(0) if size == 1 and out_shape[j] != 1 else _dim(j))
+    return affine_map(n, exprs)
+
+
+def empty(spec: TensorSpec):
+    return tensor.empty(list(spec.shape), element_type(spec.dtype, signless=True))
+
+
+def fill(spec: TensorSpec, value):
+    """A tensor of `spec` filled with the Python scalar `value`."""
+    out = empty(spec)
+    scalar = ScalarBuilder(spec.dtype).const(value)
+    op = linalg.FillOp(result_tensors=[tensor_type(spec, signless=True)], inputs=[scalar],
+                       outputs=[out])
+    fill_builtin_region(op.operation)
+    return op.result
+
+
+def generic(inputs, outputs, maps, iterators, body):
+    """linalg.generic on tensors. `body(*block_args)` returns the yielded scalar(s)."""
+    result_types = [o.type for o in outputs]
+    op = linalg.GenericOp(
+        result_types, list(inputs), list(outputs),
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+        ir.ArrayAttr.get([ir.Attribute.parse(_PARALLEL if it == "parallel" else _REDUCTION)
+                          for it in iterators]))
+    block = op.regions[0].blocks.append(
+        *[ir.RankedTensorType(v.type).element_type for v in list(inputs) + list(outputs)])
+    with ir.InsertionPoint(block):
+        res = body(*block.arguments)
+        linalg.YieldOp(list(res) if isinstance(res, (list, tuple)) else [res])
+    return op.results[0] if len(result_types) == 1 else list(op.results)
+
+
+def elementwise(inputs, in_specs, out_spec: TensorSpec, body):
+    """One parallel linalg.generic over out_spec's shape; inputs broadcast numpy-style."""
+    shape = out_spec.shape
+    maps = [broadcast_map(s.shape, shape) for s in in_specs] + [affine_map(len(shape), map(_dim, range(len(shape))))]
+    return generic(inputs, [empty(out_spec)], maps, ["parallel"] * len(shape),
+                   lambda *args: body(*args[:-1]))
+
+
+def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
+    """Reduce `axes` of x (result without the reduced dims). `combine(acc, elem) -> acc`
+    works on scalars of out_dtype; x's elements are cast to out_dtype first."""
+    rank = in_spec.rank
+    out_shape = tuple(d for i, d in enumerate(in_spec.shape) if i not in axes)
+    out_spec = TensorSpec(out_shape, out_dtype)
+    acc = fill(out_spec, init)
+    kept = [i for i in range(rank) if i not in axes]
+    maps = [affine_map(rank, map(_dim, range(rank))), affine_map(rank, map(_dim, kept))]
+    iters = ["reduction" if i in axes else "parallel" for i in range(rank)]
+    return generic([x], [acc], maps, iters,
+                   lambda e, a: combine(a, cast_scalar(e, in_spec.dtype, out_dtype)))
+
+
+def reshape(x, from_shape, to_shape, dtype: dt.DType):
+    """Reshape through views (collapse to 1-D, expand to the target): no copy after
+    bufferization."""
+    from_shape, to_shape = tuple(from_shape), tuple(to_shape)
+    if from_shape == to_shape:
+        return x
+    elem = element_type(dtype, signless=True)
+    if len(from_shape) > 1 or (len(from_shape) == 1 and len(to_shape) == 0):
+        flat = () if len(to_shape) == 0 else (max(1, _prod(from_shape)),)
+        reassoc = [list(range(len(from_shape)))] if flat else []
+        x = tensor.collapse_shape(ir.RankedTensorType.get(list(flat), elem), x, reassoc)
+        from_shape = flat
+    if from_shape == to_shape:
+        return x
+    if len(to_shape) == 0:
+        return x
+    reassoc = [list(range(len(to_shape)))] if from_shape else []
+    return tensor.expand_shape(ir.RankedTensorType.get(list(to_shape), elem), x, reassoc, [],
+                               list(to_shape))
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+class LowerCtx:
+    """What an op's lower rule sees: the op, its specs (ms dtypes) and attributes."""
+
+    def __init__(self, op, opdef, ins, outs, attrs):
+        self.op = op
+        self.opdef = opdef
+        self.ins = ins      # TensorSpec of each data operand
+        self.outs = outs    # TensorSpec of each result
+        self.attrs = attrs  # Python values; const inputs are known here
+        self.loc = op.location
+
+    @property
+    def out(self) -> TensorSpec:
+        return self.outs[0]
+
+
+def group_dtype(opdef, in_specs) -> dt.DType:
+    """The common dtype of the operands in signature group "T" (after implicit cast)."""
+    group = [s.dtype for s, g in zip(in_specs, opdef.signature or ["T"] * len(in_specs)) if g == "T"]
+    return dt.promote(group) if group else in_specs[0].dtype
+
+
+def lower_elementwise(lc: LowerCtx, *operands):
+    """Lowering shared by every elementwise op: one linalg.generic whose body is the op's
+    scalar rule, computing in its compute dtype."""
+    opdef = lc.opdef
+    compute = group_dtype(opdef, lc.ins)
+    if opdef.compute_dtype is not None:
+        compute = opdef.compute_dtype(compute)
+    sig = opdef.signature or ("T",) * len(lc.ins)
+
+    def body(*args):
+        s = ScalarBuilder(compute, lc.out.dtype)
+        vals = [cast_scalar(a, spec.dtype, compute) if g == "T" else a
+                for a, spec, g in zip(args, lc.ins, sig)]
+        return opdef.scalar(s, *vals)
+
+    return elementwise(operands, lc.ins, lc.out, body)

@@ -1,0 +1,47 @@
+"""Ops outside the numeric families: constants, Parameter writes, gradients, fused regions."""
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith
+
+from .. import dtypes as dt
+from ..dtypes import TensorSpec
+from ..ir import numpy_to_dense, tensor_type
+from ..registry import ShapeError, define
+
+
+def _constant_infer(ins, attrs):
+    v = attrs["value"]
+    return TensorSpec(tuple(v.shape), dt.from_numpy(v.dtype))
+
+
+def _lower_constant(lc):
+    attr = lc.op.attributes["value"]
+    if lc.out.dtype is dt.uint8:  # arith wants signless integers
+        attr = numpy_to_dense(lc.attrs["value"].view(np.int8), dt.int8)
+    return arith.constant(tensor_type(lc.out, signless=True), attr)
+
+
+define("ms.constant", [], _constant_infer, attrs={"value": "dense"}, lower=_lower_constant,
+       doc="a tensor literal; the unit attribute `is_scalar` marks a Python scalar")
+
+
+def _assign_infer(ins, attrs):
+    var, value = ins
+    if var.shape != value.shape:
+        raise ShapeError(f"cannot assign a value of shape {value.shape} to a Parameter of "
+                         f"shape {var.shape}")
+    return var
+
+
+define("ms.assign", ["variable", "value"], _assign_infer, signature=("T", "T"), write=(0,),
+       lower=lambda lc, var, value: value, pure=False,
+       doc="write `value` into the Parameter `variable`; under jit the new value is returned "
+           "and the runtime stores it in the Parameter")
+
+define("ms.grad", [("inputs", "variadic")], None,
+       attrs={"callee": "symbol", "grad_position": "ints", "get_by_list": "bool",
+              "sens_param": "bool"},
+       doc="gradients of @callee at `inputs` (replaced by ms-autodiff)")
+
+define("ms.fused", [("inputs", "variadic")], None, attrs={"kind": "string"},
+       doc="a region of ops that lowers to one loop nest (CPU) or one kernel (GPU)")

@@ -1,0 +1,98 @@
+"""Matrix products. matmul lowers to linalg.matmul (the CPU backend tiles and vectorizes it);
+batch_matmul to a linalg.generic contraction with numpy-broadcast batch dims."""
+from mlir import ir
+from mlir.dialects import linalg
+
+from .. import dtypes as dt
+from .. import lowering as L
+from .. import shape_rules as R
+from ..dtypes import TensorSpec
+from ..ir import tensor_type
+from ..registry import ShapeError, define
+
+_MM_ATTRS = {"transpose_a": "bool", "transpose_b": "bool"}
+
+
+def _mk(spec, transposed):
+    m, k = spec.shape[-2:]
+    return (k, m) if transposed else (m, k)
+
+
+def _matmul_infer(ins, attrs):
+    a, b = ins
+    if a.rank != 2 or b.rank != 2:
+        raise ShapeError(f"expects 2-D inputs, got shapes {a.shape} and {b.shape}")
+    m, k = _mk(a, attrs.get("transpose_a", False))
+    k2, n = _mk(b, attrs.get("transpose_b", False))
+    if k != k2:
+        raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape} "
+                         f"(transpose_a={attrs.get('transpose_a', False)}, "
+                         f"transpose_b={attrs.get('transpose_b', False)})")
+    return TensorSpec((m, n), R.same_group_dtype(ins))
+
+
+def _accumulator(d):
+    return dt.float32 if d is dt.float16 else d
+
+
+def _operand_maps(rank_batch, out_batch, a_batch, b_batch, ta, tb):
+    """Indexing maps over (batch..., m, n, k) for A, B and C."""
+    n = len(out_batch) + 3
+    D = ir.AffineDimExpr.get
+    zero = ir.AffineConstantExpr.get(0)
+    nb = len(out_batch)
+
+    def batch_exprs(shape):
+        off = nb - len(shape)
+        return [zero if s == 1 and out_batch[off + i] != 1 else D(off + i) for i, s in enumerate(shape)]
+    m, nn, k = D(nb), D(nb + 1), D(nb + 2)
+    a = batch_exprs(a_batch) + ([k, m] if ta else [m, k])
+    b = batch_exprs(b_batch) + ([nn, k] if tb else [k, nn])
+    c = [D(i) for i in range(nb)] + [m, nn]
+    return [L.affine_map(n, e) for e in (a, b, c)]
+
+
+def _lower_contraction(lc, a, b, named):
+    sa, sb = lc.ins
+    out = lc.out
+    ta, tb = lc.attrs["transpose_a"], lc.attrs["transpose_b"]
+    acc = _accumulator(out.dtype)
+    out_batch = out.shape[:-2]
+    maps = _operand_maps(len(out_batch), out_batch, sa.shape[:-2], sb.shape[:-2], ta, tb)
+    init = L.fill(TensorSpec(out.shape, acc), 0)
+    if named:
+        r = linalg.matmul(a, b, outs=[init],
+                          indexing_maps=[ir.AffineMapAttr.get(m) for m in maps])
+    else:
+        s = L.ScalarBuilder(acc)
+        iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]
+        r = L.generic([a, b], [init], maps, iters,
+                      lambda x, y, c: s.add(c, s.mul(L.cast_scalar(x, sa.dtype, acc),
+                                                     L.cast_scalar(y, sb.dtype, acc))))
+    if acc is not out.dtype:
+        r = L.elementwise([r], [TensorSpec(out.shape, acc)], out,
+                          lambda v: L.cast_scalar(v, acc, out.dtype))
+    return r
+
+
+define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
+       dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
+       doc="2-D matrix product; float16 accumulates in float32")
+
+
+def _batch_matmul_infer(ins, attrs):
+    a, b = ins
+    if a.rank < 3 or b.rank < 3:
+        raise ShapeError(f"expects inputs of rank >= 3, got shapes {a.shape} and {b.shape}")
+    m, k = _mk(a, attrs.get("transpose_a", False))
+    k2, n = _mk(b, attrs.get("transpose_b", False))
+    if k != k2:
+        raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape}")
+    batch = R.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return TensorSpec(batch + (m, n), R.same_group_dtype(ins))
+
+
+define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,
+       signature=("T", "T"), dtypes=dt.NUMBERS,
+       lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False),
+       doc="batched matrix product; batch dims broadcast numpy-style")

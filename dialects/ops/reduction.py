@@ -1,0 +1,145 @@
+"""Reductions and the normalizations built on them (softmax, log_softmax)."""
+import numpy as np
+from mlir import ir
+
+from .. import dtypes as dt
+from .. import lowering as L
+from .. import shape_rules as R
+from ..dtypes import TensorSpec
+from ..registry import ShapeError, define
+
+
+def _reduce_infer(result_dtype):
+    def rule(ins, attrs):
+        x = ins[0]
+        if not R.known(attrs, "axis"):
+            raise ShapeError("axis must be a compile-time constant")
+        axes = R.reduce_axes(x, attrs["axis"])
+        return TensorSpec(R.reduced_shape(x.shape, axes, attrs.get("keep_dims", False)),
+                          result_dtype(x.dtype))
+    return rule
+
+
+def _canonical_axes(ins, attrs):
+    axis = attrs["axis"]
+    return {**attrs, "axis": R.normalize_axes(axis, ins[0].rank) if axis else ()}
+
+
+def _accumulator(d: dt.DType) -> dt.DType:
+    """float16 sums accumulate in float32."""
+    return dt.float32 if d is dt.float16 else d
+
+
+def _lower_reduce(init, combine, finish=None):
+    """Reduction lowering: reduce into the accumulator dtype, optionally post-process
+    (mean divides by the count), cast to the result dtype, re-insert kept dims."""
+    def lower(lc, x):
+        spec, out = lc.ins[0], lc.out
+        axes = R.reduce_axes(spec, lc.attrs["axis"])
+        acc_dtype = _accumulator(out.dtype)
+        s = L.ScalarBuilder(acc_dtype)
+        r = L.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
+        flat = TensorSpec(R.reduced_shape(spec.shape, axes, False), acc_dtype)
+        count = 1
+        for a in axes:
+            count *= spec.shape[a]
+        if finish is not None or acc_dtype is not out.dtype:
+            def body(v):
+                sb = L.ScalarBuilder(acc_dtype)
+                if finish is not None:
+                    v = finish(sb, v, count)
+                return L.cast_scalar(v, acc_dtype, out.dtype)
+            r = L.elementwise([r], [flat], TensorSpec(flat.shape, out.dtype), body)
+        return L.reshape(r, flat.shape, out.shape, out.dtype)
+    return lower
+
+
+def _lowest(d):
+    if d.is_float:
+        return float("-inf")
+    if d.is_bool:
+        return False
+    return int(np.iinfo(d.np).min)
+
+
+def _highest(d):
+    if d.is_float:
+        return float("inf")
+    if d.is_bool:
+        return True
+    return int(np.iinfo(d.np).max)
+
+
+def _sum_dtype(d):
+    return dt.int64 if d.is_bool else d
+
+
+define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
+       attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
+       canonicalize=_canonical_axes,
+       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)),
+       doc="sum over `axis` (all axes when empty); bool sums to int64")
+
+define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_result),
+       attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
+       canonicalize=_canonical_axes,
+       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
+                           finish=lambda s, v, n: s.div(v, s.const(n))),
+       doc="mean over `axis`; integers average in float32")
+
+define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
+       attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
+       canonicalize=_canonical_axes,
+       lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)))
+
+define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
+       attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
+       canonicalize=_canonical_axes,
+       lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)))
+
+
+# ------------------------------------------------------------------ softmax family
+
+def _softmax_infer(ins, attrs):
+    x = ins[0]
+    R.normalize_axis(attrs["axis"], x.rank)
+    return TensorSpec(x.shape, R.float_result(x.dtype))
+
+
+def _lower_softmax(log):
+    """max-subtracted softmax along one axis: four linalg.generics (max, exp-sum, normalize),
+    computed in float32 for float16 inputs."""
+    def lower(lc, x):
+        spec, out = lc.ins[0], lc.out
+        axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
+        cd = _accumulator(out.dtype)
+        rank = spec.rank
+        ident = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank)])
+        drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
+        red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
+        s = L.ScalarBuilder(cd)
+        mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: s.max(a, e))
+        iters = ["parallel"] * rank
+        red_iters = ["reduction" if i == axis else "parallel" for i in range(rank)]
+
+        def exp_sum(e, m, acc):
+            v = L.cast_scalar(e, spec.dtype, cd)
+            return s.add(acc, s.exp(s.sub(v, m)))
+        total = L.generic([x, mx], [L.fill(red_spec, 0)], [ident, drop, drop], red_iters, exp_sum)
+
+        def normalize(e, m, t, _out):
+            v = s.sub(L.cast_scalar(e, spec.dtype, cd), m)
+            r = s.sub(v, s.log(t)) if log else s.div(s.exp(v), t)
+            return L.cast_scalar(r, cd, out.dtype)
+        return L.generic([x, mx, total], [L.empty(out)], [ident, drop, drop, ident], iters,
+                         normalize)
+    return lower
+
+
+define("ms.softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=False),
+       doc="exp(x - max) / sum(exp(x - max)) along `axis`")
+
+define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=True),
+       doc="x - max - log(sum(exp(x - max))) along `axis`")

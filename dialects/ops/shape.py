@@ -1,0 +1,361 @@
+"""Ops that move data without arithmetic: reshape, transpose, broadcast, slicing, gather, ...
+
+Their shape/axis/perm/... arguments are const inputs: operands from ms.constant before
+ms-const-input-to-attr, attributes after it.
+"""
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from .. import dtypes as dt
+from .. import lowering as L
+from .. import shape_rules as R
+from ..dtypes import TensorSpec
+from ..ir import element_type, tensor_type
+from ..registry import ShapeError, define
+
+D = ir.AffineDimExpr.get
+
+
+def _need(attrs, *names):
+    if not R.known(attrs, *names):
+        raise ShapeError(f"{' and '.join(names)} must be a compile-time constant")
+
+
+def _ident(rank):
+    return L.affine_map(rank, [D(i) for i in range(rank)])
+
+
+# ------------------------------------------------------------------ reshape
+
+def resolve_shape(in_shape, shape):
+    """MindSpore/numpy reshape target; at most one -1, inferred from the element count."""
+    size = R.prod(in_shape)
+    if sum(d == -1 for d in shape) > 1 or any(d < -1 for d in shape):
+        raise ShapeError(f"shape {tuple(shape)} may hold one -1 and otherwise sizes >= 0")
+    known = R.prod(d for d in shape if d != -1)
+    if -1 in shape and known and size % known == 0:
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if -1 in shape or R.prod(shape) != size:
+        raise ShapeError(f"cannot reshape {tuple(in_shape)} ({size} elements) into {tuple(shape)}")
+    return tuple(shape)
+
+
+def _reshape_infer(ins, attrs):
+    _need(attrs, "shape")
+    return TensorSpec(resolve_shape(ins[0].shape, attrs["shape"]), ins[0].dtype)
+
+
+def _lower_reshape(lc, x, *_):
+    return L.reshape(x, lc.ins[0].shape, lc.out.shape, lc.out.dtype)
+
+
+define("ms.reshape", ["x", ("shape", "optional")], _reshape_infer,
+       const_inputs={"shape": "ints"}, signature=(None,), lower=_lower_reshape,
+       canonicalize=lambda ins, a: {**a, "shape": _reshape_infer(ins, a).shape},
+       doc="new shape with the same elements; one -1 is inferred")
+
+
+# ------------------------------------------------------------------ transpose
+
+def _transpose_infer(ins, attrs):
+    _need(attrs, "perm")
+    x, perm = ins[0], _perm(ins, attrs)
+    return TensorSpec(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+def _perm(ins, attrs):
+    rank, perm = ins[0].rank, tuple(attrs["perm"])
+    norm = tuple(p % rank if -rank <= p < rank else p for p in perm) if rank else perm
+    if sorted(norm) != list(range(rank)):
+        raise ShapeError(f"perm {perm} is not a permutation of the {rank} axes")
+    return norm
+
+
+def _lower_transpose(lc, x, *_):
+    perm = list(_perm(lc.ins, lc.attrs))
+    return linalg.transpose(x, outs=[L.empty(lc.out)], permutation=perm).result
+
+
+define("ms.transpose", ["x", ("perm", "optional")], _transpose_infer,
+       const_inputs={"perm": "ints"}, signature=(None,), lower=_lower_transpose,
+       canonicalize=lambda ins, a: {**a, "perm": _perm(ins, a)})
+
+
+# ------------------------------------------------------------------ broadcast_to
+
+def _broadcast_infer(ins, attrs):
+    _need(attrs, "shape")
+    x, shape = ins[0], tuple(attrs["shape"])
+    if len(shape) < x.rank:
+        raise ShapeError(f"cannot broadcast {x.shape} to the lower-rank shape {shape}")
+    off = len(shape) - x.rank
+    out = list(shape)
+    for i, d in enumerate(x.shape):
+        t = shape[off + i]
+        if t == -1:
+            out[off + i] = d
+        elif d != t and d != 1:
+            raise ShapeError(f"cannot broadcast {x.shape} to {shape}")
+    if any(d < 0 for d in out):
+        raise ShapeError(f"shape {shape} has a negative dimension")
+    return TensorSpec(tuple(out), x.dtype)
+
+
+define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
+       const_inputs={"shape": "ints"}, signature=(None,),
+       canonicalize=lambda ins, a: {**a, "shape": _broadcast_infer(ins, a).shape},
+       lower=lambda lc, x, *_: L.elementwise([x], lc.ins, lc.out, lambda v: v))
+
+
+# ------------------------------------------------------------------ expand_dims / squeeze
+
+def _expand_dims_infer(ins, attrs):
+    _need(attrs, "axis")
+    x, axis = ins[0], attrs["axis"]
+    if not -x.rank - 1 <= axis <= x.rank:
+        raise ShapeError(f"axis {axis} is out of range for inserting into rank {x.rank}")
+    axis %= x.rank + 1
+    return TensorSpec(x.shape[:axis] + (1,) + x.shape[axis:], x.dtype)
+
+
+define("ms.expand_dims", ["x", ("axis", "optional")], _expand_dims_infer,
+       const_inputs={"axis": "int"}, signature=(None,), lower=_lower_reshape,
+       canonicalize=lambda ins, a: {**a, "axis": a["axis"] % (ins[0].rank + 1)})
+
+
+def _squeeze_infer(ins, attrs):
+    x, axis = ins[0], attrs["axis"]
+    if len(axis) == 0:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = R.normalize_axes(axis, x.rank)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ShapeError(f"cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
+    return TensorSpec(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+
+
+define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(None,),
+       lower=_lower_reshape, doc="drop size-1 axes (all of them when `axis` is empty)")
+
+
+# ------------------------------------------------------------------ concat
+
+def _concat_infer(ins, attrs):
+    if not ins:
+        raise ShapeError("needs at least one input")
+    first = ins[0]
+    axis = R.normalize_axis(attrs["axis"], first.rank)
+    total = 0
+    for i, s in enumerate(ins):
+        if s.rank != first.rank or any(a != b for j, (a, b) in enumerate(zip(s.shape, first.shape)) if j != axis):
+            raise ShapeError(f"input #{i} has shape {s.shape}, incompatible with {first.shape} "
+                             f"for concatenation along axis {axis}")
+        total += s.shape[axis]
+    shape = list(first.shape)
+    shape[axis] = total
+    return TensorSpec(tuple(shape), R.same_group_dtype(ins))
+
+
+def _lower_concat(lc, *xs):
+    out = lc.out
+    axis = R.normalize_axis(lc.attrs["axis"], out.rank)
+    acc = L.empty(out)
+    offset = 0
+    for x, spec in zip(xs, lc.ins):
+        offsets = [0] * out.rank
+        offsets[axis] = offset
+        acc = tensor.insert_slice(x, acc, [], [], [], offsets, list(spec.shape), [1] * out.rank)
+        offset += spec.shape[axis]
+    return acc
+
+
+define("ms.concat", [("inputs", "variadic")], _concat_infer, attrs={"axis": "int"},
+       lower=_lower_concat, doc="join along `axis`; inputs form one dtype group")
+
+
+# ------------------------------------------------------------------ tile
+
+def _tile_infer(ins, attrs):
+    _need(attrs, "multiples")
+    x, mult = ins[0], tuple(attrs["multiples"])
+    if len(mult) < x.rank:
+        raise ShapeError(f"multiples {mult} has fewer entries than the rank {x.rank} of the input")
+    if any(m < 1 for m in mult):
+        raise ShapeError(f"multiples {mult} must be positive")
+    shape = (1,) * (len(mult) - x.rank) + x.shape
+    return TensorSpec(tuple(m * d for m, d in zip(mult, shape)), x.dtype)
+
+
+def _lower_tile(lc, x, *_):
+    """Broadcast to (m0, d0, m1, d1, ...) and collapse each pair: two views and one copy."""
+    spec, out = lc.ins[0], lc.out
+    mult = tuple(lc.attrs["multiples"])
+    shape = (1,) * (len(mult) - spec.rank) + spec.shape
+    x = L.reshape(x, spec.shape, shape, spec.dtype)
+    n = len(shape)
+    pairs = TensorSpec(tuple(v for m, d in zip(mult, shape) for v in (m, d)), out.dtype)
+    in_map = L.affine_map(2 * n, [D(2 * i + 1) for i in range(n)])
+    y = L.generic([x], [L.empty(pairs)], [in_map, _ident(2 * n)], ["parallel"] * (2 * n),
+                  lambda v, _o: v)
+    if n == 0:
+        return y
+    return tensor.collapse_shape(tensor_type(out, signless=True), y,
+                                 [[2 * i, 2 * i + 1] for i in range(n)])
+
+
+define("ms.tile", ["x", ("multiples", "optional")], _tile_infer,
+       const_inputs={"multiples": "ints"}, signature=(None,), lower=_lower_tile)
+
+
+# ------------------------------------------------------------------ slice / strided_slice
+
+def _slice_infer(ins, attrs):
+    _need(attrs, "begin", "size")
+    x, begin, size = ins[0], tuple(attrs["begin"]), tuple(attrs["size"])
+    if len(begin) != x.rank or len(size) != x.rank:
+        raise ShapeError(f"begin {begin} and size {size} must have one entry per axis "
+                         f"of the rank-{x.rank} input")
+    out = []
+    for i, (b, s, d) in enumerate(zip(begin, size, x.shape)):
+        s = d - b if s == -1 else s
+        if b < 0 or s < 0 or b + s > d:
+            raise ShapeError(f"slice [{b}, {b}+{s}) is out of range for axis {i} of size {d}")
+        out.append(s)
+    return TensorSpec(tuple(out), x.dtype)
+
+
+def _lower_slice(lc, x, *_):
+    out = lc.out
+    return tensor.extract_slice(tensor_type(out, signless=True), x, [], [], [],
+                                list(lc.attrs["begin"]), list(out.shape), [1] * out.rank)
+
+
+define("ms.slice", ["x", ("begin", "optional"), ("size", "optional")], _slice_infer,
+       const_inputs={"begin": "ints", "size": "ints"}, signature=(None,), lower=_lower_slice,
+       canonicalize=lambda ins, a: {**a, "size": _slice_infer(ins, a).shape},
+       doc="x[begin : begin + size] per axis; size -1 runs to the end")
+
+
+def strided_bounds(shape, begin, end, strides):
+    """Python-slice semantics per axis (negative begin/end count from the end, clamped);
+    axes past len(begin) are taken whole. Returns (starts, sizes, strides)."""
+    if not len(begin) == len(end) == len(strides):
+        raise ShapeError(f"begin {begin}, end {end} and strides {strides} differ in length")
+    if len(begin) > len(shape):
+        raise ShapeError(f"{len(begin)} slice entries for a tensor of rank {len(shape)}")
+    starts, sizes, steps = [], [], []
+    for i, d in enumerate(shape):
+        if i >= len(begin):
+            starts.append(0), sizes.append(d), steps.append(1)
+            continue
+        b, e, s = begin[i], end[i], strides[i]
+        if s <= 0:
+            raise ShapeError(f"stride {s} on axis {i} must be positive")
+        b = min(max(b + d if b < 0 else b, 0), d)
+        e = min(max(e + d if e < 0 else e, 0), d)
+        starts.append(b), sizes.append(max(0, (e - b + s - 1) // s)), steps.append(s)
+    return starts, sizes, steps
+
+
+def _strided_slice_infer(ins, attrs):
+    _need(attrs, "begin", "end", "strides")
+    x = ins[0]
+    _, sizes, _ = strided_bounds(x.shape, attrs["begin"], attrs["end"], attrs["strides"])
+    return TensorSpec(tuple(sizes), x.dtype)
+
+
+def _lower_strided_slice(lc, x, *_):
+    starts, sizes, steps = strided_bounds(lc.ins[0].shape, lc.attrs["begin"], lc.attrs["end"],
+                                          lc.attrs["strides"])
+    return tensor.extract_slice(tensor_type(lc.out, signless=True), x, [], [], [], starts, sizes,
+                                steps)
+
+
+define("ms.strided_slice", ["x", ("begin", "optional"), ("end", "optional"),
+                            ("strides", "optional")], _strided_slice_infer,
+       const_inputs={"begin": "ints", "end": "ints", "strides": "ints"}, signature=(None,),
+       lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides")
+
+
+# ------------------------------------------------------------------ gather / one_hot
+
+_INDEX_DTYPES = (dt.int32, dt.int64)
+
+
+def _gather_infer(ins, attrs):
+    _need(attrs, "axis")
+    params, indices = ins
+    if indices.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    axis = R.normalize_axis(attrs["axis"], params.rank)
+    return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
+
+
+def _lower_gather(lc, params, indices, *_):
+    """out[..., i..., ...] = params[..., indices[i...], ...]; out-of-range indices give 0."""
+    sp, si = lc.ins
+    out = lc.out
+    axis = R.normalize_axis(lc.attrs["axis"], sp.rank)
+    n = out.rank
+    idx_map = L.affine_map(n, [D(axis + j) for j in range(si.rank)])
+    index_t = ir.IndexType.get()
+    bound = sp.shape[axis]
+
+    def body(i, _out):
+        s = L.ScalarBuilder(si.dtype)
+        ok = arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
+        safe = arith.select(ok, i, s.const(0))
+        coords = [linalg.IndexOp(d).result for d in range(axis)]
+        coords.append(arith.index_cast(index_t, safe))
+        coords += [linalg.IndexOp(axis + si.rank + j).result for j in range(sp.rank - axis - 1)]
+        v = tensor.extract(params, coords)
+        return arith.select(ok, v, L.ScalarBuilder(sp.dtype).const(0))
+    return L.generic([indices], [L.empty(out)], [idx_map, _ident(n)], ["parallel"] * n, body)
+
+
+define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
+       const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
+       canonicalize=lambda ins, a: {**a, "axis": R.normalize_axis(a["axis"], ins[0].rank)},
+       doc="take slices of params along axis at indices (MindSpore Gather)")
+
+
+def _one_hot_infer(ins, attrs):
+    _need(attrs, "depth")
+    indices, on, off = ins
+    if indices.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    if on.rank != 0 or off.rank != 0:
+        raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and {off.shape}")
+    if attrs["depth"] < 0:
+        raise ShapeError(f"depth {attrs['depth']} must be non-negative")
+    axis = attrs["axis"]
+    if not -1 <= axis <= indices.rank:
+        raise ShapeError(f"axis {axis} is out of range for the rank-{indices.rank + 1} result")
+    axis = indices.rank if axis == -1 else axis
+    return TensorSpec(indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:],
+                      R.same_group_dtype(ins[1:]))
+
+
+def _lower_one_hot(lc, indices, on, off):
+    si = lc.ins[0]
+    out = lc.out
+    axis = si.rank if lc.attrs["axis"] == -1 else lc.attrs["axis"]
+    n = out.rank
+    idx_map = L.affine_map(n, [D(i) for i in range(n) if i != axis])
+    scalar_map = L.affine_map(n, [])
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(i, on_v, off_v, _out):
+        pos = arith.index_cast(i64, linalg.IndexOp(axis).result)
+        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, si.dtype, dt.int64), pos)
+        return arith.select(hit, L.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
+                            L.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
+    return L.generic([indices, on, off], [L.empty(out)], [idx_map, scalar_map, scalar_map,
+                                                         _ident(n)], ["parallel"] * n, body)
+
+
+define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],
+       _one_hot_infer, attrs={"axis": "int"}, const_inputs={"depth": "int"},
+       signature=(None, "T", "T"), lower=_lower_one_hot,
+       doc="on_value where the position along `axis` equals the index, else off_value")

@@ -1,0 +1,128 @@
+"""The ms op registry: one `OpDef` per op, looked up by name everywhere.
+
+An op's structure lives in ms.irdl.mlir; everything IRDL cannot say lives in its OpDef, defined
+in one block in dialects/ops/: the shape/dtype rule, const-input table, dtype signature groups
+for implicit cast, scalar semantics (for elementwise ops), lowering and gradient rule. Passes
+look rules up here by op name; a missing rule is an error naming the op (`rule`).
+
+This module does not import mlir.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from . import dtypes as dt
+
+
+class ShapeError(ValueError):
+    """A shape or attribute rule failed; the message does not name the op yet."""
+
+
+class DTypeError(TypeError):
+    """An element-type rule failed; the message does not name the op yet."""
+
+
+class MissingRuleError(NotImplementedError):
+    pass
+
+
+class NotConstant:
+    """Stands for a const input whose operand is not produced by ms.constant."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<non-constant {self.name}>"
+
+
+class Operand(NamedTuple):
+    name: str
+    kind: str = "single"  # "single" | "optional" | "variadic"
+
+
+# Attribute kinds: how an attribute is spelled in IR and what Python value stands for it.
+ATTR_KINDS = {
+    "int": "an integer",
+    "ints": "a dense i64 array",
+    "bool": "a boolean",
+    "type": "a type",
+    "dense": "dense elements",
+    "symbol": "a symbol reference",
+    "string": "a string",
+}
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str                                   # "ms.add"
+    operands: tuple                             # Operand, in IR order
+    infer: Callable | None                      # (in_specs, attrs) -> TensorSpec | [TensorSpec];
+                                                # None: result types are given by the builder
+    attrs: dict = field(default_factory=dict)   # required attribute -> kind (in the IRDL too)
+    const_inputs: dict = field(default_factory=dict)  # operand name -> kind of its attribute form
+    signature: tuple = ()                       # per data operand: dtype group name or None
+    write: tuple = ()                           # data-operand indexes that write a Parameter
+    dtypes: tuple = dt.ALL                      # element types the data operands may have
+    scalar: Callable | None = None              # elementwise: (ScalarBuilder, *values) -> value
+    compute_dtype: Callable | None = None       # elementwise: in dtypes -> dtype the body computes in
+    lower: Callable | None = None               # (LowerCtx, *operands) -> value | [values]
+    grad: Callable | None = None                # (GradCtx, ...) -> input cotangents
+    verify: Callable | None = None              # extra checks: (in_specs, attrs) -> None or raise
+    canonicalize: Callable | None = None        # const-input values in normal form (negative
+                                                # axes, -1 sizes): (in_specs, attrs) -> attrs
+    pure: bool = True                           # False: never erased or merged by ms-canonicalize
+    doc: str = ""
+
+    @property
+    def mnemonic(self):
+        return self.name.split(".", 1)[1]
+
+    @property
+    def data_operands(self):
+        """Operands that carry tensors (not const inputs)."""
+        return tuple(o for o in self.operands if o.name not in self.const_inputs)
+
+    @property
+    def needs_segment_sizes(self):
+        return sum(o.kind != "single" for o in self.operands) > 1
+
+    def rule(self, which: str):
+        fn = getattr(self, which)
+        if fn is None:
+            raise MissingRuleError(f"'{self.name}' has no {which} rule")
+        return fn
+
+    def infer_specs(self, in_specs, attrs):
+        """Result specs as a list; `infer` may return one spec for single-result ops."""
+        if self.verify is not None:
+            self.verify(in_specs, attrs)
+        out = self.rule("infer")(in_specs, attrs)
+        return list(out) if isinstance(out, (list, tuple)) and not isinstance(out, dt.TensorSpec) else [out]
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def define(name, operands, infer, **kw) -> OpDef:
+    if name in OPS:
+        raise ValueError(f"op {name} defined twice")
+    ops = tuple(o if isinstance(o, Operand) else Operand(*o) if isinstance(o, tuple) else Operand(o)
+                for o in operands)
+    opdef = OpDef(name=name, operands=ops, infer=infer, **kw)
+    data = opdef.data_operands
+    if opdef.signature and len(opdef.signature) != len(data):
+        raise ValueError(f"{name}: signature has {len(opdef.signature)} entries for {len(data)} operands")
+    for n in opdef.const_inputs:
+        if n not in {o.name for o in ops}:
+            raise ValueError(f"{name}: const input {n} is not an operand")
+    OPS[name] = opdef
+    return opdef
+
+
+def lookup(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise MissingRuleError(f"'{name}' is not an ms op known to the registry") from None

@@ -1,0 +1,1 @@
+"""mscc passes and the one pipeline that orders them (passes.pipeline)."""

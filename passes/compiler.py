@@ -1,0 +1,98 @@
+"""Compiler driver shared by jit, the CLIs and the tests: parse, verify, run the pipeline,
+build an executable."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..dialects.ir import get_context, spec_of
+from . import pipeline
+from .cpu import public_functions
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+
+_MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
+
+
+def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
+    """Parse (and verify the structure of) MLIR text, wrapping several top-level ops in a
+    module as mlir-opt does. Raises CompileError with located diagnostics."""
+    ctx = get_context()
+    with ctx, DiagnosticCapture(ctx) as capture:
+        try:
+            op = ir.Operation.parse(text, source_name=source_name)
+        except ir.MLIRError as e:
+            if _MULTIPLE_TOP_LEVEL not in str(e):
+                capture.add_error(e)
+                raise CompileError(capture.errors) from None
+            # Same line numbers: the wrapper opens on line 1 and closes after the text.
+            try:
+                op = ir.Operation.parse("module {" + text + "\n}", source_name=source_name)
+            except ir.MLIRError as e2:
+                capture.add_error(e2)
+                raise CompileError(capture.errors) from None
+        if op.operation.name == "builtin.module":
+            module = _adopt(op)
+        else:
+            module = ir.Module.create(ir.Location.unknown())
+            module.body.append(op)  # a freshly parsed op has no parent
+    return module
+
+
+def _adopt(module_op) -> ir.Module:
+    """An ir.Module owning a parsed builtin.module operation."""
+    module = ir.Module.create(module_op.location)
+    for name in list(module_op.attributes):
+        module.operation.attributes[name] = module_op.attributes[name]
+    for op in list(module_op.regions[0].blocks[0].operations):
+        op.detach_from_parent()
+        module.body.append(op)
+    return module
+
+
+@dataclass
+class EntrySignature:
+    name: str
+    inputs: list    # TensorSpec
+    outputs: list   # TensorSpec
+
+
+def entry_signatures(module: ir.Module) -> list[EntrySignature]:
+    """Public functions of an ms/linalg-level module with their tensor signatures."""
+    out = []
+    for fn in public_functions(module.operation):
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        ins = [spec_of(t) for t in ftype.inputs]
+        outs = [spec_of(t) for t in ftype.results]
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        if any(s is None for s in ins + outs):
+            raise CompileError([Diagnostic(
+                "error", *_where(fn), f"entry '{name}' must take and return statically "
+                "shaped tensors of supported element types")])
+        out.append(EntrySignature(name, ins, outs))
+    return out
+
+
+def _where(op):
+    from .diagnostics import file_location
+    return file_location(op.location)
+
+
+def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
+                   start_after=None):
+    """Lower an ms module (changed in place) and return a CPU executable for `entry`
+    (default: the only public function)."""
+    from ..runtime.cpu import CpuExecutable
+    sigs = {s.name: s for s in entry_signatures(module)}
+    if entry is None:
+        if len(sigs) != 1:
+            raise CompileError([Diagnostic("error", "", 0, 0,
+                                           f"module has {len(sigs)} public functions "
+                                           f"({', '.join(sigs) or 'none'}); name the entry")])
+        entry = next(iter(sigs))
+    if entry not in sigs:
+        raise CompileError([Diagnostic("error", "", 0, 0, f"no public function '{entry}'")])
+    pipeline.run_pipeline(module, target, stop_after="llvm", start_after=start_after)
+    with module.context:
+        return CpuExecutable(module, entry, sigs[entry].inputs, sigs[entry].outputs,
+                             opt_level=opt_level)

@@ -1,0 +1,88 @@
+"""ms-implicit-cast: MindSpore's implicit type promotion within dtype signature groups.
+
+Each op's `signature` names the group of every data operand; dialects/ir.cast_targets gives
+the destination dtype (dtypes.promote has the rules). Tensor operands that differ get an
+`ms.cast` whose `reason` attribute says which op and input caused it; Python-scalar constants
+are re-typed instead. A Parameter in a write position (ms.assign's variable) is never cast.
+"""
+import numpy as np
+from mlir import ir
+
+from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
+from ..dialects.ir import (PARAM_ATTR, SCALAR_ATTR, build_op, cast_targets, constant,
+                           data_values, is_scalar_constant, op_attrs, operand_groups, spec_of)
+from ..dialects.registry import OPS
+from .base import PatternPass, fail, register
+
+REASON_ATTR = "reason"
+
+
+def parameter_name(v: ir.Value):
+    """The Parameter a function argument stands for (arg attribute ms.parameter), or None."""
+    if not isinstance(v.owner, ir.Block):
+        return None
+    parent = v.owner.owner
+    if parent.operation.name != "func.func" or "arg_attrs" not in parent.attributes:
+        return None
+    attrs = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[ir.BlockArgument(v).arg_number])
+    return ir.StringAttr(attrs[PARAM_ATTR]).value if PARAM_ATTR in attrs else None
+
+
+def _retyped_scalar(v: ir.Value, dtype, loc):
+    value = np.asarray(v.owner.attributes["value"]).astype(dtype.np)
+    return constant(value, dtype, scalar=True, loc=loc)
+
+
+def insert_casts(op, rewriter):
+    opdef = OPS[op.name]
+    groups = operand_groups(opdef, op)
+    data = data_values(opdef, groups)
+    targets = cast_targets(opdef, data)
+    changes = {}
+    for i, (v, target) in enumerate(zip(data, targets)):
+        spec = spec_of(v.type)
+        if target is None or spec is None or spec.dtype is target:
+            continue
+        if i in opdef.write:
+            kind = "Parameter" if parameter_name(v) else "tensor"
+            fail(op, f"For '{op.name}', the {i}th input is a {kind} of dtype {spec.dtype.name} "
+                     f"that cannot be converted to {target.name}")
+        changes[i] = (v, spec, target)
+    if not changes:
+        return True  # did not match: every group already agrees
+    new_data = list(data)
+    with rewriter.ip:
+        for i, (v, spec, target) in changes.items():
+            if is_scalar_constant(v):
+                new_data[i] = _retyped_scalar(v, target, op.location)
+                continue
+            reason = (f"operand #{i} of '{op.name}' is {spec.dtype.name}; its dtype group "
+                      f"promotes to {target.name}")
+            new_data[i] = build_op("ms.cast", [v], {"dtype": target}, loc=op.location,
+                                   extra_attrs={REASON_ATTR: ir.StringAttr.get(reason)}).result
+        operands, it = [], iter(new_data)
+        for o in opdef.operands:
+            if o.name in opdef.const_inputs:
+                operands.append(groups[o.name])
+            elif o.kind == "variadic":
+                operands.append([next(it) for _ in groups[o.name]])
+            else:
+                operands.append(next(it) if groups[o.name] is not None else None)
+        attrs = {k: v for k, v in op_attrs(opdef, op, groups).items() if k in op.attributes}
+        keep = {name: op.attributes[name] for name in op.attributes
+                if name not in attrs and name != "operandSegmentSizes"}
+        new = build_op(op.name, operands, attrs, result_types=[r.type for r in op.results],
+                       loc=op.location, extra_attrs=keep)
+    rewriter.replace_op(op, new)
+    for v, _, _ in changes.values():
+        if is_scalar_constant(v) and not list(v.uses):
+            rewriter.erase_op(v.owner.operation)
+
+
+@register
+class ImplicitCast(PatternPass):
+    name = "ms-implicit-cast"
+    summary = "cast the operands of each dtype signature group to their common dtype"
+    patterns = {name: insert_casts for name, d in OPS.items()
+                if d.signature and any(g not in (None, "bool") for g in d.signature)
+                or (d.operands and d.operands[0].kind == "variadic" and d.infer is not None)}

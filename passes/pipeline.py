@@ -1,0 +1,199 @@
+"""The one compilation pipeline: pass order and the named stages where it can stop.
+
+Stages, in order (DESIGN.md): ms (as traced or parsed) -> ms-opt (front-end passes) -> linalg
+-> bufferized -> llvm (LLVM dialect) -> llvm-ir (textual LLVM IR). jit, the mscc CLI, ms-opt and
+the tests all take their pass lists from here.
+
+A step is written in MLIR's textual pipeline syntax; names of mscc passes (passes.base.PASSES)
+run as Python passes, everything else runs in an upstream PassManager.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+
+from ..dialects.ir import get_context
+from . import base
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+# Importing the pass modules registers them.
+from . import canonicalize, const_input_to_attr, cpu, implicit_cast, ms_to_linalg, verify  # noqa: F401,E402
+
+BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
+             "function-boundary-type-conversion=identity-layout-map}")
+
+_CPU_STAGES = (
+    ("ms", ("ms-verify",)),
+    ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize")),
+    ("linalg", ("convert-ms-to-linalg", "canonicalize",
+                "func.func(linalg-fuse-elementwise-ops)", "cse")),
+    ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
+                    "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
+                    "canonicalize")),
+    ("llvm", ("ms-cpu-matmul-schedule", "func.func(convert-linalg-to-loops)",
+              "convert-vector-to-scf", "expand-strided-metadata", "lower-affine",
+              "convert-scf-to-cf", "convert-vector-to-llvm", "convert-to-llvm",
+              "reconcile-unrealized-casts")),
+)
+
+TARGET_STAGES = {"cpu": _CPU_STAGES}
+# Stages produced by exporting the final module rather than by passes.
+EXPORT_STAGES = ("llvm-ir",)
+
+
+def stage_names(target="cpu"):
+    return [name for name, _ in TARGET_STAGES[target]] + list(EXPORT_STAGES)
+
+
+# ------------------------------------------------------------------ steps
+
+@dataclass
+class Step:
+    """One pipeline element: an mscc pass instance, or upstream pipeline text."""
+    text: str
+    mscc_pass: base.ModulePass | None = None
+
+    @property
+    def name(self):
+        return self.mscc_pass.name if self.mscc_pass else self.text
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split `a,b{x=1},func.func(c,d)` at the commas outside brackets."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced ')' or '}}' in pipeline '{text}'")
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if depth:
+        raise ValueError(f"unbalanced '(' or '{{' in pipeline '{text}'")
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return [p for p in parts if p]
+
+
+def parse_step(text: str) -> Step:
+    name, _, rest = text.partition("{")
+    name = name.strip()
+    if name in base.PASSES:
+        options = rest[:-1] if rest.endswith("}") else ""
+        return Step(text, base.PASSES[name].from_text(options))
+    if "(" not in name:
+        # Validate upstream names now, so a typo is reported before anything runs.
+        try:
+            passmanager.PassManager.parse(f"builtin.module({text})", context=get_context())
+        except (ValueError, ir.MLIRError) as e:
+            raise ValueError(f"unknown pass or bad options '{text}': "
+                             f"{str(e).splitlines()[-1].strip()}") from None
+    else:
+        for inner in split_top_level(text[text.index("(") + 1:text.rindex(")")]):
+            if inner.partition("{")[0].strip() in base.PASSES:
+                raise ValueError(f"mscc pass '{inner}' runs on the module; "
+                                 f"schedule it at the top level, not inside '{name}'")
+    return Step(text)
+
+
+def parse_pipeline(text: str) -> list[Step]:
+    """Parse `builtin.module(...)` (or a bare comma-separated list) into steps."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        text = text[len("builtin.module("):-1]
+    return [parse_step(p) for p in split_top_level(text)]
+
+
+def stage_steps(target="cpu") -> list[tuple[str, list[Step]]]:
+    return [(name, [parse_step(s) for s in steps]) for name, steps in TARGET_STAGES[target]]
+
+
+# ------------------------------------------------------------------ running
+
+def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
+    """Run steps in order; consecutive upstream steps share one PassManager unless
+    `after_each(step, module)` wants to see the IR after every step.
+
+    Raises CompileError with the located diagnostics on failure."""
+    ctx = module.context
+    with DiagnosticCapture(ctx) as capture:
+        pending: list[Step] = []
+
+        def flush():
+            if not pending:
+                return
+            pm = passmanager.PassManager.parse(
+                "builtin.module(" + ",".join(s.text for s in pending) + ")", context=ctx)
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as e:
+                capture.add_error(e)
+                raise CompileError(capture.errors or capture.diagnostics, stage) from None
+            finally:
+                if after_each:
+                    for s in pending:
+                        after_each(s, module)
+                pending.clear()
+
+        for step in steps:
+            if step.mscc_pass is None:
+                pending.append(step)
+                if after_each:
+                    flush()
+                continue
+            flush()
+            try:
+                with ctx, ir.Location.unknown():
+                    step.mscc_pass.run(module.operation)
+            except base.PassFailure:
+                raise CompileError(capture.errors, stage) from None
+            except ir.MLIRError as e:
+                capture.add_error(e)
+                raise CompileError(capture.errors, stage) from None
+            if after_each:
+                after_each(step, module)
+        flush()
+
+
+def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=None,
+                 start_after=None):
+    """Run the stages from after `start_after` (None: from the beginning) through
+    `stop_after`. Returns the module (changed in place)."""
+    names = [n for n, _ in TARGET_STAGES[target]]
+    if stop_after not in names:
+        raise ValueError(f"unknown stage '{stop_after}'; stages: {', '.join(stage_names(target))}")
+    started = start_after is None
+    for name, steps in stage_steps(target):
+        if started:
+            run_steps(module, steps, after_each=after_each, stage=name)
+        if name == start_after:
+            started = True
+        if name == stop_after:
+            break
+    return module
+
+
+# ------------------------------------------------------------------ export
+
+def mlir_tool(name: str) -> str:
+    import mlir
+    return os.path.join(list(mlir.__path__)[0], "bin", name)
+
+
+def translate_to_llvm_ir(module: ir.Module) -> str:
+    """LLVM IR text of a module in the LLVM dialect (mlir-translate; the bindings have no
+    translation API)."""
+    proc = subprocess.run([mlir_tool("mlir-translate"), "--mlir-to-llvmir"],
+                          input=str(module), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError([Diagnostic("error", "", 0, 0,
+                                       "mlir-translate failed: " + proc.stderr.strip())],
+                           "llvm-ir")
+    return proc.stdout

@@ -1,0 +1,74 @@
+"""In-process CPU executables: an LLVM-dialect module in the MLIR ExecutionEngine.
+
+The entry follows the destination-passing convention of passes/cpu.py: inputs then outputs,
+all memrefs, C interface. Calls go through a prebuilt argument block and a ctypes function
+pointer to the packed wrapper.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+
+from ..dialects.dtypes import TensorSpec
+from .memref import ArgBlock
+
+_PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def mlir_lib(name: str) -> str:
+    import mlir
+    return os.path.join(list(mlir.__path__)[0], "lib", name)
+
+
+class CallError(ValueError):
+    pass
+
+
+class CpuExecutable:
+    """A compiled entry point: `exe(*arrays) -> list of numpy arrays`."""
+
+    def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3):
+        from mlir.execution_engine import ExecutionEngine
+        self.entry = entry
+        self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
+        self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
+        self.engine = ExecutionEngine(llvm_module, opt_level=opt_level,
+                                      shared_libs=[mlir_lib("libmlir_c_runner_utils.so")])
+        addr = self.engine.raw_lookup("_mlir_ciface_" + entry)
+        if not addr:
+            raise CallError(f"entry point '{entry}' not found in the compiled module")
+        self._fn = _PACKED(addr)
+        self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
+        self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
+        self._n_in = len(self.in_specs)
+
+    def check_inputs(self, arrays):
+        if len(arrays) != self._n_in:
+            raise CallError(f"'{self.entry}' takes {self._n_in} inputs, got {len(arrays)}")
+        out = []
+        for i, (a, (shape, dtype)) in enumerate(zip(arrays, self._in_np)):
+            a = np.asarray(a)
+            if a.shape != shape:
+                raise CallError(f"input #{i} of '{self.entry}' has shape {a.shape}, "
+                                f"expected {shape}")
+            if a.dtype != dtype or not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a, dtype=dtype)
+            out.append(a)
+        return out
+
+    def __call__(self, *arrays, outputs=None):
+        arrays = self.check_inputs(arrays)
+        if outputs is None:
+            outputs = [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
+        args = self._args
+        for i, a in enumerate(arrays):
+            args.set(i, a)
+        for j, o in enumerate(outputs):
+            args.set(self._n_in + j, o)
+        self._fn(args.address)
+        return outputs
+
+    def dump_object(self, path: str):
+        self.engine.dump_to_object_file(path)

@@ -200,7 +200,7 @@ def opdef_of(op) -> OpDef | None:
 
 
 def operand_groups(opdef: OpDef, op) -> dict:
-    """Operands by name: a Value for single, Value or None for optional, list for variadic."""
+    """Operands by name: a Value, or None for an absent optional operand."""
     operands = list(op.operands)
     if opdef.needs_segment_sizes:
         if "operandSegmentSizes" not in op.attributes:
@@ -211,26 +211,13 @@ def operand_groups(opdef: OpDef, op) -> dict:
         sizes = [1 if o.kind == "single" else extra for o in opdef.operands]
     groups, i = {}, 0
     for o, n in zip(opdef.operands, sizes):
-        vals = operands[i:i + n]
+        groups[o.name] = operands[i] if n else None
         i += n
-        if o.kind == "single":
-            groups[o.name] = vals[0]
-        elif o.kind == "optional":
-            groups[o.name] = vals[0] if vals else None
-        else:
-            groups[o.name] = vals
     return groups
 
 
 def data_values(opdef: OpDef, groups: dict) -> list:
-    out = []
-    for o in opdef.data_operands:
-        v = groups[o.name]
-        if o.kind == "variadic":
-            out.extend(v)
-        elif v is not None:
-            out.append(v)
-    return out
+    return [groups[o.name] for o in opdef.data_operands if groups[o.name] is not None]
 
 
 def constant_value(v: ir.Value):
@@ -310,8 +297,8 @@ def build_op(name: str, operands: dict | list, attrs: dict | None = None, *,
              result_types=None, loc=None, extra_attrs=None) -> ir.Operation:
     """Create an ms op at the current insertion point, result types from its shape rule.
 
-    `operands` is a list in IR order (None for an absent optional operand, a list for a
-    variadic one) or a dict by operand name. `attrs` holds Python values; const inputs given as
+    `operands` is a list in IR order (None for an absent optional operand) or a dict by
+    operand name. `attrs` holds Python values; const inputs given as
     attributes go there too. Raises ShapeError/DTypeError from the op's rules.
     """
     opdef = lookup(name)
@@ -321,7 +308,7 @@ def build_op(name: str, operands: dict | list, attrs: dict | None = None, *,
     infer_attrs = dict(attrs)
     flat, sizes, data = [], [], []
     for o, v in zip(opdef.operands, operands):
-        vals = [] if v is None else list(v) if o.kind == "variadic" else [v]
+        vals = [] if v is None else [v]
         flat.extend(vals)
         sizes.append(len(vals))
         if o.name not in opdef.const_inputs:

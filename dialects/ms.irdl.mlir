@@ -302,10 +302,13 @@ irdl.dialect @ms {
     irdl.attributes {"axis" = %axis_attr}
   }
   irdl.operation @concat {
-    %inputs = irdl.base "!builtin.tensor"
+    // Binary: IRDL unifies the types of a variadic operand group, so an N-ary concat with
+    // differently shaped inputs cannot be expressed. The frontend chains concats instead.
+    %x = irdl.base "!builtin.tensor"
+    %y = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"
     %axis_attr = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %inputs)
+    irdl.operands(x: %x, y: %y)
     irdl.results(output: %output)
     irdl.attributes {"axis" = %axis_attr}
   }
@@ -376,23 +379,26 @@ irdl.dialect @ms {
     irdl.results(output: %output)
   }
   irdl.operation @grad {
-    %inputs = irdl.base "!builtin.tensor"
-    %outputs = irdl.base "!builtin.tensor"
+    // A higher-order op, like MindSpore's GradOperation()(fn): its result is the gradient
+    // function of @callee, called with func.call_indirect. ms-autodiff generates that function
+    // and replaces this op with a func.constant referring to it.
+    %gradfn = irdl.base "!builtin.function"
     %callee_attr = irdl.base "#builtin.symbol_ref"
     %grad_position_attr = irdl.base "#builtin.dense_array"
     %get_by_list_attr = irdl.base "#builtin.integer"
     %sens_param_attr = irdl.base "#builtin.integer"
-    irdl.operands(inputs: variadic %inputs)
-    irdl.results(outputs: variadic %outputs)
-    irdl.attributes {"callee" = %callee_attr, "grad_position" = %grad_position_attr, "get_by_list" = %get_by_list_attr, "sens_param" = %sens_param_attr}
+    %with_value_attr = irdl.base "#builtin.integer"
+    irdl.results(gradfn: %gradfn)
+    irdl.attributes {"callee" = %callee_attr, "grad_position" = %grad_position_attr, "get_by_list" = %get_by_list_attr, "sens_param" = %sens_param_attr, "with_value" = %with_value_attr}
   }
   irdl.operation @fused {
-    %inputs = irdl.base "!builtin.tensor"
-    %outputs = irdl.base "!builtin.tensor"
+    // A group of ops that becomes one loop nest (CPU) or one kernel (GPU). The region reads
+    // values defined above it (IRDL variadics cannot hold differently typed operands) and
+    // ends in gpu.yield (IRDL ops cannot be terminators).
+    %output = irdl.base "!builtin.tensor"
     %kind_attr = irdl.base "#builtin.string"
     %body = irdl.region with size 1
-    irdl.operands(inputs: variadic %inputs)
-    irdl.results(outputs: variadic %outputs)
+    irdl.results(output: %output)
     irdl.attributes {"kind" = %kind_attr}
     irdl.regions(body: %body)
   }

@@ -39,7 +39,8 @@ class NotConstant:
 
 class Operand(NamedTuple):
     name: str
-    kind: str = "single"  # "single" | "optional" | "variadic"
+    kind: str = "single"  # "single" | "optional" (IRDL variadics must be homogeneous:
+                          # see ms.irdl.mlir)
 
 
 # Attribute kinds: how an attribute is spelled in IR and what Python value stands for it.

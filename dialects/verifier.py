@@ -76,8 +76,7 @@ def check_op(opdef: OpDef, op) -> str | None:
 
 
 def _check_dtypes(opdef: OpDef, specs) -> str | None:
-    # An empty signature (variadic ops) puts every operand in group T.
-    sig = opdef.signature or ("T",) * len(specs)
+    sig = opdef.signature or (None,) * len(specs)
     for i, (spec, group) in enumerate(zip(specs, sig)):
         if group == "bool":
             if spec.dtype is not dt.bool_:

@@ -64,8 +64,6 @@ def insert_casts(op, rewriter):
         for o in opdef.operands:
             if o.name in opdef.const_inputs:
                 operands.append(groups[o.name])
-            elif o.kind == "variadic":
-                operands.append([next(it) for _ in groups[o.name]])
             else:
                 operands.append(next(it) if groups[o.name] is not None else None)
         attrs = {k: v for k, v in op_attrs(opdef, op, groups).items() if k in op.attributes}
@@ -84,5 +82,4 @@ class ImplicitCast(PatternPass):
     name = "ms-implicit-cast"
     summary = "cast the operands of each dtype signature group to their common dtype"
     patterns = {name: insert_casts for name, d in OPS.items()
-                if d.signature and any(g not in (None, "bool") for g in d.signature)
-                or (d.operands and d.operands[0].kind == "variadic" and d.infer is not None)}
+                if any(g not in (None, "bool") for g in d.signature)}

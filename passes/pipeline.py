@@ -28,8 +28,8 @@ _CPU_STAGES = (
     ("ms", ("ms-verify",)),
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize")),
     ("linalg", ("convert-ms-to-linalg", "canonicalize",
-                "func.func(linalg-fuse-elementwise-ops)", "cse")),
-    ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
+                "func.func(linalg-fuse-elementwise-ops)", "cse", "ms-outline-matmul")),
+    ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
                     "canonicalize")),
     ("llvm", ("ms-cpu-matmul-schedule", "func.func(convert-linalg-to-loops)",
@@ -93,8 +93,10 @@ def parse_step(text: str) -> Step:
         try:
             passmanager.PassManager.parse(f"builtin.module({text})", context=get_context())
         except (ValueError, ir.MLIRError) as e:
-            raise ValueError(f"unknown pass or bad options '{text}': "
-                             f"{str(e).splitlines()[-1].strip()}") from None
+            lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+            reason = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln),
+                          "; ".join(lines))
+            raise ValueError(reason) from None
     else:
         for inner in split_top_level(text[text.index("(") + 1:text.rindex(")")]):
             if inner.partition("{")[0].strip() in base.PASSES:

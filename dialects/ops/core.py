@@ -38,10 +38,11 @@ define("ms.assign", ["variable", "value"], _assign_infer, signature=("T", "T"), 
        doc="write `value` into the Parameter `variable`; under jit the new value is returned "
            "and the runtime stores it in the Parameter")
 
-define("ms.grad", [("inputs", "variadic")], None,
+define("ms.grad", [], None,
        attrs={"callee": "symbol", "grad_position": "ints", "get_by_list": "bool",
-              "sens_param": "bool"},
-       doc="gradients of @callee at `inputs` (replaced by ms-autodiff)")
+              "sens_param": "bool", "with_value": "bool"},
+       doc="the gradient function of @callee (a function value; ms-autodiff generates it)")
 
-define("ms.fused", [("inputs", "variadic")], None, attrs={"kind": "string"},
-       doc="a region of ops that lowers to one loop nest (CPU) or one kernel (GPU)")
+define("ms.fused", [], None, attrs={"kind": "string"},
+       doc="ops that lower to one loop nest (CPU) or one kernel (GPU); the region reads "
+           "values from above and ends in gpu.yield")

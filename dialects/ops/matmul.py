@@ -61,8 +61,7 @@ def _lower_contraction(lc, a, b, named):
     maps = _operand_maps(len(out_batch), out_batch, sa.shape[:-2], sb.shape[:-2], ta, tb)
     init = L.fill(TensorSpec(out.shape, acc), 0)
     if named:
-        r = linalg.matmul(a, b, outs=[init],
-                          indexing_maps=[ir.AffineMapAttr.get(m) for m in maps])
+        r = linalg.matmul(a, b, outs=[init], indexing_maps=maps)
     else:
         s = L.ScalarBuilder(acc)
         iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]

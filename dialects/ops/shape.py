@@ -142,36 +142,34 @@ define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(N
 # ------------------------------------------------------------------ concat
 
 def _concat_infer(ins, attrs):
-    if not ins:
-        raise ShapeError("needs at least one input")
-    first = ins[0]
-    axis = R.normalize_axis(attrs["axis"], first.rank)
-    total = 0
-    for i, s in enumerate(ins):
-        if s.rank != first.rank or any(a != b for j, (a, b) in enumerate(zip(s.shape, first.shape)) if j != axis):
-            raise ShapeError(f"input #{i} has shape {s.shape}, incompatible with {first.shape} "
-                             f"for concatenation along axis {axis}")
-        total += s.shape[axis]
-    shape = list(first.shape)
-    shape[axis] = total
+    x, y = ins
+    axis = R.normalize_axis(attrs["axis"], x.rank)
+    if x.rank != y.rank or any(a != b for i, (a, b) in enumerate(zip(x.shape, y.shape))
+                               if i != axis):
+        raise ShapeError(f"shapes {x.shape} and {y.shape} cannot be joined along axis {axis}")
+    shape = list(x.shape)
+    shape[axis] += y.shape[axis]
     return TensorSpec(tuple(shape), R.same_group_dtype(ins))
 
 
-def _lower_concat(lc, *xs):
+def _lower_concat(lc, x, y):
+    """Both inputs inserted into one destination. A chain of concats (the N-ary form) lowers
+    the same way once per link."""
     out = lc.out
     axis = R.normalize_axis(lc.attrs["axis"], out.rank)
     acc = L.empty(out)
     offset = 0
-    for x, spec in zip(xs, lc.ins):
+    for value, spec in zip((x, y), lc.ins):
         offsets = [0] * out.rank
         offsets[axis] = offset
-        acc = tensor.insert_slice(x, acc, [], [], [], offsets, list(spec.shape), [1] * out.rank)
+        acc = tensor.insert_slice(value, acc, [], [], [], offsets, list(spec.shape),
+                                  [1] * out.rank)
         offset += spec.shape[axis]
     return acc
 
 
-define("ms.concat", [("inputs", "variadic")], _concat_infer, attrs={"axis": "int"},
-       lower=_lower_concat, doc="join along `axis`; inputs form one dtype group")
+define("ms.concat", ["x", "y"], _concat_infer, attrs={"axis": "int"}, signature=("T", "T"),
+       lower=_lower_concat, doc="join x and y along `axis` (binary: see ms.irdl.mlir)")
 
 
 # ------------------------------------------------------------------ tile

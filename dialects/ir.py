@@ -83,22 +83,30 @@ _elem_cache: dict = {}
 _spec_cache: dict = {}
 
 
-def element_type(dtype: dt.DType, signless=False) -> ir.Type:
-    """The MLIR element type of a dtype; `signless` gives i8 for uint8, as arith needs."""
-    key = (dtype.name, signless)
+def element_type(dtype: dt.DType, storage=False) -> ir.Type:
+    """The ms IR element type of a dtype. With `storage`: the type lowered code keeps in
+    memory, signless (arith has no unsigned integers) and i8 for bool (LLVM cannot load an
+    i1 from memory; numpy's bools are bytes too)."""
+    key = (dtype.name, storage)
     t = _elem_cache.get(key)
     if t is None:
-        t = _ELEM_BUILDERS["i8" if signless and dtype is dt.uint8 else dtype.ir_name]()
+        narrow = storage and dtype in (dt.uint8, dt.bool_)
+        t = _ELEM_BUILDERS["i8" if narrow else dtype.ir_name]()
         _elem_cache[key] = t
     return t
 
 
-def tensor_type(spec: dt.TensorSpec, signless=False) -> ir.Type:
-    return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, signless))
+def compute_type(dtype: dt.DType) -> ir.Type:
+    """The scalar type lowered code computes in: i1 for bool, signless integers."""
+    return element_type(dtype, storage=dtype is not dt.bool_)
 
 
-def memref_type(spec: dt.TensorSpec, signless=True) -> ir.Type:
-    return ir.MemRefType.get(list(spec.shape), element_type(spec.dtype, signless))
+def tensor_type(spec: dt.TensorSpec, storage=False) -> ir.Type:
+    return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, storage))
+
+
+def memref_type(spec: dt.TensorSpec, storage=True) -> ir.Type:
+    return ir.MemRefType.get(list(spec.shape), element_type(spec.dtype, storage))
 
 
 def dtype_of(elem: ir.Type) -> dt.DType | None:
@@ -189,8 +197,11 @@ def dense_to_numpy(a: ir.DenseElementsAttr) -> np.ndarray:
 
 def numpy_to_dense(arr: np.ndarray, dtype: dt.DType | None = None) -> ir.DenseElementsAttr:
     dtype = dtype or dt.from_numpy(arr.dtype)
-    arr = np.ascontiguousarray(arr, dtype=dtype.np)
-    return ir.DenseElementsAttr.get(arr, type=element_type(dtype))
+    arr = np.array(arr, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
+    # numpy's dtype gives the element type, except that uint8 would become signless i8.
+    if dtype is dt.uint8:
+        return ir.DenseElementsAttr.get(arr, type=element_type(dtype))
+    return ir.DenseElementsAttr.get(arr)
 
 
 # ---------------------------------------------------------------------------- ops
@@ -297,12 +308,14 @@ def build_op(name: str, operands: dict | list, attrs: dict | None = None, *,
              result_types=None, loc=None, extra_attrs=None) -> ir.Operation:
     """Create an ms op at the current insertion point, result types from its shape rule.
 
-    `operands` is a list in IR order (None for an absent optional operand) or a dict by
-    operand name. `attrs` holds Python values; const inputs given as
-    attributes go there too. Raises ShapeError/DTypeError from the op's rules.
+    `operands` is a dict by operand name, or a list: in IR order (None for an absent optional
+    operand), or just the data operands when it is shorter (const inputs then come from
+    `attrs`). `attrs` holds Python values. Raises ShapeError/DTypeError from the op's rules.
     """
     opdef = lookup(name)
     attrs = dict(attrs or {})
+    if not isinstance(operands, dict) and len(operands) < len(opdef.operands):
+        operands = dict(zip((o.name for o in opdef.data_operands), operands))
     if isinstance(operands, dict):
         operands = [operands.get(o.name) for o in opdef.operands]
     infer_attrs = dict(attrs)
@@ -348,3 +361,22 @@ def is_scalar_constant(v: ir.Value) -> bool:
     owner = v.owner
     return (not isinstance(owner, ir.Block) and owner.operation.name == "ms.constant"
             and SCALAR_ATTR in owner.attributes)
+
+
+def build_function(module, name: str, in_specs, body, *, loc=None, arg_attrs=None):
+    """Append `func.func @name` taking tensors of `in_specs` to `module`; `body(*args)` builds
+    the ms ops (at the current insertion point) and returns the result value(s)."""
+    from mlir.dialects import func
+    loc = loc or ir.Location.unknown()
+    with ir.InsertionPoint(module.body), loc:
+        fn = func.FuncOp(name, ([tensor_type(s) for s in in_specs], []))
+        if arg_attrs is not None:
+            fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
+        entry = fn.add_entry_block()
+    with ir.InsertionPoint(entry), loc:
+        results = body(*entry.arguments)
+        results = list(results) if isinstance(results, (list, tuple)) else [results]
+        func.ReturnOp(results)
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [tensor_type(s) for s in in_specs], [r.type for r in results]))
+    return fn

@@ -1,8 +1,9 @@
 """Building blocks for op lowerings: scalar arithmetic by dtype and linalg on tensors.
 
 An op's `lower` rule receives a LowerCtx (its specs, attributes and these helpers) and the
-already-lowered operands (signless tensors: uint8 is carried as i8, with unsigned semantics
-chosen here from the ms dtype).
+already-lowered operands. Lowered tensors hold storage types (uint8 and bool as i8, see
+dialects/ir.element_type); linalg bodies compute in compute types (bool as i1), and
+`generic` converts between the two, so rules never see the storage form of a bool.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mlir.dialects.linalg import fill_builtin_region
 
 from . import dtypes as dt
 from .dtypes import TensorSpec
-from .ir import element_type, tensor_type
+from .ir import compute_type, element_type, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
@@ -34,20 +35,20 @@ class ScalarBuilder:
     def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
         self.dtype = dtype
         self.out_dtype = out_dtype or dtype  # the op's result dtype (cast needs it)
-        self.type = element_type(dtype, signless=True)
+        self.type = compute_type(dtype)
         self.fm = _contract() if dtype.is_float else None
 
     # -- constants and conversion
     def const(self, value, dtype=None):
         d = dtype or self.dtype
-        t = element_type(d, signless=True)
+        t = compute_type(d)
         if d.is_float:
             return arith.constant(t, float(value))
         if d.is_bool:
             return arith.constant(t, ir.IntegerAttr.get(t, 1 if value else 0))
         value = int(value)
         if d.kind == "uint" and value >= 1 << (d.bits - 1):
-            value -= 1 << d.bits  # signless storage of an unsigned value
+            value -= 1 << d.bits  # the signless bit pattern of an unsigned value
         return arith.constant(t, ir.IntegerAttr.get(t, value))
 
     def cast(self, v, src: dt.DType, dst: dt.DType | None = None):
@@ -139,7 +140,7 @@ class ScalarBuilder:
         return arith.select(c, x, y)
 
     # -- comparisons (results are i1)
-    _CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _CMPF = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
     _CMPI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
     _CMPU = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
 
@@ -155,11 +156,11 @@ def cast_scalar(v, src: dt.DType, dst: dt.DType):
     """Convert a scalar between any two dtypes with numpy's semantics (bool: != 0)."""
     if src is dst:
         return v
-    t = element_type(dst, signless=True)
+    t = compute_type(dst)
     if dst.is_bool:
         zero = ScalarBuilder(src).const(0)
         if src.is_float:
-            return arith.cmpf(arith.CmpFPredicate.une, v, zero)
+            return arith.cmpf(arith.CmpFPredicate.UNE, v, zero)
         return arith.cmpi(arith.CmpIPredicate.ne, v, zero)
     if src.is_float and dst.is_float:
         return arith.extf(t, v) if dst.bits > src.bits else arith.truncf(t, v)
@@ -195,22 +196,33 @@ def broadcast_map(in_shape, out_shape):
     return affine_map(n, exprs)
 
 
+def to_compute(v, dtype: dt.DType):
+    """A scalar loaded from storage, in its compute type (bool: i8 -> i1)."""
+    return arith.trunci(compute_type(dtype), v) if dtype.is_bool else v
+
+
+def to_storage(v, dtype: dt.DType):
+    return arith.extui(element_type(dtype, storage=True), v) if dtype.is_bool else v
+
+
 def empty(spec: TensorSpec):
-    return tensor.empty(list(spec.shape), element_type(spec.dtype, signless=True))
+    return tensor.empty(list(spec.shape), element_type(spec.dtype, storage=True))
 
 
 def fill(spec: TensorSpec, value):
     """A tensor of `spec` filled with the Python scalar `value`."""
     out = empty(spec)
-    scalar = ScalarBuilder(spec.dtype).const(value)
-    op = linalg.FillOp(result_tensors=[tensor_type(spec, signless=True)], inputs=[scalar],
+    scalar = to_storage(ScalarBuilder(spec.dtype).const(value), spec.dtype)
+    op = linalg.FillOp(result_tensors=[tensor_type(spec, storage=True)], inputs=[scalar],
                        outputs=[out])
     fill_builtin_region(op.operation)
     return op.result
 
 
-def generic(inputs, outputs, maps, iterators, body):
-    """linalg.generic on tensors. `body(*block_args)` returns the yielded scalar(s)."""
+def generic(inputs, outputs, maps, iterators, body, dtypes):
+    """linalg.generic on tensors. `dtypes` are the ms dtypes of inputs then outputs;
+    `body(*scalars)` gets the block arguments in compute types and returns the yielded
+    scalar(s) in compute types."""
     result_types = [o.type for o in outputs]
     op = linalg.GenericOp(
         result_types, list(inputs), list(outputs),
@@ -220,17 +232,25 @@ def generic(inputs, outputs, maps, iterators, body):
     block = op.regions[0].blocks.append(
         *[ir.RankedTensorType(v.type).element_type for v in list(inputs) + list(outputs)])
     with ir.InsertionPoint(block):
-        res = body(*block.arguments)
-        linalg.YieldOp(list(res) if isinstance(res, (list, tuple)) else [res])
+        args = [to_compute(a, d) for a, d in zip(block.arguments, dtypes)]
+        res = body(*args)
+        res = list(res) if isinstance(res, (list, tuple)) else [res]
+        out_dtypes = dtypes[len(inputs):]
+        linalg.YieldOp([to_storage(r, d) for r, d in zip(res, out_dtypes)])
     return op.results[0] if len(result_types) == 1 else list(op.results)
+
+
+def identity_map(rank):
+    return affine_map(rank, map(_dim, range(rank)))
 
 
 def elementwise(inputs, in_specs, out_spec: TensorSpec, body):
     """One parallel linalg.generic over out_spec's shape; inputs broadcast numpy-style."""
     shape = out_spec.shape
-    maps = [broadcast_map(s.shape, shape) for s in in_specs] + [affine_map(len(shape), map(_dim, range(len(shape))))]
+    maps = [broadcast_map(s.shape, shape) for s in in_specs] + [identity_map(len(shape))]
     return generic(inputs, [empty(out_spec)], maps, ["parallel"] * len(shape),
-                   lambda *args: body(*args[:-1]))
+                   lambda *args: body(*args[:-1]),
+                   [s.dtype for s in in_specs] + [out_spec.dtype])
 
 
 def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
@@ -241,10 +261,11 @@ def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
     out_spec = TensorSpec(out_shape, out_dtype)
     acc = fill(out_spec, init)
     kept = [i for i in range(rank) if i not in axes]
-    maps = [affine_map(rank, map(_dim, range(rank))), affine_map(rank, map(_dim, kept))]
+    maps = [identity_map(rank), affine_map(rank, map(_dim, kept))]
     iters = ["reduction" if i in axes else "parallel" for i in range(rank)]
     return generic([x], [acc], maps, iters,
-                   lambda e, a: combine(a, cast_scalar(e, in_spec.dtype, out_dtype)))
+                   lambda e, a: combine(a, cast_scalar(e, in_spec.dtype, out_dtype)),
+                   [in_spec.dtype, out_dtype])
 
 
 def reshape(x, from_shape, to_shape, dtype: dt.DType):
@@ -253,7 +274,7 @@ def reshape(x, from_shape, to_shape, dtype: dt.DType):
     from_shape, to_shape = tuple(from_shape), tuple(to_shape)
     if from_shape == to_shape:
         return x
-    elem = element_type(dtype, signless=True)
+    elem = element_type(dtype, storage=True)
     if len(from_shape) > 1 or (len(from_shape) == 1 and len(to_shape) == 0):
         flat = () if len(to_shape) == 0 else (max(1, _prod(from_shape)),)
         reassoc = [list(range(len(from_shape)))] if flat else []

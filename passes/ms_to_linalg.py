@@ -1,9 +1,9 @@
 """convert-ms-to-linalg: every ms op to linalg/tensor/arith on tensors, by its `lower` rule.
 
 A conversion in block order: each op's operands are already lowered, and the op's own
-operand/result types still carry the ms dtypes (the lowered values are signless: uint8
-becomes i8, with unsigned semantics chosen by the rules). Function signatures are converted
-the same way.
+operand/result types still carry the ms dtypes. Lowered tensors hold storage types (uint8 and
+bool become i8; dialects/ir.element_type says why), so the rules choose unsigned or boolean
+semantics from the ms dtypes. Function signatures are converted the same way.
 """
 from mlir import ir
 
@@ -14,14 +14,14 @@ from ..dialects.registry import OPS, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
 
 
-def signless(t: ir.Type) -> ir.Type:
+def storage(t: ir.Type) -> ir.Type:
     spec = spec_of(t)
-    return tensor_type(spec, signless=True) if spec is not None else t
+    return tensor_type(spec, storage=True) if spec is not None else t
 
 
 def lower_op(op, origin: dict):
     """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
-    (uint8 -> i8) back to their ms type, so rules see the ms dtypes."""
+    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes."""
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     for name in opdef.const_inputs:
@@ -55,8 +55,8 @@ def lower_op(op, origin: dict):
 
 def convert_signature(fn, origin: dict):
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    ins = [signless(t) for t in ftype.inputs]
-    outs = [signless(t) for t in ftype.results]
+    ins = [storage(t) for t in ftype.inputs]
+    outs = [storage(t) for t in ftype.results]
     if list(ftype.inputs) == ins and list(ftype.results) == outs:
         return
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))

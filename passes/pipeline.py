@@ -33,7 +33,8 @@ _CPU_STAGES = (
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
                     "canonicalize")),
     ("llvm", ("ms-cpu-matmul-schedule", "func.func(convert-linalg-to-loops)",
-              "convert-vector-to-scf", "expand-strided-metadata", "lower-affine",
+              "convert-vector-to-scf", "convert-math-to-funcs", "expand-strided-metadata",
+              "lower-affine",
               "convert-scf-to-cf", "convert-vector-to-llvm", "convert-to-llvm",
               "reconcile-unrealized-casts")),
 )
@@ -100,8 +101,8 @@ def parse_step(text: str) -> Step:
     else:
         for inner in split_top_level(text[text.index("(") + 1:text.rindex(")")]):
             if inner.partition("{")[0].strip() in base.PASSES:
-                raise ValueError(f"mscc pass '{inner}' runs on the module; "
-                                 f"schedule it at the top level, not inside '{name}'")
+                raise ValueError(f"mscc pass '{inner}' runs on the module; schedule it at "
+                                 f"the top level, not inside '{name.partition('(')[0]}'")
     return Step(text)
 
 

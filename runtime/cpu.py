@@ -54,7 +54,7 @@ class CpuExecutable:
                 raise CallError(f"input #{i} of '{self.entry}' has shape {a.shape}, "
                                 f"expected {shape}")
             if a.dtype != dtype or not a.flags.c_contiguous:
-                a = np.ascontiguousarray(a, dtype=dtype)
+                a = np.asarray(a, dtype=dtype, order="C")
             out.append(a)
         return out
 

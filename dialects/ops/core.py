@@ -16,9 +16,9 @@ def _constant_infer(ins, attrs):
 
 def _lower_constant(lc):
     attr = lc.op.attributes["value"]
-    if lc.out.dtype is dt.uint8:  # arith wants signless integers
-        attr = numpy_to_dense(lc.attrs["value"].view(np.int8), dt.int8)
-    return arith.constant(tensor_type(lc.out, signless=True), attr)
+    if lc.out.dtype in (dt.uint8, dt.bool_):  # stored as i8 (see element_type)
+        attr = numpy_to_dense(lc.attrs["value"].astype(np.uint8).view(np.int8), dt.int8)
+    return arith.constant(tensor_type(lc.out, storage=True), attr)
 
 
 define("ms.constant", [], _constant_infer, attrs={"value": "dense"}, lower=_lower_constant,

@@ -35,7 +35,7 @@ def _accumulator(d):
     return dt.float32 if d is dt.float16 else d
 
 
-def _operand_maps(rank_batch, out_batch, a_batch, b_batch, ta, tb):
+def _operand_maps(out_batch, a_batch, b_batch, ta, tb):
     """Indexing maps over (batch..., m, n, k) for A, B and C."""
     n = len(out_batch) + 3
     D = ir.AffineDimExpr.get
@@ -58,7 +58,7 @@ def _lower_contraction(lc, a, b, named):
     ta, tb = lc.attrs["transpose_a"], lc.attrs["transpose_b"]
     acc = _accumulator(out.dtype)
     out_batch = out.shape[:-2]
-    maps = _operand_maps(len(out_batch), out_batch, sa.shape[:-2], sb.shape[:-2], ta, tb)
+    maps = _operand_maps(out_batch, sa.shape[:-2], sb.shape[:-2], ta, tb)
     init = L.fill(TensorSpec(out.shape, acc), 0)
     if named:
         r = linalg.matmul(a, b, outs=[init], indexing_maps=maps)
@@ -67,7 +67,8 @@ def _lower_contraction(lc, a, b, named):
         iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]
         r = L.generic([a, b], [init], maps, iters,
                       lambda x, y, c: s.add(c, s.mul(L.cast_scalar(x, sa.dtype, acc),
-                                                     L.cast_scalar(y, sb.dtype, acc))))
+                                                     L.cast_scalar(y, sb.dtype, acc))),
+                      [sa.dtype, sb.dtype, acc])
     if acc is not out.dtype:
         r = L.elementwise([r], [TensorSpec(out.shape, acc)], out,
                           lambda v: L.cast_scalar(v, acc, out.dtype))

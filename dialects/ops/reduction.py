@@ -114,7 +114,7 @@ def _lower_softmax(log):
         axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
         cd = _accumulator(out.dtype)
         rank = spec.rank
-        ident = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank)])
+        ident = L.identity_map(rank)
         drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
         red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
         s = L.ScalarBuilder(cd)
@@ -125,14 +125,15 @@ def _lower_softmax(log):
         def exp_sum(e, m, acc):
             v = L.cast_scalar(e, spec.dtype, cd)
             return s.add(acc, s.exp(s.sub(v, m)))
-        total = L.generic([x, mx], [L.fill(red_spec, 0)], [ident, drop, drop], red_iters, exp_sum)
+        total = L.generic([x, mx], [L.fill(red_spec, 0)], [ident, drop, drop], red_iters,
+                          exp_sum, [spec.dtype, cd, cd])
 
         def normalize(e, m, t, _out):
             v = s.sub(L.cast_scalar(e, spec.dtype, cd), m)
             r = s.sub(v, s.log(t)) if log else s.div(s.exp(v), t)
             return L.cast_scalar(r, cd, out.dtype)
         return L.generic([x, mx, total], [L.empty(out)], [ident, drop, drop, ident], iters,
-                         normalize)
+                         normalize, [spec.dtype, cd, cd, out.dtype])
     return lower
 
 

@@ -21,10 +21,6 @@ def _need(attrs, *names):
         raise ShapeError(f"{' and '.join(names)} must be a compile-time constant")
 
 
-def _ident(rank):
-    return L.affine_map(rank, [D(i) for i in range(rank)])
-
-
 # ------------------------------------------------------------------ reshape
 
 def resolve_shape(in_shape, shape):
@@ -73,7 +69,7 @@ def _perm(ins, attrs):
 
 def _lower_transpose(lc, x, *_):
     perm = list(_perm(lc.ins, lc.attrs))
-    return linalg.transpose(x, outs=[L.empty(lc.out)], permutation=perm).result
+    return linalg.transpose(x, outs=[L.empty(lc.out)], permutation=perm).results[0]
 
 
 define("ms.transpose", ["x", ("perm", "optional")], _transpose_infer,
@@ -194,11 +190,11 @@ def _lower_tile(lc, x, *_):
     n = len(shape)
     pairs = TensorSpec(tuple(v for m, d in zip(mult, shape) for v in (m, d)), out.dtype)
     in_map = L.affine_map(2 * n, [D(2 * i + 1) for i in range(n)])
-    y = L.generic([x], [L.empty(pairs)], [in_map, _ident(2 * n)], ["parallel"] * (2 * n),
-                  lambda v, _o: v)
+    y = L.generic([x], [L.empty(pairs)], [in_map, L.identity_map(2 * n)],
+                  ["parallel"] * (2 * n), lambda v, _o: v, [spec.dtype, out.dtype])
     if n == 0:
         return y
-    return tensor.collapse_shape(tensor_type(out, signless=True), y,
+    return tensor.collapse_shape(tensor_type(out, storage=True), y,
                                  [[2 * i, 2 * i + 1] for i in range(n)])
 
 
@@ -225,7 +221,7 @@ def _slice_infer(ins, attrs):
 
 def _lower_slice(lc, x, *_):
     out = lc.out
-    return tensor.extract_slice(tensor_type(out, signless=True), x, [], [], [],
+    return tensor.extract_slice(tensor_type(out, storage=True), x, [], [], [],
                                 list(lc.attrs["begin"]), list(out.shape), [1] * out.rank)
 
 
@@ -266,7 +262,7 @@ def _strided_slice_infer(ins, attrs):
 def _lower_strided_slice(lc, x, *_):
     starts, sizes, steps = strided_bounds(lc.ins[0].shape, lc.attrs["begin"], lc.attrs["end"],
                                           lc.attrs["strides"])
-    return tensor.extract_slice(tensor_type(lc.out, signless=True), x, [], [], [], starts, sizes,
+    return tensor.extract_slice(tensor_type(lc.out, storage=True), x, [], [], [], starts, sizes,
                                 steps)
 
 
@@ -307,9 +303,10 @@ def _lower_gather(lc, params, indices, *_):
         coords = [linalg.IndexOp(d).result for d in range(axis)]
         coords.append(arith.index_cast(index_t, safe))
         coords += [linalg.IndexOp(axis + si.rank + j).result for j in range(sp.rank - axis - 1)]
-        v = tensor.extract(params, coords)
+        v = L.to_compute(tensor.extract(params, coords), sp.dtype)
         return arith.select(ok, v, L.ScalarBuilder(sp.dtype).const(0))
-    return L.generic([indices], [L.empty(out)], [idx_map, _ident(n)], ["parallel"] * n, body)
+    return L.generic([indices], [L.empty(out)], [idx_map, L.identity_map(n)], ["parallel"] * n,
+                     body, [si.dtype, out.dtype])
 
 
 define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
@@ -349,8 +346,9 @@ def _lower_one_hot(lc, indices, on, off):
         hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, si.dtype, dt.int64), pos)
         return arith.select(hit, L.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
                             L.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
-    return L.generic([indices, on, off], [L.empty(out)], [idx_map, scalar_map, scalar_map,
-                                                         _ident(n)], ["parallel"] * n, body)
+    return L.generic([indices, on, off], [L.empty(out)],
+                     [idx_map, scalar_map, scalar_map, L.identity_map(n)], ["parallel"] * n, body,
+                     [si.dtype, lc.ins[1].dtype, lc.ins[2].dtype, out.dtype])
 
 
 define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],

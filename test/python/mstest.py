@@ -1,0 +1,42 @@
+"""Test helpers: build ms IR in Python, compile it through the one pipeline, run it."""
+import numpy as np
+from mlir import ir
+
+from mscc.dialects import dtypes as dt
+from mscc.dialects.ir import build_function, build_op, get_context
+from mscc.passes.compiler import compile_module
+
+TOLERANCE = {"float16": dict(rtol=2e-3, atol=2e-3), "float32": dict(rtol=2e-5, atol=1e-6),
+             "float64": dict(rtol=1e-12, atol=1e-13)}
+
+
+def op(name, *operands, **attrs):
+    """One ms op at the current insertion point (const inputs as attributes); its result."""
+    return build_op(name, list(operands), attrs).result
+
+
+def spec(shape, dtype):
+    return dt.TensorSpec(tuple(shape), dt.as_dtype(dtype))
+
+
+def compile_fn(in_specs, body, name="f"):
+    """Compile `body(*args) -> value(s)` over tensors of in_specs into a CPU executable."""
+    with get_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        build_function(module, name, in_specs, body)
+        module.operation.verify()
+        return compile_module(module, name)
+
+
+def assert_matches(got, want, dtype=None):
+    """`got` (our result) has `want`'s dtype (or `dtype`) and its values within the dtype's
+    tolerance (exact for integers and bools)."""
+    want = np.asarray(want)
+    expected_dtype = np.dtype(dtype.np if isinstance(dtype, dt.DType) else dtype or want.dtype)
+    assert got.dtype == expected_dtype, f"dtype {got.dtype}, expected {expected_dtype}"
+    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
+    if expected_dtype.kind == "f":
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   **TOLERANCE[expected_dtype.name])
+    else:
+        np.testing.assert_array_equal(got, want.astype(expected_dtype))

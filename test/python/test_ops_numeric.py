@@ -1,0 +1,335 @@
+"""Every ms op, for each dtype class it supports, built as ms IR, compiled through the CPU
+pipeline and run, against numpy (float64 reference where it matters).
+
+One table of ops with input domains and numpy references, expanded into test cases, in the
+manner of JAX's lax tests.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from mscc.dialects import dtypes as dt
+from mscc.dialects.registry import OPS
+from mstest import assert_matches, compile_fn, op, spec
+
+ALL = [dt.float32, dt.float64, dt.float16, dt.int32, dt.int64, dt.int8, dt.int16, dt.uint8,
+       dt.bool_]
+
+
+def values(shape, dtype: dt.DType, domain="any", seed=0):
+    """Random inputs in a domain where the op is defined and exact for integers."""
+    rng = np.random.default_rng(seed)
+    if dtype.is_bool:
+        return rng.random(shape) < 0.5 if domain != "positive" else np.ones(shape, bool)
+    lo, hi = {"any": (-3, 3), "positive": (0.5, 3), "small": (0, 3), "unit": (-0.9, 0.9)}[domain]
+    if dtype.kind == "uint":
+        lo = max(lo, 0)
+    if dtype.is_float:
+        return rng.uniform(lo, hi, shape).astype(dtype.np)
+    lo, hi = int(np.floor(lo)), int(np.ceil(hi))
+    if domain == "positive":
+        lo = max(lo, 1)
+    return rng.integers(lo, hi + 1, shape).astype(dtype.np)
+
+
+def f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def float_result(d):
+    return d if d.is_float else dt.float32
+
+
+@dataclass
+class Elementwise:
+    name: str
+    ref: object                       # numpy reference on the (cast) inputs
+    arity: int = 2
+    domains: tuple = ("any", "any")
+    result: object = None             # dtype -> result dtype (default: same)
+    in_float64: bool = False          # reference computed in float64
+    shapes: tuple = field(default_factory=lambda: ((3, 4), (4,)))
+
+    def result_dtype(self, d):
+        return self.result(d) if self.result else d
+
+
+BROADCAST_SHAPES = (((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((3, 4), ()))
+
+ELEMENTWISE = [
+    Elementwise("ms.add", np.add),
+    Elementwise("ms.sub", np.subtract),
+    Elementwise("ms.mul", np.multiply),
+    Elementwise("ms.div", lambda x, y: f64(x) / f64(y), domains=("any", "positive"),
+                result=float_result, in_float64=True),
+    Elementwise("ms.pow", lambda x, y: np.power(x, y), domains=("positive", "small")),
+    Elementwise("ms.maximum", np.maximum),
+    Elementwise("ms.minimum", np.minimum),
+    Elementwise("ms.equal", np.equal, result=lambda d: dt.bool_),
+    Elementwise("ms.not_equal", np.not_equal, result=lambda d: dt.bool_),
+    Elementwise("ms.less", np.less, result=lambda d: dt.bool_),
+    Elementwise("ms.less_equal", np.less_equal, result=lambda d: dt.bool_),
+    Elementwise("ms.greater", np.greater, result=lambda d: dt.bool_),
+    Elementwise("ms.greater_equal", np.greater_equal, result=lambda d: dt.bool_),
+    Elementwise("ms.logical_and", np.logical_and),
+    Elementwise("ms.logical_or", np.logical_or),
+    Elementwise("ms.logical_not", np.logical_not, arity=1, shapes=((3, 4),)),
+    Elementwise("ms.neg", np.negative, arity=1, shapes=((3, 4),)),
+    Elementwise("ms.abs", np.abs, arity=1, shapes=((3, 4),)),
+    Elementwise("ms.relu", lambda x: np.maximum(x, 0).astype(x.dtype), arity=1, shapes=((3, 4),)),
+    Elementwise("ms.exp", lambda x: np.exp(f64(x)), arity=1, result=float_result,
+                in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.log", lambda x: np.log(f64(x)), arity=1, domains=("positive",),
+                result=float_result, in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.tanh", lambda x: np.tanh(f64(x)), arity=1, result=float_result,
+                in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.sqrt", lambda x: np.sqrt(f64(x)), arity=1, domains=("positive",),
+                result=float_result, in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.rsqrt", lambda x: 1 / np.sqrt(f64(x)), arity=1, domains=("positive",),
+                result=float_result, in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.sigmoid", lambda x: 1 / (1 + np.exp(-f64(x))), arity=1,
+                result=float_result, in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.zeros_like", np.zeros_like, arity=1, shapes=((3, 4),)),
+    Elementwise("ms.ones_like", np.ones_like, arity=1, shapes=((3, 4),)),
+    Elementwise("ms.stop_gradient", lambda x: x, arity=1, shapes=((3, 4),)),
+]
+
+
+def _elementwise_cases():
+    for case in ELEMENTWISE:
+        shapes_list = BROADCAST_SHAPES if case.name in ("ms.add", "ms.mul", "ms.less") else (case.shapes,)
+        for d in ALL:
+            if d not in OPS[case.name].dtypes:
+                continue
+            for shapes in shapes_list:
+                yield pytest.param(case, d, shapes, id=f"{case.name[3:]}-{d.name}-{shapes}")
+
+
+@pytest.mark.parametrize("case,dtype,shapes", list(_elementwise_cases()))
+def test_elementwise(case, dtype, shapes):
+    inputs = [values(s, dtype, dom, seed=i) for i, (s, dom) in enumerate(zip(shapes, case.domains))]
+    exe = compile_fn([spec(s, dtype) for s in shapes], lambda *a: op(case.name, *a))
+    got, = exe(*inputs)
+    want = case.ref(*inputs)
+    assert_matches(got, want, case.result_dtype(dtype))
+
+
+def test_every_op_with_a_lowering_is_tested_here():
+    tested = ({c.name for c in ELEMENTWISE} | set(REDUCTIONS) | {c[0] for c in SHAPE_CASES}
+              | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
+                 "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign"})
+    lowered = {n for n, d in OPS.items() if d.lower is not None}
+    assert lowered <= tested, lowered - tested
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float16, dt.int32, dt.uint8, dt.bool_])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), ())])
+def test_select(dtype, shapes):
+    cond = values(shapes[0], dt.bool_, seed=1)
+    x, y = values(shapes[1], dtype, seed=2), values(shapes[2], dtype, seed=3)
+    exe = compile_fn([spec(shapes[0], dt.bool_), spec(shapes[1], dtype), spec(shapes[2], dtype)],
+                     lambda c, a, b: op("ms.select", c, a, b))
+    got, = exe(cond, x, y)
+    assert_matches(got, np.where(cond, x, y), dtype)
+
+
+def _in_range(x, src, dst):
+    """Inputs whose conversion numpy defines (no float -> int overflow, no negative -> uint)."""
+    if dst.kind == "uint" and not src.is_bool:
+        x = np.abs(x)
+    return x
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("dst", ALL, ids=lambda d: d.name)
+def test_cast(src, dst):
+    x = _in_range(values((3, 5), src, seed=4), src, dst)
+    if src.is_float:
+        x[0, :3] = [0.0, -0.0, 2.75]
+    exe = compile_fn([spec(x.shape, src)], lambda a: op("ms.cast", a, dtype=dst))
+    got, = exe(x)
+    assert_matches(got, x.astype(dst.np) if not dst.is_bool else x != 0, dst)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.int64, dt.uint8, dt.bool_])
+def test_constant(dtype):
+    value = values((2, 3), dtype, seed=5)
+    from mscc.dialects.ir import constant
+    exe = compile_fn([], lambda: constant(value, dtype))
+    got, = exe()
+    assert_matches(got, value, dtype)
+
+
+# ------------------------------------------------------------------ reductions
+
+REDUCTIONS = {
+    "ms.reduce_sum": lambda x, axis, keep: np.sum(x, axis=axis, keepdims=keep),
+    "ms.reduce_mean": lambda x, axis, keep: np.mean(f64(x), axis=axis, keepdims=keep),
+    "ms.reduce_max": lambda x, axis, keep: np.max(x, axis=axis, keepdims=keep),
+    "ms.reduce_min": lambda x, axis, keep: np.min(x, axis=axis, keepdims=keep),
+}
+
+
+def _reduce_result(name, d):
+    if name == "ms.reduce_mean":
+        return float_result(d)
+    if name == "ms.reduce_sum" and d.is_bool:
+        return dt.int64
+    return d
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
+                                   dt.uint8, dt.bool_], ids=lambda d: d.name)
+@pytest.mark.parametrize("axis,keep", [((1,), False), ((0, 2), True), ((), False), ((-1,), True)])
+def test_reduction(name, dtype, axis, keep):
+    if dtype.is_bool and name == "ms.reduce_mean":
+        pytest.skip("reduce_mean of bool is not defined (numpy gives float64)")
+    x = values((2, 3, 4), dtype, seed=6)
+    exe = compile_fn([spec(x.shape, dtype)],
+                     lambda a: op(name, a, axis=axis, keep_dims=keep))
+    got, = exe(x)
+    want = REDUCTIONS[name](x, axis or None, keep)
+    assert_matches(got, np.asarray(want), _reduce_result(name, dtype))
+
+
+def _softmax64(x, axis):
+    x = f64(x)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16], ids=lambda d: d.name)
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(dtype, axis, log):
+    x = values((3, 5, 4), dtype, seed=7) * 4
+    name = "ms.log_softmax" if log else "ms.softmax"
+    exe = compile_fn([spec(x.shape, dtype)], lambda a: op(name, a, axis=axis))
+    got, = exe(x)
+    want = _softmax64(x, axis)
+    assert_matches(got, np.log(want) if log else want, dtype)
+
+
+# ------------------------------------------------------------------ contractions
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8],
+                         ids=lambda d: d.name)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul(dtype, ta, tb):
+    a = values((5, 7) if not ta else (7, 5), dtype, seed=8)
+    b = values((7, 3) if not tb else (3, 7), dtype, seed=9)
+    exe = compile_fn([spec(a.shape, dtype), spec(b.shape, dtype)],
+                     lambda x, y: op("ms.matmul", x, y, transpose_a=ta, transpose_b=tb))
+    got, = exe(a, b)
+    am, bm = (a.T if ta else a), (b.T if tb else b)
+    want = f64(am) @ f64(bm) if dtype.is_float else am @ bm
+    assert_matches(got, want, dtype)
+
+
+@pytest.mark.parametrize("shape", [(64, 256, 256), (130, 70, 300), (8, 32, 1)])
+def test_matmul_tiled_shapes(shape):
+    """Shapes at, above and off the CPU schedule's tile sizes (64x256x256, 8x32x1)."""
+    m, n, k = shape
+    a, b = values((m, k), dt.float32, seed=10), values((k, n), dt.float32, seed=11)
+    exe = compile_fn([spec(a.shape, dt.float32), spec(b.shape, dt.float32)],
+                     lambda x, y: op("ms.matmul", x, y, transpose_a=False, transpose_b=False))
+    got, = exe(a, b)
+    np.testing.assert_allclose(got, f64(a) @ f64(b), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("shapes,ta,tb", [(((2, 3, 4), (2, 4, 5)), False, False),
+                                          (((2, 1, 3, 4), (3, 5, 4)), False, True),
+                                          (((4, 4, 2), (1, 4, 5)), True, False)])
+def test_batch_matmul(dtype, shapes, ta, tb):
+    a, b = values(shapes[0], dtype, seed=12), values(shapes[1], dtype, seed=13)
+    exe = compile_fn([spec(a.shape, dtype), spec(b.shape, dtype)],
+                     lambda x, y: op("ms.batch_matmul", x, y, transpose_a=ta, transpose_b=tb))
+    got, = exe(a, b)
+    am = np.swapaxes(a, -1, -2) if ta else a
+    bm = np.swapaxes(b, -1, -2) if tb else b
+    want = np.matmul(f64(am), f64(bm)) if dtype.is_float else np.matmul(am, bm)
+    assert_matches(got, want, dtype)
+
+
+# ------------------------------------------------------------------ data movement
+
+SHAPE_CASES = [
+    # name, input shapes, attrs, numpy reference
+    ("ms.reshape", [(2, 3, 4)], dict(shape=(4, -1)), lambda x: x.reshape(4, -1)),
+    ("ms.reshape", [(6,)], dict(shape=(1, 6, 1)), lambda x: x.reshape(1, 6, 1)),
+    ("ms.reshape", [(1, 1)], dict(shape=()), lambda x: x.reshape(())),
+    ("ms.reshape", [()], dict(shape=(1, 1)), lambda x: x.reshape(1, 1)),
+    ("ms.transpose", [(2, 3, 4)], dict(perm=(2, 0, 1)), lambda x: x.transpose(2, 0, 1)),
+    ("ms.transpose", [(2, 3)], dict(perm=(-1, 0)), lambda x: x.T),
+    ("ms.broadcast_to", [(3, 1)], dict(shape=(2, 3, 4)), lambda x: np.broadcast_to(x, (2, 3, 4))),
+    ("ms.broadcast_to", [(3,)], dict(shape=(2, -1)), lambda x: np.broadcast_to(x, (2, 3))),
+    ("ms.expand_dims", [(2, 3)], dict(axis=1), lambda x: x[:, None]),
+    ("ms.expand_dims", [(2, 3)], dict(axis=-1), lambda x: x[..., None]),
+    ("ms.squeeze", [(1, 3, 1)], dict(axis=()), lambda x: x.reshape(3)),
+    ("ms.squeeze", [(1, 3, 1)], dict(axis=(-1,)), lambda x: x.reshape(1, 3)),
+    ("ms.concat", [(2, 3), (2, 5)], dict(axis=1), lambda x, y: np.concatenate([x, y], 1)),
+    ("ms.concat", [(2, 3), (4, 3)], dict(axis=-2), lambda x, y: np.concatenate([x, y], 0)),
+    ("ms.tile", [(2, 3)], dict(multiples=(2, 3)), lambda x: np.tile(x, (2, 3))),
+    ("ms.tile", [(3,)], dict(multiples=(2, 1)), lambda x: np.tile(x, (2, 1))),
+    ("ms.slice", [(4, 5)], dict(begin=(1, 2), size=(2, -1)), lambda x: x[1:3, 2:]),
+    ("ms.strided_slice", [(6, 5)], dict(begin=(1, -4), end=(6, 5), strides=(2, 3)),
+     lambda x: x[1:6:2, -4:5:3]),
+    ("ms.strided_slice", [(6, 5)], dict(begin=(-2,), end=(100,), strides=(1,)), lambda x: x[-2:]),
+]
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.int64, dt.uint8, dt.bool_, dt.float16],
+                         ids=lambda d: d.name)
+@pytest.mark.parametrize("name,shapes,attrs,ref", SHAPE_CASES,
+                         ids=[f"{c[0][3:]}-{i}" for i, c in enumerate(SHAPE_CASES)])
+def test_data_movement(dtype, name, shapes, attrs, ref):
+    inputs = [values(s, dtype, seed=14 + i) for i, s in enumerate(shapes)]
+    exe = compile_fn([spec(s, dtype) for s in shapes], lambda *a: op(name, *a, **attrs))
+    got, = exe(*inputs)
+    assert_matches(got, ref(*inputs), dtype)
+
+
+@pytest.mark.parametrize("index_dtype", [dt.int32, dt.int64], ids=lambda d: d.name)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather(index_dtype, axis):
+    params = values((4, 5, 3), dt.float32, seed=15)
+    size = params.shape[axis]
+    indices = np.array([[0, size - 1], [1, 2]], dtype=index_dtype.np)
+    exe = compile_fn([spec(params.shape, dt.float32), spec(indices.shape, index_dtype)],
+                     lambda p, i: op("ms.gather", p, i, axis=axis))
+    got, = exe(params, indices)
+    assert_matches(got, np.take(params, indices, axis=axis), dt.float32)
+
+
+def test_gather_out_of_range_gives_zeros():
+    params = values((4, 2), dt.float32, seed=16)
+    indices = np.array([1, 4, -1], dtype=np.int32)
+    exe = compile_fn([spec(params.shape, dt.float32), spec(indices.shape, dt.int32)],
+                     lambda p, i: op("ms.gather", p, i, axis=0))
+    got, = exe(params, indices)
+    assert_matches(got, np.stack([params[1], np.zeros(2), np.zeros(2)]).astype(np.float32))
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.int32], ids=lambda d: d.name)
+def test_one_hot(axis, dtype):
+    from mscc.dialects.ir import constant
+    indices = np.array([[0, 3], [2, 5]], dtype=np.int64)  # 5 is out of range: all off
+    depth = 4
+    exe = compile_fn([spec(indices.shape, dt.int64)], lambda i: op(
+        "ms.one_hot", i, constant(np.array(7, dtype.np)), constant(np.array(-1, dtype.np)),
+        depth=depth, axis=axis))
+    got, = exe(indices)
+    eye = (indices[..., None] == np.arange(depth))
+    want = np.moveaxis(eye, -1, axis if axis != -1 else -1)
+    assert_matches(got, np.where(want, 7, -1), dtype)
+
+
+def test_assign_returns_the_value():
+    w, v = values((3,), dt.float32, seed=17), values((3,), dt.float32, seed=18)
+    exe = compile_fn([spec((3,), dt.float32)] * 2, lambda a, b: op("ms.assign", a, b))
+    got, = exe(w, v)
+    assert_matches(got, v)

@@ -5,7 +5,7 @@ from mlir.dialects.transform import interpreter
 from mlir.dialects.transform import memref as tmemref
 from mlir.dialects.transform import structured, vector
 
-from .base import ModulePass, register
+from .base import ModulePass, fail, register
 
 C_INTERFACE = "llvm.emit_c_interface"
 
@@ -121,13 +121,11 @@ def matmul_schedule(tile=(64, 256, 256), register_tile=(8, 32, 1)):
         seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
                                         arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
     with ir.InsertionPoint(seq.body):
-        root = seq.bodyTarget
-        kernels = structured.MatchOp(any_op, root, ops=["func.func"], op_attrs=ir.DictAttr.get(
-            {KERNEL_ATTR: ir.StringAttr.get("matmul")})).result
-        mm = structured.MatchOp.match_op_names(kernels, ["linalg.matmul"]).result
+        kernel = seq.bodyTarget  # the sequence is applied to one kernel function at a time
+        mm = structured.MatchOp.match_op_names(kernel, ["linalg.matmul"]).result
         outer = structured.TileUsingForOp(mm, sizes=list(tile))
         structured.TileUsingForOp(outer.tiled_linalg_op, sizes=list(register_tile))
-        fv = structured.VectorizeChildrenAndApplyPatternsOp(kernels).result
+        fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
         p = transform.ApplyPatternsOp(fv)
         with ir.InsertionPoint(p.patterns):
             tmemref.ApplyFoldMemrefAliasOpsPatternsOp()
@@ -163,9 +161,14 @@ class CpuMatmulSchedule(ModulePass):
 
     def run(self, module):
         block = module.regions[0].blocks[0]
-        if not any(op.operation.name == "func.func" and KERNEL_ATTR in op.attributes
-                   for op in block.operations):
+        kernels = [op for op in block.operations if op.operation.name == "func.func"
+                   and KERNEL_ATTR in op.attributes
+                   and ir.StringAttr(op.attributes[KERNEL_ATTR]).value == "matmul"]
+        if not kernels:
             return
-        with module.context, ir.Location.unknown():
-            script, seq = matmul_schedule()
-            interpreter.apply_named_sequence(module, seq, script)
+        script, seq = matmul_schedule()
+        for fn in kernels:
+            try:
+                interpreter.apply_named_sequence(fn.operation, seq, script)
+            except ValueError as e:
+                fail(fn, f"matmul schedule failed: {str(e).splitlines()[-1]}")

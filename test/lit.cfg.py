@@ -27,6 +27,9 @@ repo = os.path.dirname(config.test_source_root)
 config.environment["PATH"] = os.pathsep.join(
     [bindir, _site_bin("llvm"), _site_bin("mlir"), config.environment.get("PATH", "")])
 config.environment["PYTHONUNBUFFERED"] = "1"
+# A checkout that is not the installed one (a git worktree) is found through PYTHONPATH.
+if os.environ.get("PYTHONPATH"):
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 config.substitutions.append(("%ms_irdl", os.path.join(repo, "dialects", "ms.irdl.mlir")))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
 config.substitutions.append(("%python", python))

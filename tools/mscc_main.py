@@ -1,0 +1,199 @@
+"""mscc: compile an ms module (.mlir) or jit functions of a Python file (.py).
+
+    mscc FILE [--entry NAME] [--input-signature "f32[8,16],f32[16]"] [--emit=STAGE]
+         [--target cpu] [-o OUT] [--dump-dir DIR] [--run] [--inputs a.npy b.npy] [--seed N]
+
+--emit stops at a named stage of the one pipeline (passes/pipeline.py) and prints it (or writes
+it to -o). --run compiles the entry and runs it on random inputs (or --inputs), printing each
+result's shape, dtype and checksum. --dump-dir writes the IR after every pass, numbered in
+order. Bad input gets a located diagnostic and exit code 1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .common import guarded_main, print_diagnostics
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _parser():
+    p = _Parser(prog="mscc", description=__doc__.split("\n\n")[0], add_help=True)
+    p.add_argument("file", help="an ms module (.mlir) or a Python file (.py)")
+    p.add_argument("--entry", help="function to compile (default: the only one)")
+    p.add_argument("--input-signature", help='e.g. "f32[8,16],f32[16]" (for .py entries)')
+    p.add_argument("--emit", default=None, help="stage to print: " + ", ".join(_stages()))
+    p.add_argument("--target", default="cpu", choices=["cpu"])
+    p.add_argument("-o", dest="output", help="write the emitted stage here")
+    p.add_argument("--dump-dir", help="write the IR after every pass into this folder")
+    p.add_argument("--run", action="store_true", help="compile and run the entry")
+    p.add_argument("--inputs", nargs="+", help=".npy files for --run")
+    p.add_argument("--seed", type=int, default=0, help="seed for random --run inputs")
+    return p
+
+
+def _stages():
+    return ["ms", "ms-opt", "linalg", "bufferized", "llvm", "llvm-ir"]
+
+
+def parse_input_signature(text: str):
+    """`f32[8,16],i64[],bool[3]` -> TensorSpecs."""
+    from ..dialects import dtypes as dt
+    specs = []
+    for item in _split_signature(text):
+        name, _, rest = item.partition("[")
+        if not rest.endswith("]"):
+            raise UsageError(f"bad input signature entry '{item}': expected like f32[8,16]")
+        try:
+            dtype = dt.by_name(name.strip())
+            dims = tuple(int(d) for d in rest[:-1].split(",") if d.strip())
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"bad input signature entry '{item}': {e}") from None
+        if any(d < 0 for d in dims):
+            raise UsageError(f"bad input signature entry '{item}': negative dimension")
+        specs.append(dt.TensorSpec(dims, dtype))
+    return specs
+
+
+def _split_signature(text):
+    items, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    return items
+
+
+def load_module(args):
+    """The ms module to compile and its source text (for diagnostics)."""
+    path = args.file
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
+    if path.endswith(".py"):
+        from ..pyfront.cli_support import trace_python_file
+        return trace_python_file(path, text, args.entry,
+                                 parse_input_signature(args.input_signature)
+                                 if args.input_signature else None), text
+    if args.input_signature:
+        raise UsageError("--input-signature applies to .py files; an .mlir entry has its own")
+    from ..passes.compiler import parse_module
+    return parse_module(text, path), text
+
+
+def _dumper(folder):
+    os.makedirs(folder, exist_ok=True)
+    counter = [0]
+
+    def dump(step, module):
+        counter[0] += 1
+        name = step.name.split("{")[0].split("(")[-1].rstrip(")")
+        with open(os.path.join(folder, f"{counter[0]:02d}_{name}.mlir"), "w") as f:
+            f.write(str(module))
+    return dump
+
+
+def _write(text, output):
+    if output and output != "-":
+        try:
+            with open(output, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"could not write '{output}': {e.strerror}") from None
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def run_entry(module, args):
+    import numpy as np
+    from ..passes.compiler import compile_module, entry_signatures
+    sigs = {s.name: s for s in entry_signatures(module)}
+    entry = args.entry or (next(iter(sigs)) if len(sigs) == 1 else None)
+    if entry not in sigs:
+        raise UsageError(f"choose an entry with --entry: {', '.join(sigs) or 'none found'}")
+    sig = sigs[entry]
+    if args.inputs:
+        if len(args.inputs) != len(sig.inputs):
+            raise UsageError(f"'{entry}' takes {len(sig.inputs)} inputs, got {len(args.inputs)} files")
+        try:
+            arrays = [np.load(p) for p in args.inputs]
+        except (OSError, ValueError) as e:
+            raise UsageError(f"could not read inputs: {e}") from None
+    else:
+        rng = np.random.default_rng(args.seed)
+        arrays = [random_input(rng, s) for s in sig.inputs]
+    exe = compile_module(module, entry)
+    try:
+        outputs = exe(*arrays)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    for i, out in enumerate(outputs):
+        print(f"result #{i}: shape={tuple(out.shape)} dtype={out.dtype} "
+              f"checksum={float(np.asarray(out, np.float64).sum()):.6g}")
+    return outputs
+
+
+def random_input(rng, spec):
+    import numpy as np
+    d = spec.dtype
+    if d.is_bool:
+        return rng.random(spec.shape) < 0.5
+    if d.is_float:
+        return rng.standard_normal(spec.shape).astype(d.np)
+    return rng.integers(0 if d.kind == "uint" else -8, 9, spec.shape).astype(d.np)
+
+
+@guarded_main("mscc")
+def main(argv):
+    from ..passes.diagnostics import CompileError
+    try:
+        args = _parser().parse_args(argv)
+        if args.emit is not None and args.emit not in _stages():
+            raise UsageError(f"unknown stage '{args.emit}'; stages: {', '.join(_stages())}")
+        if args.emit is None and not args.run:
+            args.emit = "llvm-ir" if args.output else "ms-opt"
+    except UsageError as e:
+        print(f"mscc: error: {e}", file=sys.stderr)
+        return 1
+    text = ""
+    try:
+        module, text = load_module(args)
+        if args.run:
+            run_entry(module, args)
+            return 0
+        from ..passes import pipeline
+        after = _dumper(args.dump_dir) if args.dump_dir else None
+        if args.emit == "llvm-ir":
+            pipeline.run_pipeline(module, stop_after="llvm", after_each=after)
+            _write(pipeline.translate_to_llvm_ir(module), args.output)
+        else:
+            pipeline.run_pipeline(module, stop_after=args.emit, after_each=after)
+            _write(str(module), args.output)
+    except UsageError as e:
+        print(f"mscc: error: {e}", file=sys.stderr)
+        return 1
+    except CompileError as e:
+        print_diagnostics(e.diagnostics, {args.file: text})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

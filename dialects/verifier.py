@@ -55,7 +55,7 @@ def check_op(opdef: OpDef, op) -> str | None:
                                              and op.results[0].type == opattrs["value"].type):
         return (f"result type {op.results[0].type} does not match the value's type "
                 f"{opattrs['value'].type}")
-    problem = _check_dtypes(opdef, specs)
+    problem = check_dtypes(opdef, specs)
     if problem:
         return problem
     if opdef.infer is None:
@@ -75,7 +75,7 @@ def check_op(opdef: OpDef, op) -> str | None:
     return None
 
 
-def _check_dtypes(opdef: OpDef, specs) -> str | None:
+def check_dtypes(opdef: OpDef, specs) -> str | None:
     sig = opdef.signature or (None,) * len(specs)
     for i, (spec, group) in enumerate(zip(specs, sig)):
         if group == "bool":

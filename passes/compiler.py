@@ -50,6 +50,12 @@ def _adopt(module_op) -> ir.Module:
     return module
 
 
+def clone_module(module: ir.Module) -> ir.Module:
+    """A deep copy (the pipeline changes modules in place)."""
+    with module.context:
+        return _adopt(module.operation.clone())
+
+
 @dataclass
 class EntrySignature:
     name: str
@@ -80,8 +86,11 @@ def _where(op):
 
 def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
                    start_after=None):
-    """Lower an ms module (changed in place) and return a CPU executable for `entry`
+    """Lower an ms module (changed in place) and return an executable for `entry`
     (default: the only public function)."""
+    if target != "cpu":
+        raise CompileError([Diagnostic("error", "", 0, 0,
+                                       f"target '{target}' cannot run in this process yet")])
     from ..runtime.cpu import CpuExecutable
     sigs = {s.name: s for s in entry_signatures(module)}
     if entry is None:

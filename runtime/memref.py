@@ -15,6 +15,21 @@ import numpy as np
 _DESCRIPTORS: dict[int, type] = {}
 
 
+def _make_data_pointer():
+    """The fastest way to read an ndarray's data pointer: `ndarray.ctypes.data` costs
+    ~0.8 µs; reading PyArrayObject's first field (`char *data`, right after the object
+    header) costs ~0.14 µs. The layout is checked once; the slow path is the fallback."""
+    header = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
+    read = ctypes.c_void_p.from_address
+    probe = np.arange(3, dtype=np.int64)[1:]
+    if read(id(probe) + header).value == probe.ctypes.data:
+        return lambda a: read(id(a) + header).value
+    return lambda a: a.ctypes.data
+
+
+data_pointer = _make_data_pointer()
+
+
 def descriptor_class(rank: int) -> type:
     cls = _DESCRIPTORS.get(rank)
     if cls is None:
@@ -54,4 +69,4 @@ class ArgBlock:
 
     def set(self, i: int, array: np.ndarray):
         d = self.descriptors[i]
-        d.allocated = d.aligned = array.ctypes.data
+        d.allocated = d.aligned = data_pointer(array)

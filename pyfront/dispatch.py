@@ -1,0 +1,89 @@
+"""Where an ms op call goes: into the active trace, or eager execution (PyNative).
+
+This module imports the compiler lazily, so `import mscc` stays free of mlir.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .location import user_location
+from .state import active_traces
+from .tensor import Tensor
+
+_EAGER_CACHE: dict = {}
+eager_compiles = 0  # number of single-op compilations (tests count them)
+
+_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _bad_operand(op_name, i, x):
+    file, line, _ = user_location()
+    return TypeError(f"For '{op_name}', input #{i} has unsupported type {type(x).__name__}; "
+                     f"expected a Tensor, a numpy array or a Python number (at {file}:{line})")
+
+
+def _freeze(d):
+    return tuple(sorted(d.items())) if d else ()
+
+
+def call(op_name: str, operands, attrs=None, consts=None):
+    """Apply an ms op to Tensors / numpy arrays / Python numbers. `attrs` are the op's
+    attributes, `consts` its const inputs (shape, axis, ...) as Python values."""
+    attrs = attrs or {}
+    consts = consts or {}
+    if active_traces:
+        return _traced(active_traces[-1], op_name, operands, attrs, consts)
+    return _eager(op_name, operands, attrs, consts)
+
+
+def _traced(trace, op_name, operands, attrs, consts):
+    where = user_location()
+    values = []
+    for i, x in enumerate(operands):
+        if isinstance(x, np.ndarray):
+            x = Tensor(x)
+        if isinstance(x, Tensor):
+            values.append(trace.value_of(x))
+        elif isinstance(x, _SCALARS):
+            values.append(trace.scalar(x, where))
+        else:
+            raise _bad_operand(op_name, i, x)
+    outs = trace.emit(op_name, values, attrs, consts, where)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _eager(op_name, operands, attrs, consts):
+    parts, arrays = [], []
+    operands = list(operands)
+    for i, x in enumerate(operands):
+        if isinstance(x, np.ndarray):
+            x = operands[i] = Tensor(x)
+        if isinstance(x, Tensor):
+            if x._data is None:
+                raise TypeError(f"For '{op_name}', input #{i} is a placeholder Tensor without data")
+            parts.append(x._spec)
+            arrays.append(x._data)
+        elif isinstance(x, _SCALARS):
+            parts.append(("scalar", type(x), x))
+        else:
+            raise _bad_operand(op_name, i, x)
+    key = (op_name, _freeze(attrs), _freeze(consts), tuple(parts))
+    exe = _EAGER_CACHE.get(key)
+    if exe is None:
+        exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs, consts)
+    outs = [Tensor._wrap(o) for o in exe.run(arrays)]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _compile_single_op(op_name, operands, attrs, consts):
+    global eager_compiles
+    from ..passes.compiler import compile_module
+    from .trace import Trace
+    where = user_location()
+    tr = Trace("eager_" + op_name.split(".", 1)[1], where)
+    with tr:
+        values = [tr.add_argument(x._spec)._value if isinstance(x, Tensor) else tr.scalar(x, where)
+                  for x in operands]
+        tr.finish(tr.emit(op_name, values, attrs, consts, where))
+    eager_compiles += 1
+    return compile_module(tr.module, tr.name)

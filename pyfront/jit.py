@@ -1,0 +1,233 @@
+"""ms.jit: trace once per cache key, compile through the one pipeline, run from the cache.
+
+The cache key is MindSpore's phase key: the function, the shapes and dtypes of the Tensor
+arguments, the values of the other arguments, and the target. A cache hit neither traces nor
+verifies: it patches the prebuilt argument block and calls the compiled code.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..dialects import dtypes as dt
+from . import pytree
+from .context import _context, default_target
+from .location import user_location
+from .state import active_traces
+from .tensor import Parameter, Tensor
+
+
+_NONE_ID = id(None)
+
+
+class CompiledEntry:
+    """One specialization: the executable and how Python values map onto its arguments."""
+
+    __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
+                 "out_specs", "single_output")
+
+    def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks):
+        self.exe = exe
+        self.tensor_leaves = tensor_leaves  # indexes of the argument leaves that are Tensors
+        self.params = params                # implicit Parameter inputs, in argument order
+        self.treedef = treedef              # structure of the returned value
+        self.n_outputs = n_outputs
+        self.writebacks = writebacks        # per assigned Parameter: the object or a leaf index
+        self.out_specs = exe.out_specs[:n_outputs]
+        self.single_output = treedef == ("leaf",)
+
+    def run(self, leaves, arrays=None):
+        if arrays is None:
+            arrays = [leaves[i]._data for i in self.tensor_leaves]
+        if self.params:
+            arrays += [p._data for p in self.params]
+        if _NONE_ID in map(id, arrays):  # (`None in arrays` would compare arrays elementwise)
+            raise TypeError("a placeholder Tensor (no data) was passed to a compiled function")
+        outs = self.exe.run(arrays)
+        n = self.n_outputs
+        if self.writebacks:
+            for target, new in zip(self.writebacks, outs[n:]):
+                (leaves[target] if type(target) is int else target)._data = new
+        wrap = Tensor._wrap_spec
+        if self.single_output:
+            return wrap(outs[0], self.out_specs[0])
+        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
+
+
+def _leaf_key(x, i, name):
+    if isinstance(x, Tensor):
+        if x._data is None:
+            raise TypeError(f"argument #{i} of '{name}' is a placeholder Tensor without data")
+        return x._spec
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"argument #{i} of '{name}' has type {type(x).__name__}, which jit can "
+                        "neither trace (not a Tensor) nor use as a static value (not "
+                        "hashable)") from None
+    return ("static", type(x), x)
+
+
+class JitFunction:
+    """A function compiled per cache key. Use as `@ms.jit`, `@ms.jit(input_signature=...)` or
+    `ms.jit(fn)`."""
+
+    def __init__(self, fn, input_signature=None, target=None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.target = target
+        self.input_signature = None
+        if input_signature is not None:
+            sig = input_signature if isinstance(input_signature, (tuple, list)) else (input_signature,)
+            specs = []
+            for i, t in enumerate(sig):
+                if not isinstance(t, Tensor):
+                    raise TypeError(f"input_signature entry #{i} must be a Tensor, got {type(t).__name__}")
+                specs.append(t._spec)
+            self.input_signature = tuple(specs)
+        self._cache: dict = {}
+        self._flat_cache: dict = {}  # calls whose arguments are all Tensors: key by specs only
+        self.compile_count = 0
+        self.trace_count = 0
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self.__call__, obj)
+
+    # -------------------------------------------------------------- calling
+    def _leaves(self, args):
+        leaves, treedef = pytree.flatten(args)
+        for i, x in enumerate(leaves):
+            if isinstance(x, np.ndarray):
+                leaves[i] = Tensor(x)
+        return leaves, treedef
+
+    def _key(self, leaves, treedef):
+        name = self.__name__
+        return (treedef, self.target or default_target(),
+                tuple(_leaf_key(x, i, name) for i, x in enumerate(leaves)))
+
+    def __call__(self, *args):
+        if active_traces:
+            return self.fn(*args)  # called from another traced function: trace inline
+        try:  # the cache-hit fast path: every argument is a Tensor
+            key = (_context["device_target"], *[a._spec for a in args])
+            entry = self._flat_cache[key]
+        except (AttributeError, KeyError, TypeError):
+            return self._call_general(args)
+        return entry.run(args, [a._data for a in args])
+
+    def _call_general(self, args):
+        leaves, treedef = self._leaves(args)
+        key = self._key(leaves, treedef)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(args, leaves, key)
+            if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
+                self._flat_cache[(_context["device_target"], *[a._spec for a in args])] = entry
+        return entry.run(leaves)
+
+    def _check_signature(self, leaves):
+        if self.input_signature is None:
+            return
+        specs = tuple(x._spec for x in leaves if isinstance(x, Tensor))
+        if specs != self.input_signature:
+            raise TypeError(
+                f"'{self.__name__}' was declared with input_signature "
+                f"({', '.join(map(str, self.input_signature))}) but called with "
+                f"({', '.join(map(str, specs))})")
+
+    # -------------------------------------------------------------- tracing and compiling
+    def trace(self, args, leaves=None):
+        """Trace for these arguments; returns (Trace, output treedef, tensor leaf indexes)."""
+        from .trace import Trace
+        if leaves is None:
+            leaves, _ = self._leaves(args)
+        self._check_signature(leaves)
+        self.trace_count += 1
+        where = _definition_site(self.fn)
+        tr = Trace(_symbol(self.__name__), where)
+        with tr:
+            traced_leaves = [tr.add_input(x) if isinstance(x, Tensor) else x for x in leaves]
+            _, in_tree = pytree.flatten(args)
+            result = self.fn(*pytree.unflatten(in_tree, traced_leaves))
+            outputs, out_tree = pytree.flatten(result)
+            outputs = [_as_tensor(o, self.__name__) for o in outputs]
+            tr.finish(outputs)
+        tensor_leaves = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+        return tr, out_tree, tensor_leaves, len(outputs)
+
+    def lower(self, *args) -> "Lowered":
+        tr, out_tree, tensor_leaves, n_out = self.trace(args)
+        return Lowered(tr, self.target or default_target())
+
+    def _compile(self, args, leaves, key):
+        from ..passes.compiler import compile_module
+        tr, out_tree, tensor_leaves, n_out = self.trace(args, leaves)
+        exe = compile_module(tr.module, tr.name, target=key[1])
+        self.compile_count += 1
+        writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]
+        implicit = [p for p in tr.param_order if id(p) not in tr.explicit_params]
+        entry = CompiledEntry(exe, tensor_leaves, implicit, out_tree, n_out, writebacks)
+        self._cache[key] = entry
+        return entry
+
+    def cache_info(self):
+        return {"entries": len(self._cache), "compiles": self.compile_count,
+                "traces": self.trace_count}
+
+
+class Lowered:
+    """A traced function at the `ms` stage; `as_text(stage)` shows any later stage."""
+
+    def __init__(self, trace, target):
+        self._trace = trace
+        self.target = target
+
+    def as_text(self, stage: str = "ms", debug_info: bool = False) -> str:
+        """The IR at a named stage (passes/pipeline.py); `debug_info` prints locations."""
+        from ..passes import pipeline
+        from ..passes.compiler import clone_module
+        module = clone_module(self._trace.module)
+        if stage == "llvm-ir":
+            pipeline.run_pipeline(module, self.target, stop_after="llvm")
+            return pipeline.translate_to_llvm_ir(module)
+        pipeline.run_pipeline(module, self.target, stop_after=stage)
+        return module.operation.get_asm(enable_debug_info=debug_info)
+
+    def compile(self):
+        from ..passes.compiler import clone_module, compile_module
+        return compile_module(clone_module(self._trace.module), self._trace.name,
+                              target=self.target)
+
+
+def jit(fn=None, *, input_signature=None, target=None):
+    """Compile `fn` on first call per cache key (shapes, dtypes, static values, target)."""
+    if target is not None and target not in ("cpu", "cuda"):
+        raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
+    if fn is None:
+        return lambda f: JitFunction(f, input_signature, target)
+    return JitFunction(fn, input_signature, target)
+
+
+def _as_tensor(x, name):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, np.generic, np.ndarray)):
+        return Tensor(x)
+    raise TypeError(f"'{name}' returned a {type(x).__name__}; jit functions return Tensors, "
+                    "Python numbers, or tuples/lists/dicts of them")
+
+
+def _symbol(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "fn"
+
+
+def _definition_site(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return user_location()
+    return code.co_filename, code.co_firstlineno, 1
+
+
+__all__ = ["jit", "JitFunction", "Lowered", "Parameter", "dt"]

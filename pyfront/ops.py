@@ -1,0 +1,248 @@
+"""ms.ops: the functional ops, with MindSpore's argument conventions.
+
+Each function applies one ms op (pyfront/dispatch.call): inside jit it is traced, outside it
+runs eagerly. Arguments may be Tensors, numpy arrays or Python numbers (implicit cast applies).
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+from ..dialects import dtypes as _dt
+from .dispatch import call as _call
+from .tensor import Parameter, Tensor
+
+
+def _binary(name, doc):
+    def op(x, y):
+        return _call("ms." + name, (x, y))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+def _unary(name, doc):
+    def op(x):
+        return _call("ms." + name, (x,))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+add = _binary("add", "x + y, broadcasting")
+sub = _binary("sub", "x - y")
+mul = _binary("mul", "x * y")
+div = _binary("div", "x / y (true division: integers divide in float32)")
+pow = _binary("pow", "x ** y")  # noqa: A001  (MindSpore's name)
+maximum = _binary("maximum", "elementwise max")
+minimum = _binary("minimum", "elementwise min")
+equal = _binary("equal", "x == y")
+not_equal = _binary("not_equal", "x != y")
+less = _binary("less", "x < y")
+less_equal = _binary("less_equal", "x <= y")
+greater = _binary("greater", "x > y")
+greater_equal = _binary("greater_equal", "x >= y")
+logical_and = _binary("logical_and", "x and y, on bool tensors")
+logical_or = _binary("logical_or", "x or y, on bool tensors")
+
+neg = _unary("neg", "-x")
+abs = _unary("abs", "|x|")  # noqa: A001
+exp = _unary("exp", "e ** x")
+log = _unary("log", "natural logarithm")
+tanh = _unary("tanh", "hyperbolic tangent")
+sigmoid = _unary("sigmoid", "1 / (1 + exp(-x))")
+relu = _unary("relu", "max(x, 0)")
+sqrt = _unary("sqrt", "square root")
+rsqrt = _unary("rsqrt", "1 / sqrt(x)")
+logical_not = _unary("logical_not", "not x, on bool tensors")
+zeros_like = _unary("zeros_like", "zeros with x's shape and dtype")
+ones_like = _unary("ones_like", "ones with x's shape and dtype")
+stop_gradient = _unary("stop_gradient", "x, through which no gradient flows")
+
+
+def select(cond, x, y):
+    """x where cond is True, else y (all three broadcast)."""
+    return _call("ms.select", (cond, x, y))
+
+
+def cast(x, dtype):
+    return _call("ms.cast", (x,), {"dtype": _dt.as_dtype(dtype)})
+
+
+def matmul(x, y, transpose_a=False, transpose_b=False):
+    return _call("ms.matmul", (x, y), {"transpose_a": bool(transpose_a),
+                                       "transpose_b": bool(transpose_b)})
+
+
+def batch_matmul(x, y, transpose_a=False, transpose_b=False):
+    return _call("ms.batch_matmul", (x, y), {"transpose_a": bool(transpose_a),
+                                             "transpose_b": bool(transpose_b)})
+
+
+def matmul_any(x, y):
+    """`x @ y`: matmul for 2-D operands, batch_matmul when either has batch dims."""
+    rx, ry = _rank(x), _rank(y)
+    if rx < 2 or ry < 2:
+        raise ValueError(f"'@' needs operands of rank >= 2, got ranks {rx} and {ry}")
+    if rx == ry == 2:
+        return matmul(x, y)
+    if rx == 2:
+        x = expand_dims(x, 0)
+    if ry == 2:
+        y = expand_dims(y, 0)
+    return batch_matmul(x, y)
+
+
+def _rank(x):
+    return x.ndim if isinstance(x, Tensor) else len(getattr(x, "shape", ()))
+
+
+def _axes(axis):
+    if axis is None:
+        return ()
+    return (int(axis),) if isinstance(axis, int) else tuple(int(a) for a in axis)
+
+
+def _reduction(name):
+    def op(x, axis=(), keep_dims=False):
+        return _call("ms." + name, (x,), {"keep_dims": bool(keep_dims)}, {"axis": _axes(axis)})
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"{name} over `axis` (int or tuple; () reduces every axis)"
+    return op
+
+
+reduce_sum = _reduction("reduce_sum")
+reduce_mean = _reduction("reduce_mean")
+reduce_max = _reduction("reduce_max")
+reduce_min = _reduction("reduce_min")
+
+
+def softmax(x, axis=-1):
+    return _call("ms.softmax", (x,), {"axis": int(axis)})
+
+
+def log_softmax(x, axis=-1):
+    return _call("ms.log_softmax", (x,), {"axis": int(axis)})
+
+
+def _ints(v):
+    return (int(v),) if isinstance(v, int) else tuple(int(d) for d in v)
+
+
+def reshape(x, shape):
+    return _call("ms.reshape", (x,), consts={"shape": _ints(shape)})
+
+
+def transpose(x, perm):
+    return _call("ms.transpose", (x,), consts={"perm": _ints(perm)})
+
+
+def broadcast_to(x, shape):
+    return _call("ms.broadcast_to", (x,), consts={"shape": _ints(shape)})
+
+
+def expand_dims(x, axis):
+    return _call("ms.expand_dims", (x,), consts={"axis": int(axis)})
+
+
+def squeeze(x, axis=()):
+    return _call("ms.squeeze", (x,), {"axis": _axes(axis)})
+
+
+def tile(x, multiples):
+    return _call("ms.tile", (x,), consts={"multiples": _ints(multiples)})
+
+
+def concat(tensors, axis=0):
+    """Join a tuple/list of tensors along `axis` (a chain of binary ms.concat)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("concat needs at least one tensor")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = _call("ms.concat", (out, t), {"axis": int(axis)})
+    return out
+
+
+def slice(x, begin, size):  # noqa: A001  (MindSpore's name)
+    return _call("ms.slice", (x,), consts={"begin": _ints(begin), "size": _ints(size)})
+
+
+def strided_slice(x, begin, end, strides):
+    return _call("ms.strided_slice", (x,), consts={"begin": _ints(begin), "end": _ints(end),
+                                                   "strides": _ints(strides)})
+
+
+def gather(params, indices, axis=0):
+    return _call("ms.gather", (params, indices), consts={"axis": int(axis)})
+
+
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
+    return _call("ms.one_hot", (indices, on_value, off_value), {"axis": int(axis)},
+                 {"depth": int(depth)})
+
+
+def assign(variable, value):
+    """Write `value` into the Parameter `variable` (implicit cast to its dtype) and return
+    the new value. Under jit the runtime stores it when the compiled function returns."""
+    from .trace import current_trace
+    if not isinstance(variable, Parameter):
+        raise TypeError(f"For 'ms.assign', the 0th input must be a Parameter, got "
+                        f"{type(variable).__name__}")
+    trace = current_trace()
+    if trace is not None:
+        from .location import user_location
+        if not isinstance(value, Tensor):
+            value = Tensor(value, dtype=variable.dtype)
+        return trace.assign(variable, value, user_location())
+    out = _call("ms.assign", (variable, value))
+    variable._data = out._data
+    return out
+
+
+def getitem(x, index):
+    """x[index] for ints, slices (positive steps), None and Ellipsis; a Tensor index gathers
+    along axis 0."""
+    if isinstance(index, list):
+        index = Tensor(index)
+    if isinstance(index, Tensor) or hasattr(index, "__array__"):
+        return gather(x, index, 0)
+    index = index if isinstance(index, tuple) else (index,)
+    shape = x.shape
+    n_real = sum(i is not None and i is not Ellipsis for i in index)
+    if n_real > len(shape):
+        raise IndexError(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    full = builtins.slice(None)
+    expanded = []
+    for i in index:
+        expanded += [full] * (len(shape) - n_real) if i is Ellipsis else [i]
+    expanded += [full] * (len(shape) - sum(i is not None for i in expanded))
+    begin, end, strides, out_shape = [], [], [], []
+    axis = 0
+    for i in expanded:
+        if i is None:
+            out_shape.append(1)
+            continue
+        size = shape[axis]
+        if isinstance(i, builtins.slice):
+            start, stop, step = i.indices(size)
+            if step <= 0:
+                raise IndexError("negative slice steps are not supported")
+            stop = max(stop, start)
+            begin.append(start), end.append(stop), strides.append(step)
+            out_shape.append(len(range(start, stop, step)))
+        else:
+            k = operator.index(i)
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {size}")
+            k %= size
+            begin.append(k), end.append(k + 1), strides.append(1)
+        axis += 1
+    y = x
+    if any(b != 0 or e != d or s != 1 for b, e, s, d in zip(begin, end, strides, shape)):
+        y = strided_slice(x, begin, end, strides)
+    if tuple(out_shape) != tuple(y.shape):
+        y = reshape(y, out_shape)
+    return y

@@ -1,0 +1,3 @@
+"""Which traces are being built (innermost last). A plain list, read on every jit call: the
+cache-hit path cannot afford a thread-local lookup, and tracing is single-threaded."""
+active_traces: list = []

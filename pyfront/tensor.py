@@ -1,0 +1,232 @@
+"""ms.Tensor and ms.Parameter.
+
+A Tensor is either concrete (it holds a C-contiguous numpy array) or traced (inside jit it
+stands for an SSA value of the function being built). Operators dispatch to ms ops
+(pyfront/ops.py), with MindSpore's implicit-cast semantics. This module does not import mlir.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dialects import dtypes as dt
+from ..dialects.dtypes import TensorSpec
+
+
+class Tensor:
+    """A tensor of one of mscc's dtypes: `Tensor(data, dtype=None)`, or a placeholder
+    `Tensor(shape=..., dtype=...)` describing an input (for `jit(input_signature=...)`)."""
+
+    __array_priority__ = 100  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+    __slots__ = ("_data", "_spec", "_value", "_trace", "__weakref__")
+
+    def __init__(self, data=None, dtype=None, shape=None):
+        self._value = None
+        self._trace = None
+        if data is None:
+            if shape is None or dtype is None:
+                raise TypeError("Tensor() needs data, or both shape and dtype for a placeholder")
+            self._data = None
+            self._spec = TensorSpec(tuple(int(d) for d in shape), dt.as_dtype(dtype))
+            return
+        if shape is not None:
+            raise TypeError("Tensor(data, shape=...) is ambiguous: give data or a shape")
+        if isinstance(data, Tensor):
+            data = data.asnumpy()
+        python_scalar_or_list = not isinstance(data, np.ndarray)
+        try:
+            arr = np.asarray(data)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {e}") from None
+        if dtype is not None:
+            target = dt.as_dtype(dtype)
+        elif python_scalar_or_list and arr.dtype == np.float64:
+            target = dt.float32  # MindSpore: Python floats default to float32
+        elif arr.dtype.kind in "US O":
+            raise TypeError(f"cannot make a Tensor from {type(data).__name__} of {arr.dtype}")
+        else:
+            target = dt.from_numpy(arr.dtype)
+        self._data = np.asarray(arr, dtype=target.np, order="C")
+        self._spec = TensorSpec(self._data.shape, target)
+
+    # ------------------------------------------------------------- construction helpers
+    @classmethod
+    def _wrap(cls, array: np.ndarray) -> "Tensor":
+        """A Tensor owning `array` (already C-contiguous with a supported dtype)."""
+        t = object.__new__(cls)
+        t._data = array
+        t._spec = TensorSpec(array.shape, dt.from_numpy(array.dtype))
+        t._value = None
+        t._trace = None
+        return t
+
+    @classmethod
+    def _wrap_spec(cls, array: np.ndarray, spec: TensorSpec) -> "Tensor":
+        """_wrap when the spec is known (the jit cache-hit path)."""
+        t = object.__new__(cls)
+        t._data = array
+        t._spec = spec
+        t._value = None
+        t._trace = None
+        return t
+
+    @classmethod
+    def _traced(cls, value, spec: TensorSpec, trace) -> "Tensor":
+        t = object.__new__(cls)
+        t._data = None
+        t._spec = spec
+        t._value = value
+        t._trace = trace
+        return t
+
+    # ------------------------------------------------------------- properties
+    @property
+    def shape(self) -> tuple:
+        return self._spec.shape
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._spec.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._spec.shape)
+
+    @property
+    def size(self) -> int:
+        return self._spec.size
+
+    @property
+    def is_placeholder(self) -> bool:
+        return self._data is None and self._trace is None
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d Tensor")
+        return self.shape[0]
+
+    def asnumpy(self) -> np.ndarray:
+        if self._trace is not None:
+            raise RuntimeError(
+                "asnumpy() on a traced Tensor: inside jit its value is only known when the "
+                "compiled function runs; return it from the function instead")
+        if self._data is None:
+            raise RuntimeError(f"asnumpy() on a placeholder Tensor {self._spec} holds no data")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        if self._trace is not None:
+            return f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, traced)"
+        if self._data is None:
+            return f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, placeholder)"
+        return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, "
+                f"value={np.array2string(self._data, separator=', ')})")
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        if self._trace is not None:
+            from .location import user_location
+            file, line, _ = user_location()
+            raise TypeError(
+                f"Python `if`/`while`/`and`/`or` on a traced Tensor at {file}:{line}: its value "
+                "is only known when the compiled function runs. Use ms.ops.select(cond, x, y) "
+                "for an elementwise choice, or pass the condition as a non-Tensor argument "
+                "so that it is static.")
+        return bool(self.asnumpy())
+
+    def __float__(self):
+        return float(self.asnumpy())
+
+    def __int__(self):
+        return int(self.asnumpy())
+
+    def __index__(self):
+        if self.dtype.is_float:
+            raise TypeError("only integer Tensors can be used as an index")
+        return int(self.asnumpy())
+
+    def item(self):
+        return self.asnumpy().item()
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    # ------------------------------------------------------------- operators
+    def __add__(self, other): return _ops().add(self, other)
+    def __radd__(self, other): return _ops().add(other, self)
+    def __sub__(self, other): return _ops().sub(self, other)
+    def __rsub__(self, other): return _ops().sub(other, self)
+    def __mul__(self, other): return _ops().mul(self, other)
+    def __rmul__(self, other): return _ops().mul(other, self)
+    def __truediv__(self, other): return _ops().div(self, other)
+    def __rtruediv__(self, other): return _ops().div(other, self)
+    def __pow__(self, other): return _ops().pow(self, other)
+    def __rpow__(self, other): return _ops().pow(other, self)
+    def __matmul__(self, other): return _ops().matmul_any(self, other)
+    def __rmatmul__(self, other): return _ops().matmul_any(other, self)
+    def __neg__(self): return _ops().neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops().abs(self)
+    def __invert__(self): return _ops().logical_not(self)
+    def __and__(self, other): return _ops().logical_and(self, other)
+    def __or__(self, other): return _ops().logical_or(self, other)
+    def __lt__(self, other): return _ops().less(self, other)
+    def __le__(self, other): return _ops().less_equal(self, other)
+    def __gt__(self, other): return _ops().greater(self, other)
+    def __ge__(self, other): return _ops().greater_equal(self, other)
+    def __eq__(self, other): return _ops().equal(self, other)
+    def __ne__(self, other): return _ops().not_equal(self, other)
+    def __getitem__(self, index): return _ops().getitem(self, index)
+
+    # ------------------------------------------------------------- methods (MindSpore names)
+    def astype(self, dtype): return _ops().cast(self, dtype)
+    def reshape(self, *shape):
+        return _ops().reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+    def transpose(self, *perm):
+        return _ops().transpose(self, perm[0] if len(perm) == 1 and isinstance(perm[0], (tuple, list)) else perm or tuple(reversed(range(self.ndim))))
+    @property
+    def T(self): return _ops().transpose(self, tuple(reversed(range(self.ndim))))
+    def sum(self, axis=(), keep_dims=False): return _ops().reduce_sum(self, axis, keep_dims)
+    def mean(self, axis=(), keep_dims=False): return _ops().reduce_mean(self, axis, keep_dims)
+    def max(self, axis=(), keep_dims=False): return _ops().reduce_max(self, axis, keep_dims)
+    def min(self, axis=(), keep_dims=False): return _ops().reduce_min(self, axis, keep_dims)
+    def exp(self): return _ops().exp(self)
+    def log(self): return _ops().log(self)
+    def sqrt(self): return _ops().sqrt(self)
+    def abs(self): return _ops().abs(self)
+    def expand_dims(self, axis): return _ops().expand_dims(self, axis)
+    def squeeze(self, axis=()): return _ops().squeeze(self, axis)
+
+
+class Parameter(Tensor):
+    """A named, trainable tensor. Functions compiled with jit read Parameters as implicit
+    inputs and write them through ms.assign; the runtime stores the new values back."""
+
+    __slots__ = ("name", "requires_grad")
+
+    def __init__(self, data, name=None, requires_grad=True, dtype=None):
+        super().__init__(data.asnumpy() if isinstance(data, Tensor) else data, dtype=dtype)
+        self.name = name or f"Parameter{id(self):x}"
+        self.requires_grad = requires_grad
+
+    def set_data(self, data):
+        """Replace the value (same shape and dtype), as MindSpore's Parameter.set_data."""
+        arr = np.array(data.asnumpy() if isinstance(data, Tensor) else data,
+                       dtype=self.dtype.np, order="C")
+        if arr.shape != self.shape:
+            raise ValueError(f"Parameter '{self.name}' has shape {self.shape}; got {arr.shape}")
+        self._data = arr
+        return self
+
+    def __repr__(self):
+        return f"Parameter(name={self.name!r}, shape={list(self.shape)}, dtype={self.dtype.name})"
+
+
+def _ops():
+    from . import ops
+    return ops

@@ -1,0 +1,174 @@
+"""Tracing Python functions into ms IR, and running single ops eagerly.
+
+While a function runs under a Trace, ms ops on traced Tensors append ms ops to one func.func,
+in MindSpore's form: constant inputs as `ms.constant` operands, Python scalars as scalar
+constants, mixed dtypes left to ms-implicit-cast. Each op carries the user's file:line:col.
+Parameters the function reads become extra arguments (arg attribute `ms.parameter`); values
+written with ms.assign become extra results the runtime stores back.
+
+Outside any trace an op runs eagerly: it is traced alone, compiled once per (op, attributes,
+input specs, scalar values) and cached, as MindSpore's PyNative mode does.
+"""
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import func
+
+from ..dialects import dtypes as dt
+from ..dialects.ir import PARAM_ATTR, build_op, constant, get_context, spec_of, tensor_type
+from ..dialects.registry import DTypeError, ShapeError, lookup
+from ..dialects.verifier import check_dtypes
+from .location import user_location
+from .state import active_traces
+from .tensor import Parameter, Tensor
+
+
+def current_trace():
+    return active_traces[-1] if active_traces else None
+
+
+def _located(message: str, where) -> str:
+    file, line, _ = where
+    return f"{message} (at {file}:{line})"
+
+
+class Trace:
+    """Builds one func.func of ms ops from a Python function run on traced Tensors."""
+
+    def __init__(self, name: str, where=None):
+        self.context = get_context()
+        file, line, col = where or user_location()
+        self.fn_loc = ir.Location.file(file, line, col, context=self.context)
+        with self.context, self.fn_loc:
+            self.module = ir.Module.create()
+            with ir.InsertionPoint(self.module.body):
+                self.fn = func.FuncOp(name, ([], []))
+            self.block = self.fn.add_entry_block()
+        self.name = name
+        self.arg_attrs: list[dict] = []
+        self.params: dict[int, tuple] = {}       # id(Parameter) -> (Parameter, current value)
+        self.param_order: list[Parameter] = []   # in argument order (after explicit args)
+        self.assigned: dict[int, Parameter] = {}
+        self.constants: dict[int, tuple] = {}    # id(concrete Tensor) -> (Tensor, value)
+        self.explicit_params: dict[int, int] = {}  # id(Parameter) -> explicit argument index
+        self.n_explicit = 0
+
+    # ------------------------------------------------------------------ context manager
+    def __enter__(self):
+        active_traces.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        active_traces.pop()
+        return False
+
+    # ------------------------------------------------------------------ values
+    def add_argument(self, spec: dt.TensorSpec, attrs=None) -> Tensor:
+        with self.context, self.fn_loc:
+            value = self.block.add_argument(tensor_type(spec), self.fn_loc)
+        self.arg_attrs.append(attrs or {})
+        return Tensor._traced(value, spec, self)
+
+    def add_input(self, x) -> Tensor:
+        """An explicit argument of the traced function. A Parameter passed explicitly keeps
+        its identity, so ms.assign to it is stored back into the object passed."""
+        if isinstance(x, Parameter):
+            with self.context:
+                t = self.add_argument(x._spec, {PARAM_ATTR: ir.StringAttr.get(x.name)})
+            self.params[id(x)] = (x, t._value)
+            self.param_order.append(x)
+            self.explicit_params[id(x)] = self.n_explicit
+            self.n_explicit += 1
+            return x
+        self.n_explicit += 1
+        return self.add_argument(x._spec)
+
+    def value_of(self, t: Tensor) -> ir.Value:
+        """The SSA value standing for `t` in this function."""
+        if t._trace is self:
+            return t._value
+        if t._trace is not None:
+            raise RuntimeError("a Tensor traced by another jit function was used here; "
+                               "return it from that function instead")
+        if isinstance(t, Parameter):
+            entry = self.params.get(id(t))
+            if entry is None:
+                with self.context:
+                    arg = self.add_argument(t._spec, {PARAM_ATTR: ir.StringAttr.get(t.name)})
+                entry = self.params[id(t)] = (t, arg._value)
+                self.param_order.append(t)
+            return entry[1]
+        if t._data is None:
+            raise TypeError(f"placeholder {t._spec} has no value; pass it as an argument")
+        entry = self.constants.get(id(t))
+        if entry is None:
+            with self.context, self.fn_loc, ir.InsertionPoint(self.block):
+                entry = self.constants[id(t)] = (t, constant(t._data, t.dtype))
+        return entry[1]
+
+    def scalar(self, x, where) -> ir.Value:
+        """A Python bool/int/float as a scalar constant (MindSpore's scalar rules apply)."""
+        dtype = dt.bool_ if isinstance(x, (bool, np.bool_)) else (
+            dt.int64 if isinstance(x, (int, np.integer)) else dt.float64)
+        with self.context, _loc(where, self.context), ir.InsertionPoint(self.block):
+            return constant(np.array(x, dtype.np), dtype, scalar=True)
+
+    def const_input(self, values, kind: str, where) -> ir.Value:
+        """A shape/axis/perm argument as an ms.constant operand (before const-input-to-attr)."""
+        arr = np.array(values if kind == "ints" else int(values), dtype=np.int64)
+        with self.context, _loc(where, self.context), ir.InsertionPoint(self.block):
+            return constant(arr, dt.int64)
+
+    # ------------------------------------------------------------------ ops
+    def emit(self, op_name: str, operands: list, attrs: dict, consts: dict, where):
+        """Append one ms op; `operands` are ir.Values of the data operands (in order),
+        `consts` the const inputs by name (Python values). Returns result Tensors."""
+        opdef = lookup(op_name)
+        ir_operands = {o.name: v for o, v in zip(opdef.data_operands, operands)}
+        for name, value in consts.items():
+            ir_operands[name] = self.const_input(value, opdef.const_inputs[name], where)
+        with self.context:
+            problem = check_dtypes(opdef, [spec_of(v.type) for v in operands])
+            if problem:
+                raise TypeError(_located(f"For '{op_name}', {problem}", where))
+            try:
+                with _loc(where, self.context), ir.InsertionPoint(self.block):
+                    op = build_op(op_name, ir_operands, attrs)
+            except ShapeError as e:
+                raise ValueError(_located(f"For '{op_name}', {e}", where)) from None
+            except DTypeError as e:
+                raise TypeError(_located(f"For '{op_name}', {e}", where)) from None
+        return [Tensor._traced(r, spec_of(r.type), self) for r in op.results]
+
+    def assign(self, param: Parameter, value: Tensor, where):
+        """ms.assign into a Parameter: later reads see the new value; it becomes a result."""
+        var = self.value_of(param)
+        out, = self.emit("ms.assign", [var, self.value_of(value)], {}, {}, where)
+        self.params[id(param)] = (param, out._value)
+        self.assigned[id(param)] = param
+        return out
+
+    # ------------------------------------------------------------------ finishing
+    def finish(self, outputs: list):
+        """Return `outputs` (Tensors) and the final values of assigned Parameters."""
+        values = [self.value_of(t) for t in outputs]
+        values += [self.params[id(p)][1] for p in self.assigned_params]
+        with self.context, self.fn_loc, ir.InsertionPoint(self.block):
+            func.ReturnOp(values)
+        with self.context:
+            arg_types = [a.type for a in self.block.arguments]
+            self.fn.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, [v.type for v in values]))
+            if any(self.arg_attrs):
+                self.fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in self.arg_attrs])
+        return self.module
+
+    @property
+    def assigned_params(self):
+        return [p for p in self.param_order if id(p) in self.assigned]
+
+
+def _loc(where, context):
+    file, line, col = where
+    return ir.Location.file(file, line, col, context=context)

@@ -295,6 +295,18 @@ def cast_targets(opdef: OpDef, data: list) -> list:
     return targets
 
 
+def write_conflict(opdef: OpDef, data: list, is_parameter) -> str | None:
+    """MindSpore refuses to cast a value in a write position (ms.assign's variable): the
+    message for the first such operand, or None. `is_parameter(value)` says how to name it."""
+    for i, (v, target) in enumerate(zip(data, cast_targets(opdef, data))):
+        spec = spec_of(v.type)
+        if i in opdef.write and target is not None and spec is not None and spec.dtype is not target:
+            kind = "Parameter" if is_parameter(v) else "tensor"
+            return (f"For '{opdef.name}', the {i}th input is a {kind} of dtype {spec.dtype.name} "
+                    f"that cannot be converted to {target.name}")
+    return None
+
+
 def resolved_specs(opdef: OpDef, data: list) -> list:
     """Specs of the data operands as the op sees them after implicit cast."""
     out = []

@@ -9,8 +9,9 @@ import numpy as np
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
-from ..dialects.ir import (PARAM_ATTR, SCALAR_ATTR, build_op, cast_targets, constant,
-                           data_values, is_scalar_constant, op_attrs, operand_groups, spec_of)
+from ..dialects.ir import (PARAM_ATTR, build_op, cast_targets, constant, data_values,
+                           is_scalar_constant, op_attrs, operand_groups, spec_of,
+                           write_conflict)
 from ..dialects.registry import OPS
 from .base import PatternPass, fail, register
 
@@ -37,16 +38,14 @@ def insert_casts(op, rewriter):
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
-    targets = cast_targets(opdef, data)
+    conflict = write_conflict(opdef, data, parameter_name)
+    if conflict:
+        fail(op, conflict)
     changes = {}
-    for i, (v, target) in enumerate(zip(data, targets)):
+    for i, (v, target) in enumerate(zip(data, cast_targets(opdef, data))):
         spec = spec_of(v.type)
         if target is None or spec is None or spec.dtype is target:
             continue
-        if i in opdef.write:
-            kind = "Parameter" if parameter_name(v) else "tensor"
-            fail(op, f"For '{op.name}', the {i}th input is a {kind} of dtype {spec.dtype.name} "
-                     f"that cannot be converted to {target.name}")
         changes[i] = (v, spec, target)
     if not changes:
         return True  # did not match: every group already agrees

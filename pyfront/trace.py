@@ -16,7 +16,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects import dtypes as dt
-from ..dialects.ir import PARAM_ATTR, build_op, constant, get_context, spec_of, tensor_type
+from ..dialects.ir import (PARAM_ATTR, build_op, constant, get_context, spec_of, tensor_type,
+                           write_conflict)
 from ..dialects.registry import DTypeError, ShapeError, lookup
 from ..dialects.verifier import check_dtypes
 from .location import user_location
@@ -107,6 +108,9 @@ class Trace:
                 entry = self.constants[id(t)] = (t, constant(t._data, t.dtype))
         return entry[1]
 
+    def is_parameter(self, value: ir.Value) -> bool:
+        return any(v == value for _, v in self.params.values())
+
     def scalar(self, x, where) -> ir.Value:
         """A Python bool/int/float as a scalar constant (MindSpore's scalar rules apply)."""
         dtype = dt.bool_ if isinstance(x, (bool, np.bool_)) else (
@@ -132,6 +136,9 @@ class Trace:
             problem = check_dtypes(opdef, [spec_of(v.type) for v in operands])
             if problem:
                 raise TypeError(_located(f"For '{op_name}', {problem}", where))
+            conflict = write_conflict(opdef, operands, self.is_parameter)
+            if conflict:
+                raise TypeError(_located(conflict, where))
             try:
                 with _loc(where, self.context), ir.InsertionPoint(self.block):
                     op = build_op(op_name, ir_operands, attrs)

@@ -29,6 +29,22 @@ def current_trace():
     return active_traces[-1] if active_traces else None
 
 
+class LocatedValueError(ValueError):
+    """A shape or value mistake in user code; `location` is (file, line, column)."""
+
+    def __init__(self, message, location):
+        super().__init__(message)
+        self.location = location
+
+
+class LocatedTypeError(TypeError):
+    """A dtype or argument-type mistake in user code; `location` is (file, line, column)."""
+
+    def __init__(self, message, location):
+        super().__init__(message)
+        self.location = location
+
+
 def _located(message: str, where) -> str:
     file, line, _ = where
     return f"{message} (at {file}:{line})"
@@ -135,17 +151,17 @@ class Trace:
         with self.context:
             problem = check_dtypes(opdef, [spec_of(v.type) for v in operands])
             if problem:
-                raise TypeError(_located(f"For '{op_name}', {problem}", where))
+                raise LocatedTypeError(_located(f"For '{op_name}', {problem}", where), where)
             conflict = write_conflict(opdef, operands, self.is_parameter)
             if conflict:
-                raise TypeError(_located(conflict, where))
+                raise LocatedTypeError(_located(conflict, where), where)
             try:
                 with _loc(where, self.context), ir.InsertionPoint(self.block):
                     op = build_op(op_name, ir_operands, attrs)
             except ShapeError as e:
-                raise ValueError(_located(f"For '{op_name}', {e}", where)) from None
+                raise LocatedValueError(_located(f"For '{op_name}', {e}", where), where) from None
             except DTypeError as e:
-                raise TypeError(_located(f"For '{op_name}', {e}", where)) from None
+                raise LocatedTypeError(_located(f"For '{op_name}', {e}", where), where) from None
         return [Tensor._traced(r, spec_of(r.type), self) for r in op.results]
 
     def assign(self, param: Parameter, value: Tensor, where):

@@ -35,6 +35,8 @@ def _parser():
     p.add_argument("--target", default="cpu", choices=["cpu"])
     p.add_argument("-o", dest="output", help="write the emitted stage here")
     p.add_argument("--dump-dir", help="write the IR after every pass into this folder")
+    p.add_argument("--mlir-print-debuginfo", dest="debug_info", action="store_true",
+                   help="print source locations (the Python lines ops came from)")
     p.add_argument("--run", action="store_true", help="compile and run the entry")
     p.add_argument("--inputs", nargs="+", help=".npy files for --run")
     p.add_argument("--seed", type=int, default=0, help="seed for random --run inputs")
@@ -79,23 +81,27 @@ def _split_signature(text):
     return items
 
 
-def load_module(args):
-    """The ms module to compile and its source text (for diagnostics)."""
-    path = args.file
+def read_source(path):
     try:
         with open(path) as f:
-            text = f.read()
+            return f.read()
     except OSError as e:
         raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
+
+
+def load_module(args, text):
+    """(ms module, Parameter values per entry) from the source text of args.file."""
+    path = args.file
     if path.endswith(".py"):
         from ..pyfront.cli_support import trace_python_file
-        return trace_python_file(path, text, args.entry,
-                                 parse_input_signature(args.input_signature)
-                                 if args.input_signature else None), text
+        module, parameters = trace_python_file(
+            path, text, args.entry,
+            parse_input_signature(args.input_signature) if args.input_signature else None)
+        return module, parameters
     if args.input_signature:
         raise UsageError("--input-signature applies to .py files; an .mlir entry has its own")
     from ..passes.compiler import parse_module
-    return parse_module(text, path), text
+    return parse_module(text, path), {}
 
 
 def _dumper(folder):
@@ -121,7 +127,7 @@ def _write(text, output):
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def run_entry(module, args):
+def run_entry(module, args, parameters):
     import numpy as np
     from ..passes.compiler import compile_module, entry_signatures
     sigs = {s.name: s for s in entry_signatures(module)}
@@ -138,7 +144,9 @@ def run_entry(module, args):
             raise UsageError(f"could not read inputs: {e}") from None
     else:
         rng = np.random.default_rng(args.seed)
-        arrays = [random_input(rng, s) for s in sig.inputs]
+        params = parameters.get(entry, [])
+        explicit = sig.inputs[:len(sig.inputs) - len(params)]
+        arrays = [random_input(rng, s) for s in explicit] + list(params)
     exe = compile_module(module, entry)
     try:
         outputs = exe(*arrays)
@@ -174,9 +182,10 @@ def main(argv):
         return 1
     text = ""
     try:
-        module, text = load_module(args)
+        text = read_source(args.file)
+        module, parameters = load_module(args, text)
         if args.run:
-            run_entry(module, args)
+            run_entry(module, args, parameters)
             return 0
         from ..passes import pipeline
         after = _dumper(args.dump_dir) if args.dump_dir else None
@@ -185,7 +194,7 @@ def main(argv):
             _write(pipeline.translate_to_llvm_ir(module), args.output)
         else:
             pipeline.run_pipeline(module, stop_after=args.emit, after_each=after)
-            _write(str(module), args.output)
+            _write(module.operation.get_asm(enable_debug_info=args.debug_info), args.output)
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

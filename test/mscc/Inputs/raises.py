@@ -1,0 +1,3 @@
+import mscc as ms
+
+value = undefined_name + 1

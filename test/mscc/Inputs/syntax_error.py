@@ -1,0 +1,4 @@
+import mscc as ms
+
+def f(x)
+    return x

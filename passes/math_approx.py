@@ -1,0 +1,136 @@
+"""ms-cpu-math-approx: exp, log and tanh on float32 (and float16) as polynomials.
+
+On the CPU, math.exp/log/tanh become libm calls that LLVM cannot vectorize, which leaves a
+fused elementwise loop at ~1 GB/s. These rewrites (the Cephes/Eigen approximations that
+upstream MLIR's PolynomialApproximation uses, which the Python wheels do not expose) turn them
+into arithmetic that vectorizes; accuracy is within a few ulp of float32. float64 keeps libm.
+The GPU path keeps math ops (libdevice implements them).
+"""
+from mlir import ir
+from mlir.dialects import arith
+from mlir.dialects import math as mmath
+
+from .base import PatternPass, register
+
+_LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
+_LOG2E = 1.44269504088896341
+_EXP_MAX, _EXP_MIN = 88.7228391116729996, -104.0  # beyond: inf, and 0 (below denormals)
+_EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+             1.6666665459e-1, 5.0000001201e-1)
+_TANH_CLAMP, _TANH_TINY = 7.90531110763549805, 0.0004
+_TANH_NUM = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+             5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+             4.89352455891786e-03)
+_TANH_DEN = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+             4.89352518554385e-03)
+_LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+             1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+             3.3333331174e-1)
+_SQRT_HALF = 0.707106781186547524
+
+
+class _F32:
+    """float32 arithmetic on scalars or vectors of the value's shape."""
+
+    def __init__(self, t: ir.Type):
+        self.t = t
+        shape = ir.VectorType(t).shape if isinstance(t, ir.VectorType) else None
+        self.i32 = ir.IntegerType.get_signless(32)
+        self.it = ir.VectorType.get(shape, self.i32) if shape else self.i32
+        self.shape = shape
+
+    def c(self, v):
+        return self._const(self.t, ir.FloatAttr.get(ir.F32Type.get(), v))
+
+    def ci(self, v):
+        return self._const(self.it, ir.IntegerAttr.get(self.i32, v))
+
+    def _const(self, t, scalar_attr):
+        if self.shape:
+            return arith.constant(t, ir.DenseElementsAttr.get_splat(t, scalar_attr))
+        return arith.constant(t, scalar_attr)
+
+    def horner(self, x, coeffs):
+        y = self.c(coeffs[0])
+        for k in coeffs[1:]:
+            y = arith.addf(arith.mulf(y, x), self.c(k))
+        return y
+
+    def clamp(self, x, lo, hi):
+        return arith.minimumf(arith.maximumf(x, self.c(lo)), self.c(hi))
+
+
+def exp_f32(f: _F32, x):
+    """Cephes expf: x = k ln2 + r, exp(r) by a degree-6 polynomial, 2^k from exponent bits
+    (as 2^(k/2) * 2^(k - k/2), so that k in [-150, 128] reaches denormals and FLT_MAX)."""
+    too_big = arith.cmpf(arith.CmpFPredicate.OGT, x, f.c(_EXP_MAX))
+    x = f.clamp(x, _EXP_MIN, _EXP_MAX)
+    k = mmath.floor(arith.addf(arith.mulf(x, f.c(_LOG2E)), f.c(0.5)))
+    r = arith.subf(arith.subf(x, arith.mulf(k, f.c(_LN2_HI))), arith.mulf(k, f.c(_LN2_LO)))
+    y = f.horner(r, _EXP_POLY)
+    y = arith.addf(arith.addf(arith.mulf(arith.mulf(y, r), r), r), f.c(1.0))
+    ki = arith.fptosi(f.it, k)
+    half = arith.shrsi(ki, f.ci(1))
+    for part in (half, arith.subi(ki, half)):
+        y = arith.mulf(y, arith.bitcast(f.t, arith.shli(arith.addi(part, f.ci(127)), f.ci(23))))
+    return arith.select(too_big, f.c(float("inf")), y)
+
+
+def tanh_f32(f: _F32, x):
+    """Eigen's rational approximation on [-7.9, 7.9]; tanh(x) = x for tiny |x|."""
+    tiny = arith.cmpf(arith.CmpFPredicate.OLT, mmath.absf(x), f.c(_TANH_TINY))
+    xc = f.clamp(x, -_TANH_CLAMP, _TANH_CLAMP)
+    x2 = arith.mulf(xc, xc)
+    p = arith.mulf(xc, f.horner(x2, _TANH_NUM))
+    q = f.horner(x2, _TANH_DEN)
+    return arith.select(tiny, x, arith.divf(p, q))
+
+
+def log_f32(f: _F32, x):
+    """Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a polynomial."""
+    # Denormals are scaled by 2^23 first, so that frexp by bit manipulation works.
+    denormal = arith.cmpf(arith.CmpFPredicate.OLT, x, f.c(1.17549435e-38))
+    scaled = arith.select(denormal, arith.mulf(x, f.c(8388608.0)), x)
+    bits = arith.bitcast(f.it, scaled)
+    e = arith.subi(arith.andi(arith.shrui(bits, f.ci(23)), f.ci(0xFF)), f.ci(126))
+    m = arith.bitcast(f.t, arith.ori(arith.andi(bits, f.ci(0x807FFFFF)), f.ci(0x3F000000)))
+    small = arith.cmpf(arith.CmpFPredicate.OLT, m, f.c(_SQRT_HALF))
+    e = arith.sitofp(f.t, e)
+    e = arith.select(denormal, arith.subf(e, f.c(23.0)), e)
+    e = arith.select(small, arith.subf(e, f.c(1.0)), e)
+    m = arith.subf(arith.select(small, arith.addf(m, m), m), f.c(1.0))
+    m2 = arith.mulf(m, m)
+    y = arith.mulf(arith.mulf(f.horner(m, _LOG_POLY), m2), m)
+    y = arith.addf(y, arith.mulf(e, f.c(_LN2_LO)))
+    y = arith.subf(y, arith.mulf(m2, f.c(0.5)))
+    y = arith.addf(arith.addf(m, y), arith.mulf(e, f.c(_LN2_HI)))
+    # log(0) = -inf, log(inf) = inf, log(x < 0) = nan; nan stays nan.
+    y = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f.c(0.0)), f.c(float("-inf")), y)
+    y = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f.c(float("inf"))), x, y)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f.c(0.0)), f.c(float("nan")), y)
+
+
+def _approximate(expand):
+    def pattern(op, rewriter):
+        t = op.result.type
+        elem = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+        if not isinstance(elem, (ir.F32Type, ir.F16Type)):
+            return True  # did not match: float64 keeps libm
+        with rewriter.ip, op.location:
+            x = op.operands[0]
+            if isinstance(elem, ir.F16Type):  # compute in float32
+                wide = ir.VectorType.get(ir.VectorType(t).shape, ir.F32Type.get()) \
+                    if isinstance(t, ir.VectorType) else ir.F32Type.get()
+                y = arith.truncf(t, expand(_F32(wide), arith.extf(wide, x)))
+            else:
+                y = expand(_F32(t), x)
+        rewriter.replace_op(op, [y])
+    return pattern
+
+
+@register
+class CpuMathApproximation(PatternPass):
+    name = "ms-cpu-math-approx"
+    summary = "exp, log, tanh on float32/float16 as vectorizable polynomials (CPU)"
+    patterns = {"math.exp": _approximate(exp_f32), "math.tanh": _approximate(tanh_f32),
+                "math.log": _approximate(log_f32)}

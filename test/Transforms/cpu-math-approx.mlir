@@ -1,0 +1,48 @@
+// RUN: ms-opt %s --ms-cpu-math-approx --split-input-file | FileCheck %s
+
+// exp on float32: range reduction, a polynomial, 2^k from exponent bits; no libm call left.
+// CHECK-LABEL: func.func @exp_f32
+// CHECK-NOT: math.exp
+// CHECK: math.floor
+// CHECK: arith.fptosi
+// CHECK: arith.shli
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK: return
+func.func @exp_f32(%x: f32) -> f32 {
+  %0 = math.exp %x : f32
+  return %0 : f32
+}
+
+// -----
+
+// Vectors are rewritten too, with splat constants.
+// CHECK-LABEL: func.func @tanh_vector
+// CHECK-NOT: math.tanh
+// CHECK: arith.constant dense<7.90531111> : vector<8xf32>
+// CHECK: arith.divf {{.*}} : vector<8xf32>
+func.func @tanh_vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.tanh %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
+// float16 computes in float32.
+// CHECK-LABEL: func.func @log_f16
+// CHECK: %[[W:.+]] = arith.extf %{{.*}} : f16 to f32
+// CHECK-NOT: math.log
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @log_f16(%x: f16) -> f16 {
+  %0 = math.log %x : f16
+  return %0 : f16
+}
+
+// -----
+
+// float64 keeps the math op (libm is accurate and there is no float64 approximation here).
+// CHECK-LABEL: func.func @exp_f64
+// CHECK: math.exp %{{.*}} : f64
+func.func @exp_f64(%x: f64) -> f64 {
+  %0 = math.exp %x : f64
+  return %0 : f64
+}

@@ -1,0 +1,40 @@
+"""The CPU's polynomial exp/log/tanh (passes/math_approx.py) against float64 numpy, over the
+whole float32 range and at the special values."""
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import ops
+
+SPECIAL = [0.0, -0.0, 1e-5, -1e-5, 1e-38, 1e-40, np.inf, -np.inf, np.nan]
+
+
+def _run(op, x):
+    return ms.jit(op)(ms.Tensor(np.asarray(x, np.float32))).asnumpy()
+
+
+def _check(got, x, ref, rtol):
+    want = ref(np.asarray(x, np.float32).astype(np.float64)).astype(np.float32)
+    normal = np.isfinite(want) & (np.abs(want) >= 1.2e-38)
+    np.testing.assert_allclose(got[normal], want[normal], rtol=rtol)
+    # infinities, NaN and zeros as numpy (float32) has them
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+
+
+@pytest.mark.parametrize("name,op,ref,x", [
+    ("exp", ops.exp, np.exp, np.concatenate([np.linspace(-110, 89, 40001), SPECIAL, [88.7, -87.3]])),
+    ("tanh", ops.tanh, np.tanh, np.concatenate([np.linspace(-12, 12, 40001), SPECIAL])),
+    ("log", ops.log, np.log, np.concatenate([np.logspace(-37.9, 38.5, 40001), SPECIAL, [-1.0, 1.0]])),
+    ("sigmoid", ops.sigmoid, lambda v: 1 / (1 + np.exp(-v)), np.linspace(-100, 100, 20001)),
+])
+def test_float32_accuracy(name, op, ref, x):
+    with np.errstate(all="ignore"):
+        _check(_run(op, x), x, ref, rtol=4e-7 if name != "sigmoid" else 1e-6)
+
+
+def test_float16_goes_through_float32():
+    x = np.linspace(-8, 8, 1001).astype(np.float16)
+    got = ms.jit(ops.exp)(ms.Tensor(x)).asnumpy()
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64)).astype(np.float16), rtol=1e-3)

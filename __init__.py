@@ -7,13 +7,14 @@ numpy (and cuda-bindings) can run compiled artifacts.
 """
 from .dialects.dtypes import (bool_, float16, float32, float64, int8, int16, int32, int64,
                               uint8)
-from .pyfront import ops
+from .pyfront import nn, ops
 from .pyfront.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .pyfront.jit import jit
+from .pyfront.nn.init import set_seed
 from .pyfront.tensor import Parameter, Tensor
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "Parameter", "ops", "jit", "set_context", "get_context", "GRAPH_MODE",
+__all__ = ["Tensor", "Parameter", "ops", "nn", "jit", "set_seed", "set_context", "get_context", "GRAPH_MODE",
            "PYNATIVE_MODE", "bool_", "uint8", "int8", "int16", "int32", "int64", "float16",
            "float32", "float64"]

@@ -1,0 +1,140 @@
+"""nn.Cell: the unit of a network, as in MindSpore.
+
+Parameters and sub-cells assigned as attributes are registered (and named "sub.weight");
+`__call__` runs `construct`, compiled through jit in GRAPH_MODE and op by op in PYNATIVE_MODE.
+`to_float(dtype)` makes a cell compute in that dtype: its float inputs and its own Parameters
+are cast (ms.cast ops, visible in the IR) while the Parameters stay float32 masters.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..context import GRAPH_MODE, get_context
+from ..state import active_traces
+from ..tensor import Parameter, Tensor
+
+
+class Cell:
+    def __init__(self):
+        object.__setattr__(self, "_params", OrderedDict())
+        object.__setattr__(self, "_cells", OrderedDict())
+        object.__setattr__(self, "training", False)
+        object.__setattr__(self, "_compute_dtype", None)
+        object.__setattr__(self, "_graph_fn", None)
+
+    def __setattr__(self, name, value):
+        if "_params" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
+                                 "before assigning attributes")
+        self._params.pop(name, None)
+        self._cells.pop(name, None)
+        if isinstance(value, Parameter):
+            self._params[name] = value
+        elif isinstance(value, Cell):
+            self._cells[name] = value
+        object.__setattr__(self, name, value)
+
+    def construct(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} must define construct()")
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, *args):
+        if get_context("mode") == GRAPH_MODE and not active_traces:
+            if self._graph_fn is None:
+                from ..jit import jit
+                object.__setattr__(self, "_graph_fn",
+                                   jit(lambda training, *a: self._run(*a)))
+                self._graph_fn.__name__ = type(self).__name__
+            return self._graph_fn(self.training, *args)
+        return self._run(*args)
+
+    def _run(self, *args):
+        dtype = self._compute_dtype
+        if dtype is None:
+            return self.construct(*args)
+        from .. import ops
+        args = [ops.cast(a, dtype) if isinstance(a, Tensor) and a.dtype.is_float
+                and a.dtype is not dtype else a for a in args]
+        masters = dict(self._params)
+        try:  # inside construct, self.<param> reads the cast copy
+            for name, p in masters.items():
+                if p.dtype.is_float and p.dtype is not dtype:
+                    object.__setattr__(self, name, ops.cast(p, dtype))
+            return self.construct(*args)
+        finally:
+            for name, p in masters.items():
+                object.__setattr__(self, name, p)
+
+    # ------------------------------------------------------------------ parameters
+    def cells_and_names(self, prefix=""):
+        yield prefix, self
+        for name, cell in self._cells.items():
+            yield from cell.cells_and_names(f"{prefix}.{name}" if prefix else name)
+
+    def parameters_and_names(self, prefix="", expand=True):
+        seen = set()
+        for cell_prefix, cell in self.cells_and_names(prefix):
+            for name, p in cell._params.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{cell_prefix}.{name}" if cell_prefix else name), p
+            if not expand:
+                break
+
+    def parameters_dict(self) -> OrderedDict:
+        return OrderedDict(self.parameters_and_names())
+
+    def get_parameters(self):
+        for _, p in self.parameters_and_names():
+            yield p
+
+    def trainable_params(self):
+        """Parameters that take gradients, named by their path ("fc1.weight") as MindSpore
+        names them once a network is built."""
+        out = []
+        for name, p in self.parameters_and_names():
+            if p.name.startswith("Parameter") or "." not in p.name:
+                p.name = name
+            if p.requires_grad:
+                out.append(p)
+        return out
+
+    def set_train(self, mode=True):
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "training", bool(mode))
+        return self
+
+    def to_float(self, dtype):
+        """Compute this cell (and its sub-cells) in `dtype`."""
+        from ...dialects.dtypes import as_dtype
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "_compute_dtype", as_dtype(dtype))
+        return self
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}("]
+        for name, cell in self._cells.items():
+            lines.append(f"  ({name}): " + repr(cell).replace("\n", "\n  "))
+        return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+
+class SequentialCell(Cell):
+    def __init__(self, *cells):
+        super().__init__()
+        if len(cells) == 1 and isinstance(cells[0], (list, tuple)):
+            cells = cells[0]
+        for i, cell in enumerate(cells):
+            if not isinstance(cell, Cell):
+                raise TypeError(f"SequentialCell entry #{i} is a {type(cell).__name__}, not a Cell")
+            setattr(self, str(i), cell)
+
+    def construct(self, x):
+        for cell in self._cells.values():
+            x = cell(x)
+        return x
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __getitem__(self, i):
+        return list(self._cells.values())[i]

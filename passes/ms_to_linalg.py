@@ -19,9 +19,9 @@ def storage(t: ir.Type) -> ir.Type:
     return tensor_type(spec, storage=True) if spec is not None else t
 
 
-def lower_op(op, origin: dict):
-    """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
-    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes."""
+def check_const_inputs(op):
+    """Lowering takes const inputs only as attributes. Checked before anything is lowered, so
+    that an operand from ms.constant is still recognizable (and gets the hint)."""
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     for name in opdef.const_inputs:
@@ -30,6 +30,13 @@ def lower_op(op, origin: dict):
                      + (" (run ms-const-input-to-attr first)"
                         if not isinstance(op_attrs(opdef, op, groups).get(name), NotConstant)
                         else ""))
+
+
+def lower_op(op, origin: dict):
+    """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
+    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes."""
+    opdef = OPS[op.name]
+    groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
     ins = [spec_of(origin.get(v, v.type)) for v in data]
     outs = [spec_of(r.type) for r in op.results]
@@ -82,13 +89,22 @@ class ConvertMsToLinalg(ModulePass):
             return ir.WalkResult.ADVANCE
         module.walk(collect)
         for fn in funcs:
+            ms_ops = [op for block in fn.regions[0].blocks for op in block.operations
+                      if op.operation.name in OPS]
+            for op in ms_ops:
+                check_const_inputs(op)
             origin = {}
             convert_signature(fn, origin)
-            for block in fn.regions[0].blocks:
-                for op in list(block.operations):
-                    if op.operation.name in OPS:
-                        lower_op(op, origin)
-            for block in fn.regions[0].blocks:
-                for op in block.operations:
-                    if op.operation.name.startswith("ms."):
-                        fail(op, f"'{op.name}' could not be lowered here")
+            for op in ms_ops:
+                lower_op(op, origin)
+            leftover = []
+
+            def find_leftover(op):
+                if op.operation.name.startswith("ms."):
+                    leftover.append(op)
+                    return ir.WalkResult.INTERRUPT
+                return ir.WalkResult.ADVANCE
+            fn.walk(find_leftover)  # ms ops nested in other ops' regions were not visited
+            if leftover:
+                fail(leftover[0], f"'{leftover[0].name}' could not be lowered here: ms ops are "
+                                  "lowered only at the top level of a function body")

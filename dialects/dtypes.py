@@ -129,7 +129,7 @@ def promote(tensor_dtypes, scalar_kinds=()) -> DType:
     tensor_dtypes = list(tensor_dtypes)
     if tensor_dtypes:
         dest = max(tensor_dtypes, key=lambda d: d.priority)
-        if dest is uint8 and int8 in tensor_dtypes:
+        if dest is int8 and uint8 in tensor_dtypes:  # int8 outranks uint8 but cannot hold it
             dest = int16
     elif "float" in scalar_kinds:
         return float32

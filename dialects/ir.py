@@ -308,11 +308,14 @@ def write_conflict(opdef: OpDef, data: list, is_parameter) -> str | None:
 
 
 def resolved_specs(opdef: OpDef, data: list) -> list:
-    """Specs of the data operands as the op sees them after implicit cast."""
+    """Specs of the data operands as the op sees them after implicit cast. Operands in a write
+    position keep their dtype: implicit cast never casts them (it rejects a mismatch), so the
+    result type of an in-place update is the Parameter's."""
     out = []
-    for v, target in zip(data, cast_targets(opdef, data)):
+    for i, (v, target) in enumerate(zip(data, cast_targets(opdef, data))):
         spec = spec_of(v.type)
-        out.append(spec if target is None or spec is None else dt.TensorSpec(spec.shape, target))
+        keep = target is None or spec is None or i in opdef.write
+        out.append(spec if keep else dt.TensorSpec(spec.shape, target))
     return out
 
 

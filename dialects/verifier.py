@@ -60,12 +60,13 @@ def check_op(opdef: OpDef, op) -> str | None:
         return problem
     if opdef.infer is None:
         return None
+    if any(isinstance(v, NotConstant) for v in attrs.values()):
+        # The rules need that value: the op is valid IR until lowering, which reports it.
+        return None
     try:
         expected = opdef.infer_specs(resolved_specs(opdef, data), attrs)
     except (ShapeError, DTypeError) as e:
         return str(e)
-    if any(isinstance(v, NotConstant) for v in attrs.values()):
-        return None  # results depend on a value only known at run time
     results = list(op.results)
     if len(results) != len(expected):
         return f"has {len(results)} results, but its shape rule gives {len(expected)}"

@@ -21,10 +21,13 @@ def fold_const_inputs(op, rewriter):
     attrs = {k: v for k, v in op_attrs(opdef, op, groups).items()
              if k in opdef.attrs or k in constants or k in op.attributes}
     specs = resolved_specs(opdef, data_values(opdef, groups))
+    run_time = [n for n in opdef.const_inputs if groups.get(n) is not None and n not in constants]
     try:
-        opdef.infer_specs(specs, attrs)  # rejects bad axes, perms, shapes at this op
-        if opdef.canonicalize is not None:
-            attrs = opdef.canonicalize(specs, attrs)
+        # With a run-time operand left the rules cannot run; lowering reports that operand.
+        if not run_time:
+            opdef.infer_specs(specs, attrs)  # rejects bad axes, perms, shapes at this op
+            if opdef.canonicalize is not None:
+                attrs = opdef.canonicalize(specs, attrs)
     except (ShapeError, DTypeError) as e:
         fail(op, f"'{op.name}' op {e}")
     operands = [None if o.name in constants else groups[o.name] for o in opdef.operands]

@@ -37,9 +37,9 @@ def fold_const_inputs(op, rewriter):
         new = build_op(op.name, operands, attrs, result_types=[r.type for r in op.results],
                        loc=op.location, extra_attrs=discardable)
     rewriter.replace_op(op, new)
-    for const in constants.values():
-        if not list(const.results[0].uses):
-            rewriter.erase_op(const.operation)
+    for value in {groups[name] for name in constants}:  # one constant may feed two inputs
+        if not list(value.uses):
+            rewriter.erase_op(value.owner.operation)
 
 
 @register

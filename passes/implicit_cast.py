@@ -50,15 +50,19 @@ def insert_casts(op, rewriter):
     if not changes:
         return True  # did not match: every group already agrees
     new_data = list(data)
+    converted = {}  # one cast or re-typed scalar per value: an operand may appear twice
     with rewriter.ip:
         for i, (v, spec, target) in changes.items():
-            if is_scalar_constant(v):
-                new_data[i] = _retyped_scalar(v, target, op.location)
-                continue
-            reason = (f"operand #{i} of '{op.name}' is {spec.dtype.name}; its dtype group "
-                      f"promotes to {target.name}")
-            new_data[i] = build_op("ms.cast", [v], {"dtype": target}, loc=op.location,
-                                   extra_attrs={REASON_ATTR: ir.StringAttr.get(reason)}).result
+            if v in converted:
+                pass
+            elif is_scalar_constant(v):
+                converted[v] = _retyped_scalar(v, target, op.location)
+            else:
+                reason = (f"operand #{i} of '{op.name}' is {spec.dtype.name}; its dtype group "
+                          f"promotes to {target.name}")
+                converted[v] = build_op("ms.cast", [v], {"dtype": target}, loc=op.location,
+                                        extra_attrs={REASON_ATTR: ir.StringAttr.get(reason)}).result
+            new_data[i] = converted[v]
         operands, it = [], iter(new_data)
         for o in opdef.operands:
             if o.name in opdef.const_inputs:
@@ -71,7 +75,7 @@ def insert_casts(op, rewriter):
         new = build_op(op.name, operands, attrs, result_types=[r.type for r in op.results],
                        loc=op.location, extra_attrs=keep)
     rewriter.replace_op(op, new)
-    for v, _, _ in changes.values():
+    for v in converted:
         if is_scalar_constant(v) and not list(v.uses):
             rewriter.erase_op(v.owner.operation)
 

@@ -132,6 +132,8 @@ PROGRAMS = [
             lambda: np.array(3.25, f32)),
     Program("True*2", (), lambda: op("ms.mul", py(True), py(2)), dt.int64,
             lambda: np.array(2, i64)),
+    Program("s*s, s=1.5", (), lambda: (lambda s: op("ms.mul", s, s))(py(1.5)), dt.float32,
+            lambda: np.array(2.25, f32)),
 
     # -- programs: several ops, promotion flowing through, const inputs folded on the way
     Program("relu(x16*w32+1)", (T(2, 3, dt.float16), T(3, dt.float32)),

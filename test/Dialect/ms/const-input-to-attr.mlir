@@ -3,6 +3,8 @@
 // (negative axes and perm entries counted from the front, -1 sizes resolved); constants left
 // without uses are erased; operands that are not constants stay for lowering to report.
 // RUN: ms-opt %s --ms-const-input-to-attr --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --ms-const-input-to-attr --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @reshape_shape(
 // CHECK-SAME:    %[[A:.+]]: tensor<2x3x4xf32>) -> tensor<4x6xf32>
@@ -154,6 +156,18 @@ func.func @strided_slice_begin_end_strides(%a: tensor<6x5xf32>) -> tensor<3x2xf3
   %s = "ms.constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
   %0 = "ms.strided_slice"(%a, %b, %e, %s) {operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (tensor<6x5xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// One constant feeding two const inputs of the same op folds into both and is erased once.
+// CHECK-LABEL: func.func @one_constant_two_inputs(
+// CHECK-NEXT:    %[[R:.+]] = "ms.slice"(%{{.+}}) {begin = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 0, 0>, size = array<i64: 1, 1>} : (tensor<4x5xf32>) -> tensor<1x1xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @one_constant_two_inputs(%a: tensor<4x5xf32>) -> tensor<1x1xf32> {
+  %c = "ms.constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = "ms.slice"(%a, %c, %c) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<4x5xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
 }
 
 // -----

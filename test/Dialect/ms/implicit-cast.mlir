@@ -4,6 +4,8 @@
 // gives int16, and Python scalars (ms.constant with is_scalar) raise it only in MindSpore's
 // cases. Tensors get an ms.cast carrying its `reason`; Python scalars are re-typed instead.
 // RUN: ms-opt %s --ms-implicit-cast --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --ms-implicit-cast --split-input-file | ms-opt --split-input-file > /dev/null
 
 // The lower-priority operand is cast; the reason names the op, the operand and the dtypes.
 // CHECK-LABEL: func.func @float32_float16(
@@ -297,4 +299,21 @@ func.func @assign_python_int(%w: tensor<i32> {ms.parameter = "step"}) -> tensor<
   %s = "ms.constant"() {value = dense<7> : tensor<i64>, is_scalar} : () -> tensor<i64>
   %0 = "ms.assign"(%w, %s) : (tensor<i32>, tensor<i64>) -> tensor<i32>
   return %0 : tensor<i32>
+}
+
+// -----
+
+// The same Python scalar in both places of a group is re-typed once.
+// CHECK-LABEL: func.func @scalar_used_twice(
+// CHECK-SAME:    %[[C:.+]]: tensor<4xi1>)
+// CHECK-NEXT:    %[[S:.+]] = "ms.constant"() {is_scalar, value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+// CHECK-NEXT:    %[[R:.+]] = "ms.select"(%[[C]], %[[S]], %[[S]]) : (tensor<4xi1>, tensor<f32>, tensor<f32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[T:.+]] = "ms.constant"() {is_scalar, value = dense<5.000000e-01> : tensor<f32>} : () -> tensor<f32>
+// CHECK-NEXT:    %[[M:.+]] = "ms.mul"(%[[T]], %[[T]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT:    return %[[R]], %[[M]]
+func.func @scalar_used_twice(%c: tensor<4xi1>) -> (tensor<4xf32>, tensor<f32>) {
+  %s = "ms.constant"() {value = dense<0.5> : tensor<f64>, is_scalar} : () -> tensor<f64>
+  %0 = "ms.select"(%c, %s, %s) : (tensor<4xi1>, tensor<f64>, tensor<f64>) -> tensor<4xf32>
+  %1 = "ms.mul"(%s, %s) : (tensor<f64>, tensor<f64>) -> tensor<f32>
+  return %0, %1 : tensor<4xf32>, tensor<f32>
 }

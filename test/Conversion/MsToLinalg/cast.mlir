@@ -2,6 +2,8 @@
 // semantics. bool and uint8 are stored as i8 (LLVM cannot load i1; arith is signless), so bool
 // is truncated to i1 on load, extended back on store, and uint8 uses the unsigned conversions.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @f32_to_f16(

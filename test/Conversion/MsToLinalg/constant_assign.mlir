@@ -2,6 +2,8 @@
 // as the bit pattern -56, true as 1); ms.assign lowers to its value (under jit the runtime
 // writes it into the Parameter).
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @constants() -> (tensor<2xf32>, tensor<2xi8>, tensor<2xi8>, tensor<f64>)
 // CHECK-NEXT:    %[[F:.+]] = arith.constant dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf32>

@@ -2,6 +2,8 @@
 // expand to the target), transpose is linalg.transpose, broadcast_to and tile are copies
 // through linalg.generic indexing maps, concat and the slices are tensor.insert/extract_slice.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @reshape(
 // CHECK-SAME:    %[[A:.+]]: tensor<2x3x4xf32>) -> tensor<4x6xf32>

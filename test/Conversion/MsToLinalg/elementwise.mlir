@@ -1,6 +1,8 @@
 // Elementwise ops lower to one parallel linalg.generic whose body is the op's scalar rule;
 // operands broadcast numpy-style through their indexing maps.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d1)>

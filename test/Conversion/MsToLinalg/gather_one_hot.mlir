@@ -1,6 +1,8 @@
 // gather reads params with tensor.extract at an index taken from `indices` (out-of-range
 // indices give 0); one_hot compares each index with the position along the new axis.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // out[i, j, k, l] = params[i, indices[j, k], l]: indices are read through (d1, d2).
 // CHECK-DAG:   #[[$IDX:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>

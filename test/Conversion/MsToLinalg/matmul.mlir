@@ -2,6 +2,8 @@
 // batch_matmul to a linalg.generic contraction over (batch..., m, n, k) with numpy-broadcast
 // batch dims. float16 accumulates in float32 and is rounded once at the end.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:    %[[A:.+]]: tensor<4x8xf32>, %[[B:.+]]: tensor<8x16xf32>) -> tensor<4x16xf32>

@@ -2,6 +2,8 @@
 // reduced axes, then (mean, float16, keep_dims) a post-processing step; softmax and log_softmax
 // are max / exp-sum / normalize generics.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified, ms ops included).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
 // keep_dims: the result is computed without the reduced axis, then reshaped to put it back.
 // CHECK-DAG:   #[[$IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .location import user_location
-from .state import active_traces
+from .state import active_tapes, active_traces
 from .tensor import Tensor
 
 _EAGER_CACHE: dict = {}
@@ -72,6 +72,8 @@ def _eager(op_name, operands, attrs, consts):
     if exe is None:
         exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs, consts)
     outs = [Tensor._wrap(o) for o in exe.run(arrays)]
+    if active_tapes:
+        active_tapes[-1].record(op_name, attrs, consts, operands, outs)
     return outs[0] if len(outs) == 1 else outs
 
 

@@ -246,3 +246,9 @@ def getitem(x, index):
     if tuple(out_shape) != tuple(y.shape):
         y = reshape(y, out_shape)
     return y
+
+
+def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: N802
+    """ms.ops.GradOperation (see mscc.pyfront.grad.GradOperation)."""
+    from .grad import GradOperation as _GradOperation
+    return _GradOperation(get_all, get_by_list, sens_param)

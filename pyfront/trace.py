@@ -53,14 +53,21 @@ def _located(message: str, where) -> str:
 class Trace:
     """Builds one func.func of ms ops from a Python function run on traced Tensors."""
 
-    def __init__(self, name: str, where=None):
+    def __init__(self, name: str, where=None, module=None):
+        """A new function `name`, in a new module or (for a callee such as the function a
+        gradient is taken of) as a private function of `module`."""
         self.context = get_context()
         file, line, col = where or user_location()
         self.fn_loc = ir.Location.file(file, line, col, context=self.context)
         with self.context, self.fn_loc:
-            self.module = ir.Module.create()
+            if module is None:
+                self.module = ir.Module.create()
+            else:
+                self.module = module
+                name = _unique_symbol(module, name)
             with ir.InsertionPoint(self.module.body):
-                self.fn = func.FuncOp(name, ([], []))
+                self.fn = func.FuncOp(name, ([], []),
+                                      visibility="private" if module is not None else None)
             self.block = self.fn.add_entry_block()
         self.name = name
         self.arg_attrs: list[dict] = []
@@ -87,10 +94,11 @@ class Trace:
         self.arg_attrs.append(attrs or {})
         return Tensor._traced(value, spec, self)
 
-    def add_input(self, x) -> Tensor:
+    def add_input(self, x, keep_parameters=True) -> Tensor:
         """An explicit argument of the traced function. A Parameter passed explicitly keeps
-        its identity, so ms.assign to it is stored back into the object passed."""
-        if isinstance(x, Parameter):
+        its identity (unless `keep_parameters` is False), so ms.assign to it is stored back
+        into the object passed."""
+        if keep_parameters and isinstance(x, Parameter):
             with self.context:
                 t = self.add_argument(x._spec, {PARAM_ATTR: ir.StringAttr.get(x.name)})
             self.params[id(x)] = (x, t._value)
@@ -190,6 +198,16 @@ class Trace:
     @property
     def assigned_params(self):
         return [p for p in self.param_order if id(p) in self.assigned]
+
+
+def _unique_symbol(module, name):
+    taken = {ir.StringAttr(op.attributes["sym_name"]).value
+             for op in module.body.operations if "sym_name" in op.attributes}
+    candidate, n = name, 0
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate
 
 
 def _loc(where, context):

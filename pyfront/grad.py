@@ -1,0 +1,172 @@
+"""ms.grad, ms.value_and_grad and ms.ops.GradOperation, with MindSpore's conventions.
+
+Inside a traced function (jit, or a Cell in GRAPH_MODE) a gradient call traces the
+differentiated function into a private function of the same module and emits `ms.grad` plus a
+call of the gradient function; ms-autodiff generates it, so forward and backward compile into
+the caller (one executable for a whole training step). In GRAPH_MODE outside jit the call is
+compiled through jit; in PYNATIVE_MODE it goes through pyfront/pynative.py, which records the
+ops as they run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import pytree
+from .context import GRAPH_MODE, get_context
+from .location import user_location
+from .state import active_traces
+from .tensor import Parameter, Tensor
+
+
+def _positions(grad_position):
+    if grad_position is None:
+        return ()
+    return (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+
+
+class GradFunction:
+    """The function `grad`/`value_and_grad`/`GradOperation` return."""
+
+    def __init__(self, fn, grad_position=0, weights=None, has_aux=False, return_value=False,
+                 sens_param=False, get_all=False):
+        self.fn = fn
+        self.positions = _positions(grad_position)
+        self.single_position = isinstance(grad_position, int) and not get_all
+        self.get_all = get_all
+        self.weights = None if weights is None else list(weights)
+        if self.weights is not None and not all(isinstance(w, Parameter) for w in self.weights):
+            raise TypeError("weights must be Parameters (e.g. net.trainable_params())")
+        self.has_aux = has_aux
+        self.return_value = return_value            # value_and_grad
+        self.with_value = return_value or has_aux   # the gradient function returns outputs
+        self.sens_param = sens_param
+        self._jitted = None
+        self._pynative = None
+        self.__name__ = f"grad_{getattr(fn, '__name__', 'fn')}"
+
+    def __call__(self, *args):
+        if active_traces:
+            return self.trace_into(active_traces[-1], args)
+        if get_context("mode") == GRAPH_MODE:
+            if self._jitted is None:
+                from .jit import jit
+                self._jitted = jit(lambda *a: self.trace_into(active_traces[-1], a))
+                self._jitted.__name__ = self.__name__
+            return self._jitted(*args)
+        if self._pynative is None:
+            from .pynative import PyNativeGrad
+            self._pynative = PyNativeGrad(self)
+        return self._pynative(args)
+
+    # ------------------------------------------------------------------ tracing
+    def trace_into(self, outer, args):
+        """Emit the gradient computation into the trace `outer`; returns traced Tensors in
+        MindSpore's structure."""
+        from mlir import ir
+
+        from ..passes.autodiff import call_gradient, emit_grad
+        from .trace import Trace, _loc
+        where = user_location()
+        sens = None
+        if self.sens_param:
+            args, sens = args[:-1], args[-1]
+        callee_args = list(args)
+        n_args = len(callee_args)
+        positions = (tuple(i for i, a in enumerate(callee_args) if isinstance(a, Tensor))
+                     if self.get_all else self.positions)
+        for p in positions:
+            if not -n_args <= p < n_args:
+                raise ValueError(f"grad_position {p} is out of range for a function of "
+                                 f"{n_args} arguments (at {where[0]}:{where[1]})")
+            if not isinstance(callee_args[p], Tensor):
+                raise TypeError(f"grad_position {p} names a {type(callee_args[p]).__name__} "
+                                f"argument; only Tensors are differentiated (at {where[0]}:{where[1]})")
+        positions = tuple(p % n_args for p in positions)
+
+        # The callee: explicit Tensor arguments in order, then the Parameters it reads.
+        sub = Trace(getattr(self.fn, "__name__", "fn").strip("<>") or "fn", where,
+                    module=outer.module)
+        tensor_index = {}
+        with sub:
+            traced = []
+            for i, a in enumerate(callee_args):
+                if isinstance(a, Tensor):
+                    tensor_index[i] = len(tensor_index)
+                    traced.append(sub.add_input(a, keep_parameters=False))
+                else:
+                    traced.append(a)
+            result = self.fn(*traced)
+            outputs, out_tree = pytree.flatten(result)
+            outputs = [o if isinstance(o, Tensor) else Tensor(o) for o in outputs]
+            sub.finish(outputs)
+        params = list(sub.param_order)
+        operands = [outer.value_of(a) for a in callee_args if isinstance(a, Tensor)]
+        operands += [outer.value_of(p) for p in params]
+        grad_positions = tuple(tensor_index[p] for p in positions)
+        by_list = self.weights is not None
+        use_sens = self.sens_param or self.has_aux
+        if self.has_aux:  # only the first output is differentiated
+            sens_values = [Tensor(np.full(o.shape, 1 if i == 0 else 0, o.dtype.np))
+                           for i, o in enumerate(outputs)]
+        elif self.sens_param:
+            sens_values = [s if isinstance(s, Tensor) else Tensor(s)
+                           for s in pytree.flatten(sens)[0]]
+        if use_sens:
+            operands += [outer.value_of(v) for v in sens_values]
+        with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
+            gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,
+                               sens_param=use_sens, with_value=self.with_value)
+            results = call_gradient(gradfn, operands)
+        from ..dialects.ir import spec_of
+        results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
+        n_out = len(outputs) if self.with_value else 0
+        values = pytree.unflatten(out_tree, results[:n_out]) if self.with_value else None
+        grads = results[n_out:n_out + len(grad_positions)]
+        param_grads = dict(zip((id(p) for p in params), results[n_out + len(grad_positions):]))
+        return self._package(values, grads, param_grads, outputs, out_tree, outer)
+
+    def _package(self, values, grads, param_grads, outputs, out_tree, outer):
+        from . import ops
+        pos_grads = grads[0] if self.single_position and grads else tuple(grads)
+        if self.weights is not None:
+            weight_grads = tuple(param_grads[id(w)] if id(w) in param_grads
+                                 else ops.zeros_like(w) for w in self.weights)
+            has_positions = bool(self.positions) or self.get_all
+            grads_out = (pos_grads, weight_grads) if has_positions else weight_grads
+        else:
+            grads_out = pos_grads
+        if self.return_value:
+            return values, grads_out
+        if self.has_aux:  # (gradients, the outputs after the first)
+            flat = pytree.flatten(values)[0]
+            return grads_out, tuple(flat[1:])
+        return grads_out
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False):
+    """Gradients of fn (of its first output when has_aux) w.r.t. the arguments at
+    grad_position (an int gives one gradient, a tuple a tuple, None none) and `weights`
+    (Parameters; a second element). has_aux returns (gradients, aux outputs)."""
+    return GradFunction(fn, grad_position, weights, has_aux)
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+    """(fn's outputs, gradients), computed in one call."""
+    return GradFunction(fn, grad_position, weights, has_aux, return_value=True)
+
+
+class GradOperation:
+    """MindSpore's GradOperation(get_all=False, get_by_list=False, sens_param=False):
+    `GradOperation(...)(fn, weights)` returns the gradient function. Without get_all it
+    differentiates the first input; sens_param adds a last argument, the output sensitivity."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise TypeError("GradOperation(get_by_list=True) needs the weights: "
+                            "GradOperation(...)(fn, net.trainable_params())")
+        position = None if self.get_by_list and not self.get_all else 0
+        return GradFunction(fn, position, weights if self.get_by_list else None,
+                            sens_param=self.sens_param, get_all=self.get_all)

@@ -333,3 +333,14 @@ def test_assign_returns_the_value():
     exe = compile_fn([spec((3,), dt.float32)] * 2, lambda a, b: op("ms.assign", a, b))
     got, = exe(w, v)
     assert_matches(got, v)
+
+
+def test_results_sharing_an_init_tensor():
+    """Two same-shaped reductions share one (CSE'd) init; each result keeps its own buffer."""
+    a, b, c = (values((3, 4), dt.float64, seed=s) for s in (19, 20, 21))
+    reduce = lambda v: op("ms.reduce_sum", v, axis=(0,), keep_dims=False)  # noqa: E731
+    exe = compile_fn([spec((3, 4), dt.float64)] * 3, lambda x, y, z: [
+        reduce(op("ms.mul", x, y)), reduce(op("ms.mul", z, y))])
+    first, second = exe(a, b, c)
+    assert_matches(first, (a * b).sum(0))
+    assert_matches(second, (c * b).sum(0))

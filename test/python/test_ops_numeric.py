@@ -278,7 +278,18 @@ SHAPE_CASES = [
     ("ms.strided_slice", [(6, 5)], dict(begin=(1, -4), end=(6, 5), strides=(2, 3)),
      lambda x: x[1:6:2, -4:5:3]),
     ("ms.strided_slice", [(6, 5)], dict(begin=(-2,), end=(100,), strides=(1,)), lambda x: x[-2:]),
+    ("ms.strided_slice_grad", [(3, 2)], dict(shape=(6, 5), begin=(1, -4), end=(6, 5),
+                                             strides=(2, 3)),
+     lambda d: _scatter(d, (6, 5), np.s_[1:6:2, -4:5:3])),
+    ("ms.strided_slice_grad", [(2, 4)], dict(shape=(4, 4), begin=(-2,), end=(100,), strides=(1,)),
+     lambda d: _scatter(d, (4, 4), np.s_[-2:])),
 ]
+
+
+def _scatter(d, shape, where):
+    out = np.zeros(shape, d.dtype)
+    out[where] = d
+    return out
 
 
 @pytest.mark.parametrize("dtype", [dt.float32, dt.int64, dt.uint8, dt.bool_, dt.float16],

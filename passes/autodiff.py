@@ -97,10 +97,13 @@ def grad_function_type(callee, grad_position, get_by_list=False, sens_param=Fals
 
 def emit_grad(callee, grad_position=0, *, get_by_list=False, sens_param=False,
               with_value=False, loc=None) -> ir.Value:
-    """Build `ms.grad` of `callee` (a func.func) at the current insertion point; returns the
-    gradient function value (call it with call_gradient or func.call_indirect). The frontend's
-    entry point: it never computes the gradient function's type itself. Raises ValueError for
-    a bad grad_position."""
+    """Build `ms.grad` of `callee` at the current insertion point and return the gradient
+    function value (call it with call_gradient or func.call_indirect). `callee` is a func.func
+    or the symbol name of one in the module being built. The frontend's entry point: it never
+    computes the gradient function's type itself. ValueError for a bad grad_position or an
+    unknown callee."""
+    if isinstance(callee, str):
+        callee = _enclosing_module_function(callee)
     positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
     ftype = grad_function_type(callee, positions, get_by_list, sens_param, with_value)
     op = ir.Operation.create("ms.grad", results=[ftype], attributes={
@@ -109,6 +112,18 @@ def emit_grad(callee, grad_position=0, *, get_by_list=False, sens_param=False,
         "get_by_list": ir.BoolAttr.get(get_by_list), "sens_param": ir.BoolAttr.get(sens_param),
         "with_value": ir.BoolAttr.get(with_value)}, loc=loc)
     return op.result
+
+
+def _enclosing_module_function(name):
+    """The func.func @name of the module around the current insertion point."""
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    if op is not None:
+        for fn in op.regions[0].blocks[0].operations:
+            if fn.operation.name == "func.func" and symbol_name(fn) == name:
+                return fn
+    raise ValueError(f"no function @{name} in the module being built")
 
 
 def call_gradient(gradfn: ir.Value, operands, loc=None) -> list:

@@ -365,3 +365,42 @@ def test_bad_grad_position_is_a_value_error():
                 emit_grad(f, 1)
             with pytest.raises(ValueError, match="names an argument twice"):
                 emit_grad(f, (0, 0))
+
+
+def test_emit_grad_finds_the_callee_by_name_and_types_the_gradient_function():
+    from mlir import ir
+    from mscc.dialects.ir import build_function, get_context, tensor_type
+    from mscc.passes.autodiff import emit_grad
+    with get_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        build_function(module, "f", [F34, spec((4,), dt.int32)], lambda a, n: op(
+            "ms.reduce_sum", a, axis=(), keep_dims=False))
+        seen = []
+        build_function(module, "main", [F34], lambda a: seen.append(
+            emit_grad("f", (1, 0), sens_param=True, with_value=True)) or a)
+        want = ir.FunctionType.get(
+            [tensor_type(F34), tensor_type(spec((4,), dt.int32)), tensor_type(spec((), F64))],
+            [tensor_type(spec((), F64)), tensor_type(spec((4,), dt.int32)), tensor_type(F34)])
+        assert seen[0].type == want
+        with ir.InsertionPoint(module.body):
+            with pytest.raises(ValueError, match="no function @g"):
+                emit_grad("g")
+
+
+@pytest.mark.parametrize("dtype,rtol", [(dt.float32, 1e-5), (dt.float16, 2e-2)],
+                         ids=["float32", "float16"])
+def test_lower_precision_gradients_agree_with_float64(dtype, rtol):
+    """The rules' constants and casts follow the input dtype (no float64 leaks in)."""
+    def loss(x, w):
+        z = op("ms.matmul", x, w, transpose_a=False, transpose_b=False)
+        y = op("ms.mul", op("ms.softmax", z, axis=-1), op("ms.rsqrt", op("ms.add", op(
+            "ms.mul", z, z), constant(np.array(1.0, dtype.np)))))
+        return op("ms.reduce_mean", op("ms.sigmoid", y), axis=(), keep_dims=False)
+    x, w = _inputs((4, 3), (3, 5), seed=3)
+    grads = {}
+    for d in (F64, dtype):
+        exe = compile_grad([spec((4, 3), d), spec((3, 5), d)], loss, wrt=(0, 1))
+        grads[d] = exe(x.astype(d.np), w.astype(d.np))
+    for low, ref in zip(grads[dtype], grads[F64]):
+        assert low.dtype == dtype.np
+        np.testing.assert_allclose(low.astype(np.float64), ref, rtol=rtol, atol=rtol * 1e-2)

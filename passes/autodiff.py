@@ -199,13 +199,13 @@ def backprop(ops, outputs, seeds, wrt, loc) -> list:
             accumulate(v, seed if seed is not None else
                        build_op("ms.ones_like", [v], loc=loc).result, loc)
     for op in reversed(chain):
-        dout = cotangent.get(op.results[0]) if len(op.results) else None
-        if dout is None and len(op.results) == 1:
+        douts = [cotangent.get(r) for r in op.results]
+        if all(d is None for d in douts):
             continue  # does not reach a result
         ctx, rule = _rule_context(op, active)
         name = op.operation.name
         try:
-            grads = rule(ctx, dout)
+            grads = rule(ctx, douts[0])
         except (ShapeError, DTypeError, GradRuleError) as e:
             fail(op, f"gradient rule of '{name}' failed: {e}")
         for i, (v, g) in enumerate(zip(ctx.inputs, grads)):

@@ -313,12 +313,16 @@ def _lower_strided_slice(lc, x, *_):
                                 steps)
 
 
+def _slicing(attrs):
+    return {k: tuple(attrs[k]) for k in ("begin", "end", "strides")}
+
+
 define("ms.strided_slice", ["x", ("begin", "optional"), ("end", "optional"),
                             ("strides", "optional")], _strided_slice_infer,
        const_inputs={"begin": "ints", "end": "ints", "strides": "ints"}, signature=(None,),
        lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides",
        grad=each(lambda g, d: g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape,
-                                     **{k: tuple(g.attrs[k]) for k in ("begin", "end", "strides")})))
+                                     **_slicing(g.attrs))))
 
 
 def _strided_slice_grad_infer(ins, attrs):
@@ -342,8 +346,7 @@ def _lower_strided_slice_grad(lc, dy):
 define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
        attrs={"shape": "ints", "begin": "ints", "end": "ints", "strides": "ints"},
        signature=(None,), lower=_lower_strided_slice_grad,
-       grad=each(lambda g, d: g.emit("ms.strided_slice", d, **{
-           k: tuple(g.attrs[k]) for k in ("begin", "end", "strides")})),
+       grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
            "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")
 

@@ -13,7 +13,6 @@ import pytest
 
 from gradcheck import GradCheck, check_gradients, compile_grad
 from mscc.dialects import dtypes as dt
-from mscc.dialects.grad import no_grad
 from mscc.dialects.ir import constant
 from mscc.dialects.registry import OPS
 from mstest import op, spec

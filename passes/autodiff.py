@@ -215,7 +215,8 @@ def backprop(ops, outputs, seeds, wrt, loc) -> list:
                 fail(op, f"gradient rule of '{name}' returned {g.type} for operand #{i} of "
                          f"type {v.type}")
             accumulate(v, g, op.location)
-    return [cotangent.get(v) or build_op("ms.zeros_like", [v], loc=loc).result for v in wrt]
+    return [cotangent[v] if v in cotangent else build_op("ms.zeros_like", [v], loc=loc).result
+            for v in wrt]
 
 
 def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):

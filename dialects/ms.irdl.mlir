@@ -363,6 +363,19 @@ irdl.dialect @ms {
     irdl.operands(x: %x, begin: optional %begin, end: optional %end, strides: optional %strides)
     irdl.results(output: %output)
   }
+  irdl.operation @strided_slice_grad {
+    // The gradient of slice/strided_slice: zeros of `shape` with dy scattered where
+    // strided_slice would read. Emitted by ms-autodiff, so its arguments are attributes only.
+    %dy = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %shape_attr = irdl.base "#builtin.dense_array"
+    %begin_attr = irdl.base "#builtin.dense_array"
+    %end_attr = irdl.base "#builtin.dense_array"
+    %strides_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(dy: %dy)
+    irdl.results(output: %output)
+    irdl.attributes {"shape" = %shape_attr, "begin" = %begin_attr, "end" = %end_attr, "strides" = %strides_attr}
+  }
   irdl.operation @gather {
     %params = irdl.base "!builtin.tensor"
     %indices = irdl.base "!builtin.tensor"

@@ -17,12 +17,38 @@ def public_functions(module):
                  or ir.StringAttr(op.attributes["sym_visibility"]).value == "public")]
 
 
+def unshare_inits(fn):
+    """Give every user of a `linalg.fill` or `tensor.empty` result its own copy.
+
+    CSE merges identical init tensors (two reductions of one shape share one fill). Then
+    eliminate-empty-tensors lets the first result's output buffer stand for the shared
+    init, and one-shot bufferization writes the second result into that same buffer: a
+    function returning two same-shaped reductions returned the first one twice."""
+    for kind in ("linalg.fill", "tensor.empty"):
+        found = []
+
+        def visit(op):
+            if op.name == kind:
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+        fn.operation.walk(visit)
+        for op in found:
+            users = []
+            for use in op.results[0].uses:
+                if use.owner not in users:
+                    users.append(use.owner)
+            for user in users[1:]:
+                copy = op.clone(ip=ir.InsertionPoint(user))
+                user.operation.replace_uses_of_with(op.results[0], copy.results[0])
+
+
 def make_destination_passing(fn):
     """(tensor...) -> (tensor...)  becomes  (memref... inputs, memref... outputs) -> ().
 
     The caller owns every buffer: inputs are read through `to_tensor restrict` and results
     are materialized into the output buffers, so bufferization needs no result allocation
     and the runtime can hand in (and re-use) numpy arrays."""
+    unshare_inits(fn)
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     block = fn.regions[0].blocks[0]
     n_in = len(ftype.inputs)

@@ -19,15 +19,16 @@ from ..dialects.ir import get_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (canonicalize, const_input_to_attr, cpu, implicit_cast, math_approx,  # noqa: F401,E402
-               ms_to_linalg, verify)
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, implicit_cast,  # noqa: F401,E402
+               inline, math_approx, ms_to_linalg, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
 
 _CPU_STAGES = (
     ("ms", ("ms-verify",)),
-    ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize")),
+    ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-autodiff",
+                "ms-inline", "ms-canonicalize")),
     ("linalg", ("convert-ms-to-linalg", "canonicalize",
                 "func.func(linalg-fuse-elementwise-ops)", "cse", "ms-outline-matmul")),
     ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",

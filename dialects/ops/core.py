@@ -5,6 +5,7 @@ from mlir.dialects import arith
 
 from .. import dtypes as dt
 from ..dtypes import TensorSpec
+from ..grad import each, no_grad
 from ..ir import numpy_to_dense, tensor_type
 from ..registry import ShapeError, define
 
@@ -22,7 +23,7 @@ def _lower_constant(lc):
 
 
 define("ms.constant", [], _constant_infer, attrs={"value": "dense"}, lower=_lower_constant,
-       doc="a tensor literal; the unit attribute `is_scalar` marks a Python scalar")
+       grad=no_grad, doc="a tensor literal; the unit attribute `is_scalar` marks a Python scalar")
 
 
 def _assign_infer(ins, attrs):
@@ -35,9 +36,13 @@ def _assign_infer(ins, attrs):
 
 define("ms.assign", ["variable", "value"], _assign_infer, signature=("T", "T"), write=(0,),
        lower=lambda lc, var, value: value, pure=False,
+       # the result is `value`; the variable's old value does not reach it
+       grad=each(None, lambda g, d: d),
        doc="write `value` into the Parameter `variable`; under jit the new value is returned "
            "and the runtime stores it in the Parameter")
 
+# No gradient rule: ms-autodiff replaces every ms.grad (callees first) before it differentiates
+# a function, so grad of grad differentiates the generated code instead.
 define("ms.grad", [], None,
        attrs={"callee": "symbol", "grad_position": "ints", "get_by_list": "bool",
               "sens_param": "bool", "with_value": "bool"},

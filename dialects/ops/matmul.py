@@ -7,6 +7,7 @@ from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
+from ..grad import broadcasting, each
 from ..ir import tensor_type
 from ..registry import ShapeError, define
 
@@ -75,8 +76,27 @@ def _lower_contraction(lc, a, b, named):
     return r
 
 
+def _contraction_grads(name):
+    """Cotangents of z = op(A) @ op(B) (op: transpose when the flag is set), each written as
+    one more product of the same kind, so no explicit transpose is materialized:
+        dA = dz B^T | dz B | B dz^T | B^T dz^T     for (ta, tb) = FF | FT | TF | TT
+        dB = A^T dz | dz^T A | A dz | dz^T A^T"""
+    def mm(g, a, b, ta, tb):
+        return g.emit(name, a, b, transpose_a=ta, transpose_b=tb)
+
+    def d_a(g, d):
+        ta, tb = g.attrs["transpose_a"], g.attrs["transpose_b"]
+        return mm(g, d, g.y, False, not tb) if not ta else mm(g, g.y, d, tb, True)
+
+    def d_b(g, d):
+        ta, tb = g.attrs["transpose_a"], g.attrs["transpose_b"]
+        return mm(g, g.x, d, not ta, False) if not tb else mm(g, d, g.x, True, ta)
+    return d_a, d_b
+
+
 define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
        dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
+       grad=each(*_contraction_grads("ms.matmul")),
        doc="2-D matrix product; float16 accumulates in float32")
 
 
@@ -95,4 +115,6 @@ def _batch_matmul_infer(ins, attrs):
 define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,
        signature=("T", "T"), dtypes=dt.NUMBERS,
        lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False),
+       # the products have the broadcast batch dims; `broadcasting` sums them back
+       grad=broadcasting(*_contraction_grads("ms.batch_matmul")),
        doc="batched matrix product; batch dims broadcast numpy-style")

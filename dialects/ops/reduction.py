@@ -6,6 +6,7 @@ from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
+from ..grad import each
 from ..registry import ShapeError, define
 
 
@@ -74,10 +75,32 @@ def _sum_dtype(d):
     return dt.int64 if d.is_bool else d
 
 
+def _spread(g, v):
+    """A reduced value (keep_dims or not) broadcast back over the input's shape."""
+    return g.broadcast_to(g.keep_reduced_dims(v, g.reduction_axes()), g.in_specs[0].shape)
+
+
+def _sum_grad(g, d):
+    return _spread(g, d)
+
+
+def _mean_grad(g, d):
+    count = R.prod(g.in_specs[0].shape[a] for a in g.reduction_axes())
+    return g.mul(_spread(g, d), g.const(1 / count, d))
+
+
+def _extremum_grad(g, d):
+    """MindSpore's rule: the gradient is shared equally by the elements equal to the extremum."""
+    dtype = g.in_specs[0].dtype
+    hit = g.cast(g.emit("ms.equal", g.x, _spread(g, g.out)), dtype)
+    ties = g.emit("ms.reduce_sum", hit, axis=g.reduction_axes(), keep_dims=True)
+    return g.mul(g.div(hit, ties), _spread(g, d))
+
+
 define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes,
-       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)),
+       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)), grad=each(_sum_grad),
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
 define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_result),
@@ -85,17 +108,17 @@ define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_resu
        canonicalize=_canonical_axes,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
                            finish=lambda s, v, n: s.div(v, s.const(n))),
-       doc="mean over `axis`; integers average in float32")
+       grad=each(_mean_grad), doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes,
-       lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)))
+       lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)), grad=each(_extremum_grad))
 
 define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes,
-       lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)))
+       lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)), grad=each(_extremum_grad))
 
 
 # ------------------------------------------------------------------ softmax family
@@ -137,10 +160,24 @@ def _lower_softmax(log):
     return lower
 
 
+def _softmax_grad(g, d):
+    """dx = y * (d - sum(d * y)) along the axis, y the softmax (re-used)."""
+    axis = (R.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
+    dot = g.emit("ms.reduce_sum", g.mul(d, g.out), axis=axis, keep_dims=True)
+    return g.mul(g.out, g.sub(d, dot))
+
+
+def _log_softmax_grad(g, d):
+    """dx = d - exp(y) * sum(d) along the axis, y the log-softmax (re-used)."""
+    axis = (R.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
+    total = g.emit("ms.reduce_sum", d, axis=axis, keep_dims=True)
+    return g.sub(d, g.mul(g.emit("ms.exp", g.out), total))
+
+
 define("ms.softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
-       dtypes=dt.FLOATS, lower=_lower_softmax(log=False),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=False), grad=each(_softmax_grad),
        doc="exp(x - max) / sum(exp(x - max)) along `axis`")
 
 define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
-       dtypes=dt.FLOATS, lower=_lower_softmax(log=True),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=True), grad=each(_log_softmax_grad),
        doc="x - max - log(sum(exp(x - max))) along `axis`")

@@ -1,7 +1,8 @@
 """Ops that move data without arithmetic: reshape, transpose, broadcast, slicing, gather, ...
 
 Their shape/axis/perm/... arguments are const inputs: operands from ms.constant before
-ms-const-input-to-attr, attributes after it.
+ms-const-input-to-attr, attributes after it. Their gradients move the cotangent back the other
+way (reshape back, inverse permutation, sum over broadcast or tiled copies, scatter into zeros).
 """
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
@@ -10,6 +11,7 @@ from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
+from ..grad import broadcasting, each
 from ..ir import element_type, tensor_type
 from ..registry import ShapeError, define
 
@@ -45,8 +47,13 @@ def _lower_reshape(lc, x, *_):
     return L.reshape(x, lc.ins[0].shape, lc.out.shape, lc.out.dtype)
 
 
+def _reshape_back(g, d):
+    return g.reshape(d, g.in_specs[0].shape)
+
+
 define("ms.reshape", ["x", ("shape", "optional")], _reshape_infer,
        const_inputs={"shape": "ints"}, signature=(None,), lower=_lower_reshape,
+       grad=each(_reshape_back),
        canonicalize=lambda ins, a: {**a, "shape": _reshape_infer(ins, a).shape},
        doc="new shape with the same elements; one -1 is inferred")
 
@@ -72,8 +79,15 @@ def _lower_transpose(lc, x, *_):
     return linalg.transpose(x, outs=[L.empty(lc.out)], permutation=perm).results[0]
 
 
+def _transpose_grad(g, d):
+    perm = _perm(g.in_specs, g.attrs)
+    inverse = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+    return g.emit("ms.transpose", d, perm=inverse)
+
+
 define("ms.transpose", ["x", ("perm", "optional")], _transpose_infer,
        const_inputs={"perm": "ints"}, signature=(None,), lower=_lower_transpose,
+       grad=each(_transpose_grad),
        canonicalize=lambda ins, a: {**a, "perm": _perm(ins, a)})
 
 
@@ -100,7 +114,8 @@ def _broadcast_infer(ins, attrs):
 define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
        const_inputs={"shape": "ints"}, signature=(None,),
        canonicalize=lambda ins, a: {**a, "shape": _broadcast_infer(ins, a).shape},
-       lower=lambda lc, x, *_: L.elementwise([x], lc.ins, lc.out, lambda v: v))
+       lower=lambda lc, x, *_: L.elementwise([x], lc.ins, lc.out, lambda v: v),
+       grad=broadcasting(lambda g, d: d))
 
 
 # ------------------------------------------------------------------ expand_dims / squeeze
@@ -116,6 +131,7 @@ def _expand_dims_infer(ins, attrs):
 
 define("ms.expand_dims", ["x", ("axis", "optional")], _expand_dims_infer,
        const_inputs={"axis": "int"}, signature=(None,), lower=_lower_reshape,
+       grad=each(_reshape_back),
        canonicalize=lambda ins, a: {**a, "axis": a["axis"] % (ins[0].rank + 1)})
 
 
@@ -132,7 +148,8 @@ def _squeeze_infer(ins, attrs):
 
 
 define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(None,),
-       lower=_lower_reshape, doc="drop size-1 axes (all of them when `axis` is empty)")
+       lower=_lower_reshape, grad=each(_reshape_back),
+       doc="drop size-1 axes (all of them when `axis` is empty)")
 
 
 # ------------------------------------------------------------------ concat
@@ -164,8 +181,20 @@ def _lower_concat(lc, x, y):
     return acc
 
 
+def _concat_part(which):
+    """The slice of the cotangent that came from operand `which` (0: x, 1: y)."""
+    def rule(g, d):
+        x, part = g.in_specs[0], g.in_specs[which]
+        axis = R.normalize_axis(g.attrs["axis"], x.rank)
+        begin = [0] * x.rank
+        begin[axis] = x.shape[axis] if which else 0
+        return g.emit("ms.slice", d, begin=tuple(begin), size=part.shape)
+    return rule
+
+
 define("ms.concat", ["x", "y"], _concat_infer, attrs={"axis": "int"}, signature=("T", "T"),
-       lower=_lower_concat, doc="join x and y along `axis` (binary: see ms.irdl.mlir)")
+       lower=_lower_concat, grad=each(_concat_part(0), _concat_part(1)),
+       doc="join x and y along `axis` (binary: see ms.irdl.mlir)")
 
 
 # ------------------------------------------------------------------ tile
@@ -198,8 +227,18 @@ def _lower_tile(lc, x, *_):
                                  [[2 * i, 2 * i + 1] for i in range(n)])
 
 
+def _tile_grad(g, d):
+    """View the result as (m0, d0, m1, d1, ...) and sum over the copies m_i."""
+    x, mult = g.in_specs[0], tuple(g.attrs["multiples"])
+    shape = (1,) * (len(mult) - x.rank) + x.shape
+    pairs = tuple(v for m, s in zip(mult, shape) for v in (m, s))
+    summed = g.reduce_sum(g.reshape(d, pairs), tuple(range(0, 2 * len(mult), 2)))
+    return g.reshape(summed, x.shape)
+
+
 define("ms.tile", ["x", ("multiples", "optional")], _tile_infer,
-       const_inputs={"multiples": "ints"}, signature=(None,), lower=_lower_tile)
+       const_inputs={"multiples": "ints"}, signature=(None,), lower=_lower_tile,
+       grad=each(_tile_grad))
 
 
 # ------------------------------------------------------------------ slice / strided_slice
@@ -225,8 +264,16 @@ def _lower_slice(lc, x, *_):
                                 list(lc.attrs["begin"]), list(out.shape), [1] * out.rank)
 
 
+def _slice_grad(g, d):
+    begin = tuple(g.attrs["begin"])
+    end = tuple(b + s for b, s in zip(begin, g.out_spec.shape))
+    return g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape, begin=begin, end=end,
+                  strides=(1,) * len(begin))
+
+
 define("ms.slice", ["x", ("begin", "optional"), ("size", "optional")], _slice_infer,
        const_inputs={"begin": "ints", "size": "ints"}, signature=(None,), lower=_lower_slice,
+       grad=each(_slice_grad),
        canonicalize=lambda ins, a: {**a, "size": _slice_infer(ins, a).shape},
        doc="x[begin : begin + size] per axis; size -1 runs to the end")
 
@@ -266,10 +313,42 @@ def _lower_strided_slice(lc, x, *_):
                                 steps)
 
 
+def _slicing(attrs):
+    return {k: tuple(attrs[k]) for k in ("begin", "end", "strides")}
+
+
 define("ms.strided_slice", ["x", ("begin", "optional"), ("end", "optional"),
                             ("strides", "optional")], _strided_slice_infer,
        const_inputs={"begin": "ints", "end": "ints", "strides": "ints"}, signature=(None,),
-       lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides")
+       lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides",
+       grad=each(lambda g, d: g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape,
+                                     **_slicing(g.attrs))))
+
+
+def _strided_slice_grad_infer(ins, attrs):
+    dy, shape = ins[0], tuple(attrs["shape"])
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"shape {shape} has a negative dimension")
+    _, sizes, _ = strided_bounds(shape, attrs["begin"], attrs["end"], attrs["strides"])
+    if tuple(sizes) != dy.shape:
+        raise ShapeError(f"dy has shape {dy.shape}, but slicing {shape} with begin "
+                         f"{tuple(attrs['begin'])}, end {tuple(attrs['end'])}, strides "
+                         f"{tuple(attrs['strides'])} gives {tuple(sizes)}")
+    return TensorSpec(shape, dy.dtype)
+
+
+def _lower_strided_slice_grad(lc, dy):
+    starts, sizes, steps = strided_bounds(lc.out.shape, lc.attrs["begin"], lc.attrs["end"],
+                                          lc.attrs["strides"])
+    return tensor.insert_slice(dy, L.fill(lc.out, 0), [], [], [], starts, sizes, steps)
+
+
+define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
+       attrs={"shape": "ints", "begin": "ints", "end": "ints", "strides": "ints"},
+       signature=(None,), lower=_lower_strided_slice_grad,
+       grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
+       doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
+           "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")
 
 
 # ------------------------------------------------------------------ gather / one_hot
@@ -309,8 +388,23 @@ def _lower_gather(lc, params, indices, *_):
                      body, [si.dtype, out.dtype])
 
 
+def _gather_grad(g, d):
+    """Scatter-add of the cotangent rows back to the gathered positions, as one contraction:
+    dparams[pre, p, post] = sum_n onehot(indices)[n, p] * d[pre, n, post]. Out-of-range
+    indices select nothing (their one-hot row is zero), as in the forward."""
+    params, indices = g.in_specs
+    axis = R.normalize_axis(g.attrs["axis"], params.rank)
+    depth, n = params.shape[axis], indices.size
+    pre, post = R.prod(params.shape[:axis]), R.prod(params.shape[axis + 1:])
+    hot = g.emit("ms.one_hot", g.y, g.const(1, d), g.const(0, d), depth=depth, axis=-1)
+    rows = g.emit("ms.batch_matmul", g.reshape(hot, (1, n, depth)), g.reshape(d, (pre, n, post)),
+                  transpose_a=True, transpose_b=False)
+    return g.reshape(rows, params.shape)
+
+
 define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
        const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
+       grad=each(_gather_grad, None),
        canonicalize=lambda ins, a: {**a, "axis": R.normalize_axis(a["axis"], ins[0].rank)},
        doc="take slices of params along axis at indices (MindSpore Gather)")
 
@@ -351,7 +445,19 @@ def _lower_one_hot(lc, indices, on, off):
                      [si.dtype, lc.ins[1].dtype, lc.ins[2].dtype, out.dtype])
 
 
+def _one_hot_value_grad(on):
+    """on_value receives the cotangent summed where the index hits, off_value elsewhere."""
+    def rule(g, d):
+        hit = g.emit("ms.one_hot", g.x, g.const(1, d), g.const(0, d), depth=g.attrs["depth"],
+                     axis=g.attrs["axis"])
+        total = g.emit("ms.reduce_sum", g.mul(d, hit), axis=(), keep_dims=False)
+        return total if on else g.sub(g.emit("ms.reduce_sum", d, axis=(), keep_dims=False),
+                                      total)
+    return rule
+
+
 define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],
        _one_hot_infer, attrs={"axis": "int"}, const_inputs={"depth": "int"},
        signature=(None, "T", "T"), lower=_lower_one_hot,
+       grad=each(None, _one_hot_value_grad(True), _one_hot_value_grad(False)),
        doc="on_value where the position along `axis` equals the index, else off_value")

@@ -278,7 +278,18 @@ SHAPE_CASES = [
     ("ms.strided_slice", [(6, 5)], dict(begin=(1, -4), end=(6, 5), strides=(2, 3)),
      lambda x: x[1:6:2, -4:5:3]),
     ("ms.strided_slice", [(6, 5)], dict(begin=(-2,), end=(100,), strides=(1,)), lambda x: x[-2:]),
+    ("ms.strided_slice_grad", [(3, 2)], dict(shape=(6, 5), begin=(1, -4), end=(6, 5),
+                                             strides=(2, 3)),
+     lambda d: _scatter(d, (6, 5), np.s_[1:6:2, -4:5:3])),
+    ("ms.strided_slice_grad", [(2, 4)], dict(shape=(4, 4), begin=(-2,), end=(100,), strides=(1,)),
+     lambda d: _scatter(d, (4, 4), np.s_[-2:])),
 ]
+
+
+def _scatter(d, shape, where):
+    out = np.zeros(shape, d.dtype)
+    out[where] = d
+    return out
 
 
 @pytest.mark.parametrize("dtype", [dt.float32, dt.int64, dt.uint8, dt.bool_, dt.float16],
@@ -333,3 +344,14 @@ def test_assign_returns_the_value():
     exe = compile_fn([spec((3,), dt.float32)] * 2, lambda a, b: op("ms.assign", a, b))
     got, = exe(w, v)
     assert_matches(got, v)
+
+
+def test_results_sharing_an_init_tensor():
+    """Two same-shaped reductions share one (CSE'd) init; each result keeps its own buffer."""
+    a, b, c = (values((3, 4), dt.float64, seed=s) for s in (19, 20, 21))
+    reduce = lambda v: op("ms.reduce_sum", v, axis=(0,), keep_dims=False)  # noqa: E731
+    exe = compile_fn([spec((3, 4), dt.float64)] * 3, lambda x, y, z: [
+        reduce(op("ms.mul", x, y)), reduce(op("ms.mul", z, y))])
+    first, second = exe(a, b, c)
+    assert_matches(first, (a * b).sum(0))
+    assert_matches(second, (c * b).sum(0))

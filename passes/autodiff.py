@@ -1,0 +1,335 @@
+"""ms-autodiff: reverse-mode automatic differentiation of ms functions.
+
+`%g = "ms.grad"() {callee = @f, grad_position, get_by_list, sens_param, with_value}` is the
+gradient function of @f as a function value, called with func.call_indirect. Its type
+(`grad_function_type`) is
+    inputs:  @f's inputs, then one sensitivity per @f result when sens_param
+    results: @f's results when with_value, then one gradient per grad_position (the type of
+             that input), then when get_by_list one per argument of @f marked
+             {ms.parameter = "name"} (the Parameters it reads), in argument order.
+Without sens_param the sensitivity of each result is ones_like(result), as in MindSpore, so
+non-scalar outputs are differentiated as the sum of their elements.
+
+For each distinct request the pass generates a private function `@f_grad` holding a copy of
+@f's body (the forward) followed by the backward program that each op's gradient rule
+(OpDef.grad, dialects/grad.py) emits in reverse order, replaces the ms.grad by
+`func.constant @f_grad` and its call_indirect uses by `func.call @f_grad`; ms-inline then moves
+the generated code into the callers. Forward values are computed once and shared by the results
+(with_value) and the backward; forward ops the gradients do not need are dead and left to
+ms-canonicalize.
+
+Callees are prepared first: their own ms.grad ops are replaced and their calls inlined, so @f is
+one block of ms ops and the gradient of a function that itself takes gradients (grad of grad)
+is the gradient of the generated code.
+
+Only float values carry gradients: an integer or bool input's gradient is zeros of its type,
+and ops whose rule is `no_grad` (comparisons, zeros_like, stop_gradient, ...) stop the flow.
+An op on the path from a differentiated input to a result without a rule is an error at it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
+from ..dialects.grad import GradCtx, GradRuleError, no_grad
+from ..dialects.ir import PARAM_ATTR, build_op, data_values, op_attrs, operand_groups, spec_of
+from ..dialects.registry import OPS, DTypeError, NotConstant, ShapeError
+from .base import ModulePass, fail, register
+from .inline import Inliner, body_block
+
+
+class GradRequest(NamedTuple):
+    callee: str
+    grad_position: tuple
+    get_by_list: bool
+    sens_param: bool
+    with_value: bool
+
+    @classmethod
+    def of(cls, op):
+        a = op.attributes
+        return cls(ir.FlatSymbolRefAttr(a["callee"]).value, tuple(ir.DenseI64ArrayAttr(
+            a["grad_position"])), *(ir.BoolAttr(a[k]).value
+                                    for k in ("get_by_list", "sens_param", "with_value")))
+
+
+def function_type(fn) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+
+
+def symbol_name(fn) -> str:
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def parameter_positions(fn) -> list:
+    """Indexes of the arguments that stand for Parameters (arg attribute ms.parameter)."""
+    if "arg_attrs" not in fn.attributes:
+        return []
+    return [i for i, a in enumerate(ir.ArrayAttr(fn.attributes["arg_attrs"]))
+            if PARAM_ATTR in ir.DictAttr(a)]
+
+
+def grad_function_type(callee, grad_position, get_by_list=False, sens_param=False,
+                       with_value=False) -> ir.FunctionType:
+    """The type of the gradient function of `callee` (a func.func); ValueError for a bad
+    request."""
+    ftype = function_type(callee)
+    name, inputs, results = symbol_name(callee), list(ftype.inputs), list(ftype.results)
+    for p in grad_position:
+        if not 0 <= p < len(inputs):
+            raise ValueError(f"grad_position {p} is out of range for @{name}, which takes "
+                             f"{len(inputs)} argument{'s' if len(inputs) != 1 else ''}")
+    if len(set(grad_position)) != len(grad_position):
+        raise ValueError(f"grad_position {list(grad_position)} names an argument twice")
+    for i, t in enumerate(results):
+        if spec_of(t) is None:
+            raise ValueError(f"result #{i} of @{name} has type {t}; only statically shaped "
+                             "tensors can be differentiated")
+    grads = [inputs[p] for p in grad_position]
+    if get_by_list:
+        grads += [inputs[i] for i in parameter_positions(callee)]
+    return ir.FunctionType.get(inputs + (results if sens_param else []),
+                               (results if with_value else []) + grads)
+
+
+def emit_grad(callee, grad_position=0, *, get_by_list=False, sens_param=False,
+              with_value=False, loc=None) -> ir.Value:
+    """Build `ms.grad` of `callee` at the current insertion point and return the gradient
+    function value (call it with call_gradient or func.call_indirect). `callee` is a func.func
+    or the symbol name of one in the module being built. The frontend's entry point: it never
+    computes the gradient function's type itself. ValueError for a bad grad_position or an
+    unknown callee."""
+    if isinstance(callee, str):
+        callee = _enclosing_module_function(callee)
+    positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+    ftype = grad_function_type(callee, positions, get_by_list, sens_param, with_value)
+    op = ir.Operation.create("ms.grad", results=[ftype], attributes={
+        "callee": ir.FlatSymbolRefAttr.get(symbol_name(callee)),
+        "grad_position": ir.DenseI64ArrayAttr.get(list(positions)),
+        "get_by_list": ir.BoolAttr.get(get_by_list), "sens_param": ir.BoolAttr.get(sens_param),
+        "with_value": ir.BoolAttr.get(with_value)}, loc=loc)
+    return op.result
+
+
+def _enclosing_module_function(name):
+    """The func.func @name of the module around the current insertion point."""
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    if op is not None:
+        for fn in op.regions[0].blocks[0].operations:
+            if fn.operation.name == "func.func" and symbol_name(fn) == name:
+                return fn
+    raise ValueError(f"no function @{name} in the module being built")
+
+
+def call_gradient(gradfn: ir.Value, operands, loc=None) -> list:
+    """func.call_indirect of a gradient function value; its results."""
+    results = list(ir.FunctionType(gradfn.type).results)
+    return list(func.CallIndirectOp(results, gradfn, list(operands), loc=loc).results)
+
+
+# ------------------------------------------------------------------ reverse mode
+
+def _is_float(v) -> bool:
+    spec = spec_of(v.type)
+    return spec is not None and spec.dtype.is_float
+
+
+def _used_values(op):
+    """Operands of `op` and of the ops in its regions (ms.fused reads values from above)."""
+    values = list(op.operands)
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                values += _used_values(inner)
+    return values
+
+
+def _active_ops(ops, wrt) -> tuple[set, list]:
+    """Float values that depend on a differentiated input, and the ops computing them."""
+    active = {v for v in wrt if _is_float(v)}
+    chain = []
+    for op in ops:
+        opdef = OPS.get(op.operation.name)
+        if opdef is not None and opdef.grad is no_grad:
+            continue  # a constant as far as gradients go
+        if any(v in active for v in _used_values(op)):
+            floats = [r for r in op.results if _is_float(r)]
+            if floats:
+                active.update(floats)
+                chain.append(op)
+    return active, chain
+
+
+def _rule_context(op, active):
+    """The GradCtx of a forward op and its rule; a located error if it has none."""
+    name = op.operation.name
+    opdef = OPS.get(name)
+    if opdef is None or opdef.grad is None:
+        fail(op, f"'{name}' op has no gradient rule, but a differentiated input reaches it"
+             + ("" if opdef is not None else " (ms-autodiff differentiates ms ops)"))
+    if len(op.results) != 1:
+        fail(op, f"'{name}' op has {len(op.results)} results; gradient rules take one")
+    groups = operand_groups(opdef, op)
+    data = data_values(opdef, groups)
+    attrs = op_attrs(opdef, op, groups)
+    for k, v in attrs.items():
+        if isinstance(v, NotConstant):
+            fail(op, f"'{name}' op needs a compile-time constant '{k}' to be differentiated")
+    return GradCtx(op, opdef, data, attrs, [v in active for v in data]), opdef.grad
+
+
+def backprop(ops, outputs, seeds, wrt, loc) -> list:
+    """Emit the backward program of `ops` (one block's forward ops, in order) at the current
+    insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like). Returns the
+    cotangent of each value in `wrt` (zeros_like where nothing flows)."""
+    active, chain = _active_ops(ops, wrt)
+    cotangent = {}
+
+    def accumulate(v, g, at):
+        old = cotangent.get(v)
+        cotangent[v] = g if old is None else build_op("ms.add", [old, g], loc=at).result
+
+    for v, seed in zip(outputs, seeds):
+        if v in active:
+            accumulate(v, seed if seed is not None else
+                       build_op("ms.ones_like", [v], loc=loc).result, loc)
+    for op in reversed(chain):
+        douts = [cotangent.get(r) for r in op.results]
+        if all(d is None for d in douts):
+            continue  # does not reach a result
+        ctx, rule = _rule_context(op, active)
+        name = op.operation.name
+        try:
+            grads = rule(ctx, douts[0])
+        except (ShapeError, DTypeError, GradRuleError) as e:
+            fail(op, f"gradient rule of '{name}' failed: {e}")
+        for i, (v, g) in enumerate(zip(ctx.inputs, grads)):
+            if g is None or not ctx.needs[i]:
+                continue
+            if g.type != v.type:
+                fail(op, f"gradient rule of '{name}' returned {g.type} for operand #{i} of "
+                         f"type {v.type}")
+            accumulate(v, g, op.location)
+    return [cotangent[v] if v in cotangent else build_op("ms.zeros_like", [v], loc=loc).result
+            for v in wrt]
+
+
+def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):
+    """A new private function `name` after `callee`: its forward copy, then the backward."""
+    fn = callee.operation.clone(ip=ir.InsertionPoint.after(callee.operation))
+    n_args = len(function_type(callee).inputs)
+    fn.attributes["sym_name"] = ir.StringAttr.get(name)
+    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    fn.attributes["function_type"] = ir.TypeAttr.get(ftype)
+    if "res_attrs" in fn.attributes:
+        del fn.attributes["res_attrs"]
+    if "arg_attrs" in fn.attributes:
+        attrs = list(ir.ArrayAttr(fn.attributes["arg_attrs"]))
+        attrs += [ir.DictAttr.get({})] * (len(ftype.inputs) - len(attrs))
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+    block = fn.regions[0].blocks[0]
+    ops = list(block.operations)
+    ret, forward = ops[-1], ops[:-1]
+    outputs = list(ret.operands)
+    loc = ret.location
+    seeds = [None] * len(outputs)
+    if req.sens_param:
+        seeds = [block.add_argument(t, loc) for t in ftype.inputs[n_args:]]
+    args = list(block.arguments)[:n_args]
+    wrt = [args[p] for p in req.grad_position]
+    if req.get_by_list:
+        wrt += [args[i] for i in parameter_positions(callee)]
+    with ir.InsertionPoint(ret):
+        grads = backprop(forward, outputs, seeds, wrt, loc)
+        func.ReturnOp((outputs if req.with_value else []) + grads, loc=loc)
+    ret.erase()
+    return fn
+
+
+# ------------------------------------------------------------------ the pass
+
+class Resolver:
+    """Replaces the ms.grad ops of a module, callees before callers."""
+
+    def __init__(self, module):
+        self.inliner = Inliner(module, prepare=self.resolve)
+        self.funcs = self.inliner.funcs
+        self.generated: dict = {}   # GradRequest -> name of the generated function
+        self.state: dict = {}       # function name -> "resolving" | "done"
+
+    def resolve(self, fn, user=None):
+        """Replace every ms.grad in `fn` (`user`: the op that needs fn differentiable)."""
+        name = symbol_name(fn)
+        if self.state.get(name) == "done" or not len(fn.regions[0].blocks):
+            return
+        if self.state.get(name) == "resolving":
+            fail(user or fn, f"@{name} depends on its own gradient")
+        self.state[name] = "resolving"
+        for op in list(body_block(fn).operations):
+            if op.operation.name == "ms.grad":
+                self.replace(op)
+        self.state[name] = "done"
+
+    def gradient_function(self, op, req: GradRequest, ftype):
+        name = self.generated.get(req)
+        if name is None:
+            callee = self.funcs[req.callee]
+            self.resolve(callee, op)
+            self.inliner.inline_into(callee)
+            name = self._fresh_name(f"{req.callee}_grad")
+            self.funcs[name] = differentiate(callee, req, name, ftype)
+            self.generated[req] = name
+        return name
+
+    def _fresh_name(self, base):
+        name, n = base, 0
+        while name in self.funcs:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
+    def replace(self, op):
+        req = GradRequest.of(op)
+        callee = self.funcs.get(req.callee)
+        if callee is None:
+            fail(op, f"'ms.grad' op callee @{req.callee} is not a function of this module")
+        body_block(callee, op)
+        try:
+            ftype = grad_function_type(callee, *req[1:])
+        except ValueError as e:
+            fail(op, f"'ms.grad' op {e}")
+        if op.result.type != ftype:
+            fail(op, f"'ms.grad' op has type {op.result.type}, but the gradient function of "
+                     f"@{req.callee} has type {ftype}")
+        name = self.gradient_function(op, req, ftype)
+        with ir.InsertionPoint(op), op.location:
+            fnval = func.ConstantOp(ftype, ir.FlatSymbolRefAttr.get(name)).result
+        op.result.replace_all_uses_with(fnval)
+        op.erase()
+        for use in list(fnval.uses):
+            call = use.owner
+            if call.name != "func.call_indirect" or use.operand_number != 0:
+                continue
+            with ir.InsertionPoint(call), call.location:
+                direct = func.CallOp(list(ftype.results), name, list(call.operands)[1:])
+            for old, new in zip(call.results, direct.results):
+                old.replace_all_uses_with(new)
+            call.erase()
+        if not list(fnval.uses):
+            fnval.owner.erase()
+
+
+@register
+class AutoDiff(ModulePass):
+    name = "ms-autodiff"
+    summary = "generate gradient functions for ms.grad (reverse mode) and call them"
+
+    def run(self, module):
+        resolver = Resolver(module)
+        for fn in list(resolver.funcs.values()):
+            resolver.resolve(fn)

@@ -1,0 +1,117 @@
+"""ms-inline: inline func.call of functions defined in the module, then drop private functions
+nothing refers to any more.
+
+Upstream's `inline` pass leaves these calls alone: it inlines an op only when its dialect
+provides an inliner interface, and an IRDL dialect cannot (checked with
+`mlir-opt --irdl-file=dialects/ms.irdl.mlir --inline`). ms functions are single-block and
+side-effect free apart from ms.assign, so moving a callee's body to the call site is exact.
+Inlined ops keep their own locations (the user's source lines).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from .base import ModulePass, fail, register
+
+
+def functions(module) -> dict:
+    """Module-level func.func ops by symbol name."""
+    return {ir.StringAttr(op.attributes["sym_name"]).value: op
+            for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"}
+
+
+def body_block(fn, user=None):
+    """The single block of a defined function; a located error otherwise (at `user`, the op
+    that needs the body, when given)."""
+    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    blocks = list(fn.regions[0].blocks)
+    if len(blocks) != 1:
+        what = "has no body" if not blocks else f"has {len(blocks)} blocks"
+        fail(user or fn, f"function @{name} {what}; ms functions are a single block")
+    return blocks[0]
+
+
+def inline_call(call, callee):
+    """Replace `call` by a copy of `callee`'s body."""
+    copy = callee.operation.clone(ip=False)
+    block = copy.regions[0].blocks[0]
+    for arg, value in zip(block.arguments, call.operands):
+        arg.replace_all_uses_with(value)
+    ops = list(block.operations)
+    for op in ops[:-1]:
+        op.move_before(call)
+    for old, new in zip(call.results, ops[-1].operands):
+        old.replace_all_uses_with(new)
+    call.erase()
+    copy.erase()
+
+
+class Inliner:
+    """Inlines calls function by function, callees first; reports recursion. `prepare(fn,
+    call)` runs on each callee before its body is inlined (ms-autodiff resolves its ms.grad
+    ops there)."""
+
+    def __init__(self, module, prepare=None):
+        self.funcs = functions(module)
+        self.prepare = prepare
+        self.state: dict = {}  # name -> "inlining" | "done"
+
+    def inline_into(self, fn):
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        if self.state.get(name) == "done" or not len(fn.regions[0].blocks):
+            return
+        self.state[name] = "inlining"
+        for op in list(body_block(fn).operations):
+            if op.operation.name != "func.call":
+                continue
+            target = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            callee = self.funcs.get(target)
+            if callee is None:
+                fail(op, f"call to @{target}, which is not a function of this module")
+            if self.state.get(target) == "inlining":
+                fail(op, f"recursive call to @{target} cannot be inlined")
+            body_block(callee, op)
+            if self.prepare is not None:
+                self.prepare(callee, op)
+            self.inline_into(callee)
+            inline_call(op, callee)
+        self.state[name] = "done"
+
+
+def referenced_symbols(module) -> set:
+    names = set()
+
+    def visit(op):
+        for name in op.attributes:
+            a = op.attributes[name]
+            if isinstance(a, ir.FlatSymbolRefAttr):
+                names.add(a.value)
+        return ir.WalkResult.ADVANCE
+    module.walk(visit)
+    return names
+
+
+def erase_unreferenced_private(module):
+    """Erase private functions no symbol reference names (repeatedly: one may hold the last
+    reference to another)."""
+    while True:
+        used = referenced_symbols(module)
+        dead = [fn for name, fn in functions(module).items()
+                if name not in used and "sym_visibility" in fn.attributes
+                and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private"]
+        if not dead:
+            return
+        for fn in dead:
+            fn.operation.erase()
+
+
+@register
+class Inline(ModulePass):
+    name = "ms-inline"
+    summary = "inline calls of module functions; drop private functions left unreferenced"
+
+    def run(self, module):
+        inliner = Inliner(module)
+        for fn in list(inliner.funcs.values()):
+            inliner.inline_into(fn)
+        erase_unreferenced_private(module)

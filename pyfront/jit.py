@@ -14,7 +14,7 @@ from ..dialects import dtypes as dt
 from . import pytree
 from .context import _context, default_target
 from .location import user_location
-from .state import active_traces
+from .state import active_tapes, active_traces
 from .tensor import Parameter, Tensor
 
 
@@ -110,6 +110,10 @@ class JitFunction:
     def __call__(self, *args):
         if active_traces:
             return self.fn(*args)  # called from another traced function: trace inline
+        if active_tapes:  # inside a PyNative gradient's recording: one replayable node
+            result = self._call_general(args)
+            active_tapes[-1].record_call(self.fn, args, result)
+            return result
         try:  # the cache-hit fast path: every argument is a Tensor
             key = (_context["device_target"], *[a._spec for a in args])
             entry = self._flat_cache[key]

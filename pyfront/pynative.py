@@ -15,8 +15,13 @@ from .state import active_tapes
 from .tensor import Parameter, Tensor
 
 
+CALL = "call"  # a node that is a call of a compiled function (jit, or a nested gradient)
+
+
 class Tape:
-    """The ops one eager run executed, with operand provenance."""
+    """The ops one eager run executed, with operand provenance. Calls of compiled functions
+    (a jit function, or a gradient taken inside the recorded function) are recorded as one
+    node whose replay traces that function, so gradients flow through them too."""
 
     def __init__(self, inputs):
         self.nodes = []          # (op_name, attrs, consts, operand refs, result specs)
@@ -25,6 +30,7 @@ class Tape:
         self.params: list = []   # Parameters read, in first-use order
         self.externals: list = []  # other concrete Tensors read: extra inputs of the graph
         self._keep = list(inputs.values())  # ids stay unique while the tape lives
+        self._calls = {}         # node index -> the called function
 
     def ref(self, x):
         if isinstance(x, Tensor):
@@ -49,6 +55,19 @@ class Tape:
         index = len(self.nodes)
         self.nodes.append((op_name, tuple(sorted(attrs.items())), tuple(sorted(consts.items())),
                            refs, tuple(o._spec for o in outputs)))
+        for k, o in enumerate(outputs):
+            self.produced[id(o)] = ("node", index, k)
+            self._keep.append(o)
+
+    def record_call(self, fn, args, result):
+        leaves, in_tree = pytree.flatten(tuple(args))
+        refs = tuple(self.ref(x) for x in leaves)
+        outputs = pytree.flatten(result)[0]
+        index = len(self.nodes)
+        self.nodes.append((CALL, id(fn), in_tree, refs,
+                           tuple(o._spec for o in outputs if isinstance(o, Tensor))))
+        self._keep.append(fn)
+        self._calls[index] = fn
         for k, o in enumerate(outputs):
             self.produced[id(o)] = ("node", index, k)
             self._keep.append(o)
@@ -78,7 +97,11 @@ def _replay_function(tape: Tape, output_refs, out_tree, n_args):
                 return args[n_args + ref[1]]
             return ref[2]
         for index, (op_name, attrs, consts, refs, _) in enumerate(tape.nodes):
-            out = call(op_name, [value(r) for r in refs], dict(attrs), dict(consts))
+            operands = [value(r) for r in refs]
+            if op_name == CALL:  # attrs is the callee's id, consts its argument structure
+                out = pytree.flatten(tape._calls[index](*pytree.unflatten(consts, operands)))[0]
+            else:
+                out = call(op_name, operands, dict(attrs), dict(consts))
             env[index] = out if isinstance(out, list) else [out]
         return pytree.unflatten(out_tree, [value(r) for r in output_refs])
     replay.__name__ = "pynative"

@@ -1,0 +1,146 @@
+"""nn layers, losses and optimizers against numpy (float64), in both execution modes."""
+import math
+
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import nn, ops
+
+MODES = [pytest.param(ms.GRAPH_MODE, id="graph"), pytest.param(ms.PYNATIVE_MODE, id="pynative")]
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture(params=MODES)
+def mode(request):
+    ms.set_context(mode=request.param)
+    yield request.param
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def x64(*shape):
+    return rng.standard_normal(shape)
+
+
+def test_dense_and_activations(mode):
+    dense = nn.Dense(5, 3, activation="tanh", dtype=ms.float64)
+    x = x64(4, 5)
+    want = np.tanh(x @ dense.weight.asnumpy().T + dense.bias.asnumpy())
+    np.testing.assert_allclose(dense(ms.Tensor(x)).asnumpy(), want, rtol=1e-12)
+    x3 = x64(2, 4, 5)  # Dense flattens leading dims
+    np.testing.assert_allclose(dense(ms.Tensor(x3)).asnumpy(),
+                               np.tanh(x3 @ dense.weight.asnumpy().T + dense.bias.asnumpy()),
+                               rtol=1e-12)
+    for cell, ref in [(nn.ReLU(), lambda v: np.maximum(v, 0)),
+                      (nn.Sigmoid(), lambda v: 1 / (1 + np.exp(-v))),
+                      (nn.GELU(), lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))),
+                      (nn.Softmax(), lambda v: np.exp(v) / np.exp(v).sum(-1, keepdims=True)),
+                      (nn.Flatten(), lambda v: v.reshape(v.shape[0], -1))]:
+        np.testing.assert_allclose(cell(ms.Tensor(x3)).asnumpy(), ref(x3), rtol=1e-10, atol=1e-12)
+
+
+def test_layernorm(mode):
+    ln = nn.LayerNorm((6,), epsilon=1e-5, dtype=ms.float64)
+    ln.gamma.set_data(x64(6))
+    ln.beta.set_data(x64(6))
+    x = x64(3, 6)
+    m, v = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    want = (x - m) / np.sqrt(v + 1e-5) * ln.gamma.asnumpy() + ln.beta.asnumpy()
+    np.testing.assert_allclose(ln(ms.Tensor(x)).asnumpy(), want, rtol=1e-10)
+
+
+def test_losses(mode):
+    logits, labels = x64(5, 4), rng.integers(0, 4, 5).astype(np.int32)
+    logp = logits - logits.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    ce = -logp[np.arange(5), labels]
+    sparse = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    np.testing.assert_allclose(sparse(ms.Tensor(logits), ms.Tensor(labels)).asnumpy(), ce.mean(), rtol=1e-12)
+    dense = nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="none")
+    onehot = np.eye(4)[labels]
+    np.testing.assert_allclose(dense(ms.Tensor(logits), ms.Tensor(onehot)).asnumpy(), ce, rtol=1e-12)
+    a, b = x64(3, 2), x64(3, 2)
+    np.testing.assert_allclose(nn.MSELoss()(ms.Tensor(a), ms.Tensor(b)).asnumpy(), ((a - b) ** 2).mean())
+    np.testing.assert_allclose(nn.MSELoss("sum")(ms.Tensor(a), ms.Tensor(b)).asnumpy(), ((a - b) ** 2).sum())
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        nn.MSELoss("avg")
+
+
+def test_cell_registration_and_names():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Dense(3, 4)
+            self.body = nn.SequentialCell([nn.Dense(4, 4), nn.ReLU()])
+            self.scale = ms.Parameter(np.ones(1, np.float32), name="scale", requires_grad=False)
+
+        def construct(self, x):
+            return self.body(self.fc1(x)) * self.scale
+
+    net = Net()
+    assert list(net.parameters_dict()) == ["scale", "fc1.weight", "fc1.bias", "body.0.weight",
+                                           "body.0.bias"]
+    assert [p.name for p in net.trainable_params()] == ["fc1.weight", "fc1.bias",
+                                                        "body.0.weight", "body.0.bias"]
+    net.set_train()
+    assert net.training and net.body.training
+    assert net(ms.Tensor(np.ones((2, 3), np.float32))).shape == (2, 4)
+
+
+def _optimizer_case(opt_cls, kwargs, numpy_step, steps=3, rtol=1e-12):
+    p0 = x64(4, 3)
+    w = ms.Parameter(p0.copy(), name="w")
+    opt = opt_cls([w], **kwargs)
+    grads = [x64(4, 3) for _ in range(steps)]
+    state, p = {}, p0.copy()
+    for g in grads:
+        opt((ms.Tensor(g),))
+        p = numpy_step(p, g, state, **kwargs)
+    np.testing.assert_allclose(w.asnumpy(), p, rtol=rtol, atol=1e-14)
+
+
+def _sgd(p, g, state, learning_rate, momentum=0.0):
+    if not momentum:
+        return p - learning_rate * g
+    state["a"] = momentum * state.get("a", 0) + g
+    return p - learning_rate * state["a"]
+
+
+def _momentum(p, g, state, learning_rate, momentum):
+    state["a"] = momentum * state.get("a", 0) + g
+    return p - learning_rate * state["a"]
+
+
+def _adam(p, g, state, learning_rate, beta1=0.9, beta2=0.999, eps=1e-8):
+    t = state["t"] = state.get("t", 0) + 1
+    state["m"] = beta1 * state.get("m", 0) + (1 - beta1) * g
+    state["v"] = beta2 * state.get("v", 0) + (1 - beta2) * g * g
+    lr = learning_rate * np.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+    return p - lr * state["m"] / (np.sqrt(state["v"]) + eps)
+
+
+@pytest.mark.parametrize("opt_cls,kwargs,step", [
+    (nn.SGD, dict(learning_rate=0.1), _sgd),
+    (nn.SGD, dict(learning_rate=0.1, momentum=0.9), _sgd),
+    (nn.Momentum, dict(learning_rate=0.05, momentum=0.8), _momentum),
+    (nn.Adam, dict(learning_rate=0.01), _adam),
+], ids=["sgd", "sgd-momentum", "momentum", "adam"])
+def test_optimizers_match_numpy(mode, opt_cls, kwargs, step):
+    # Adam keeps its beta powers in float32, as MindSpore does: float32-exact step sizes.
+    _optimizer_case(opt_cls, kwargs, step, rtol=1e-5 if opt_cls is nn.Adam else 1e-12)
+
+
+def test_optimizer_checks_gradient_count():
+    w = ms.Parameter(np.ones(2), name="w")
+    with pytest.raises(ValueError, match="updates 1 parameters but got 2 gradients"):
+        nn.SGD([w], 0.1)((ms.Tensor(np.ones(2)), ms.Tensor(np.ones(2))))
+
+
+def test_to_float_inserts_casts_and_keeps_float32_masters():
+    net = nn.Dense(4, 2).to_float(ms.float16)
+    x = ms.Tensor(np.ones((3, 4), np.float32))
+    text = ms.jit(lambda v: net(v)).lower(x).as_text("ms")
+    assert text.count('"ms.cast"') == 3  # the input and both parameters
+    assert net.weight.dtype is ms.float32
+    assert net(x).dtype is ms.float16
+    assert ops.cast(net(x), ms.float32).dtype is ms.float32

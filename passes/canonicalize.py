@@ -3,11 +3,9 @@
 IRDL ops carry no traits, so upstream canonicalize/cse treat them as having side effects and
 keep them. The registry knows which ops are pure (`OpDef.pure`).
 """
-from mlir import ir
-
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.registry import OPS
-from .base import ModulePass, register
+from .base import ModulePass, functions, register
 
 
 def _is_pure(op) -> bool:
@@ -49,12 +47,6 @@ class MsCanonicalize(ModulePass):
     summary = "remove dead and duplicate ms ops"
 
     def run(self, module):
-        blocks = []
-
-        def collect(op):
-            if op.operation.name == "func.func":
-                blocks.extend(op.regions[0].blocks)
-            return ir.WalkResult.ADVANCE
-        module.walk(collect)
-        for block in blocks:
-            simplify_block(block)
+        for fn in functions(module):
+            for block in fn.regions[0].blocks:
+                simplify_block(block)

@@ -11,7 +11,7 @@ from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.ir import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
 from ..dialects.lowering import LowerCtx
 from ..dialects.registry import OPS, MissingRuleError, NotConstant
-from .base import ModulePass, fail, register
+from .base import ModulePass, fail, functions, register
 
 
 def storage(t: ir.Type) -> ir.Type:
@@ -80,15 +80,7 @@ class ConvertMsToLinalg(ModulePass):
     summary = "lower ms ops to linalg, tensor, arith and math on tensors"
 
     def run(self, module):
-        funcs = []
-
-        def collect(op):
-            if op.operation.name == "func.func":
-                funcs.append(op)
-                return ir.WalkResult.SKIP
-            return ir.WalkResult.ADVANCE
-        module.walk(collect)
-        for fn in funcs:
+        for fn in functions(module):
             ms_ops = [op for block in fn.regions[0].blocks for op in block.operations
                       if op.operation.name in OPS]
             for op in ms_ops:

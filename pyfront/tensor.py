@@ -53,12 +53,7 @@ class Tensor:
     @classmethod
     def _wrap(cls, array: np.ndarray) -> "Tensor":
         """A Tensor owning `array` (already C-contiguous with a supported dtype)."""
-        t = object.__new__(cls)
-        t._data = array
-        t._spec = TensorSpec(array.shape, dt.from_numpy(array.dtype))
-        t._value = None
-        t._trace = None
-        return t
+        return cls._wrap_spec(array, TensorSpec(array.shape, dt.from_numpy(array.dtype)))
 
     @classmethod
     def _wrap_spec(cls, array: np.ndarray, spec: TensorSpec) -> "Tensor":

@@ -6,15 +6,7 @@ import pytest
 import mscc as ms
 from mscc import nn, ops
 
-MODES = [pytest.param(ms.GRAPH_MODE, id="graph"), pytest.param(ms.PYNATIVE_MODE, id="pynative")]
 rng = np.random.default_rng(3)
-
-
-@pytest.fixture(params=MODES)
-def mode(request):
-    ms.set_context(mode=request.param)
-    yield request.param
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def t64(*shape):

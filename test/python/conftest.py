@@ -1,0 +1,13 @@
+"""Fixtures shared by the test modules."""
+import pytest
+
+import mscc as ms
+
+
+@pytest.fixture(params=[pytest.param(ms.GRAPH_MODE, id="graph"),
+                        pytest.param(ms.PYNATIVE_MODE, id="pynative")])
+def mode(request):
+    """Run the test in GRAPH_MODE and in PYNATIVE_MODE (restored afterwards)."""
+    ms.set_context(mode=request.param)
+    yield request.param
+    ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -5,6 +5,7 @@ from mlir.dialects.transform import interpreter
 from mlir.dialects.transform import memref as tmemref
 from mlir.dialects.transform import structured, vector
 
+from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, fail, register
 
 C_INTERFACE = "llvm.emit_c_interface"
@@ -66,38 +67,69 @@ class EntryDestinationPassing(ModulePass):
 KERNEL_ATTR = "ms.kernel"
 
 
-def outline(op, name: str, kind: str, module_block):
-    """Move `op` (all operands as arguments) into a private function carrying
-    `ms.kernel = kind`, and call it. A kernel function is scheduled on its own: a transform
-    applied to it cannot touch the rest of the program."""
-    arg_types = [v.type for v in op.operands]
-    result_types = [r.type for r in op.results]
-    with ir.InsertionPoint(module_block), op.location:
-        fn = func.FuncOp(name, (arg_types, result_types), visibility="private")
+def outline(ops, name: str, kind: str, module_block):
+    """Move `ops` (in block order) into a private function carrying `ms.kernel = kind` and
+    call it: values they use from outside become its arguments, values used after them its
+    results. A kernel function is scheduled on its own: a transform applied to it cannot
+    touch the rest of the program."""
+    inside = {op for op in ops}
+    args, seen = [], set()
+    for op in ops:
+        for v in op.operands:
+            owner = v.owner
+            if (isinstance(owner, ir.Block) or owner.operation not in inside) and v not in seen:
+                seen.add(v)
+                args.append(v)
+    results = [r for op in ops for r in op.results
+               if any(u.owner.operation not in inside for u in r.uses)]
+    loc = ops[-1].location
+    with ir.InsertionPoint(module_block), loc:
+        fn = func.FuncOp(name, ([v.type for v in args], [r.type for r in results]),
+                         visibility="private")
         fn.attributes[KERNEL_ATTR] = ir.StringAttr.get(kind)
         entry = fn.add_entry_block()
-    with ir.InsertionPoint(entry), op.location:
-        body = op.clone()
-        for i, arg in enumerate(entry.arguments):
-            body.operands[i] = arg
-        func.ReturnOp(list(body.results))
-    with ir.InsertionPoint(op), op.location:
-        call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(name), list(op.operands))
-    for old, new in zip(op.results, call.results):
+    remap = dict(zip(args, entry.arguments))
+    with ir.InsertionPoint(entry), loc:
+        for op in ops:
+            copy = op.clone()
+            for i, v in enumerate(copy.operands):
+                if v in remap:
+                    copy.operands[i] = remap[v]
+            remap.update(zip(op.results, copy.results))
+        func.ReturnOp([remap[r] for r in results])
+    with ir.InsertionPoint(ops[-1]), loc:
+        call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name), args)
+    for old, new in zip(results, call.results):
         old.replace_all_uses_with(new)
-    op.erase()
+    for op in reversed(ops):
+        op.erase()
+
+
+# Ops of a fused matmul region that stay with the caller: its output's allocation and
+# initialization (so that the kernel's result is the caller's buffer: no copy).
+_CALLER_SIDE = {"tensor.empty", "linalg.fill", "arith.constant"}
+
+
+def kernel_ops(matmul):
+    """The matmul and, when it anchors a fused region, the region's other linalg ops (its
+    epilogue), in block order."""
+    region = matmul.attributes[REGION_ATTR] if REGION_ATTR in matmul.attributes else None
+    if region is None:
+        return [matmul]
+    return [op.operation for op in matmul.operation.block.operations
+            if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region
+            and op.operation.name not in _CALLER_SIDE]
 
 
 @register
 class OutlineMatmul(ModulePass):
     name = "ms-outline-matmul"
-    summary = "move each linalg.matmul into its own kernel function"
+    summary = "move each linalg.matmul, with its fused epilogue, into its own kernel function"
 
     def run(self, module):
         block = module.regions[0].blocks[0]
-        for fn in public_functions(module) + [
-                op for op in block.operations if op.operation.name == "func.func"
-                and KERNEL_ATTR not in op.attributes and op not in public_functions(module)]:
+        for fn in [op for op in block.operations if op.operation.name == "func.func"
+                   and KERNEL_ATTR not in op.attributes]:
             fn_name = ir.StringAttr(fn.attributes["sym_name"]).value
             matmuls = []
 
@@ -107,7 +139,7 @@ class OutlineMatmul(ModulePass):
                 return ir.WalkResult.ADVANCE
             fn.operation.walk(find)
             for i, op in enumerate(matmuls):
-                outline(op, f"{fn_name}__matmul{i}", "matmul", block)
+                outline(kernel_ops(op), f"{fn_name}__matmul{i}", "matmul", block)
 
 
 def matmul_schedule(tile=(64, 256, 256), register_tile=(8, 32, 1)):

@@ -5,6 +5,8 @@ operand/result types still carry the ms dtypes. Lowered tensors hold storage typ
 bool become i8; dialects/ir.element_type says why), so the rules choose unsigned or boolean
 semantics from the ms dtypes. Function signatures are converted the same way.
 """
+import itertools
+
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
@@ -19,9 +21,10 @@ def storage(t: ir.Type) -> ir.Type:
     return tensor_type(spec, storage=True) if spec is not None else t
 
 
-def lower_op(op, origin: dict):
+def lower_op(op, origin: dict, regions=None):
     """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
-    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes."""
+    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes; `regions`
+    numbers the function's fused regions."""
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     for name in opdef.const_inputs:
@@ -42,7 +45,7 @@ def lower_op(op, origin: dict):
         lower = opdef.rule("lower")
     except MissingRuleError as e:
         fail(op, str(e))
-    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups))
+    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups), origin, regions)
     with ir.InsertionPoint(op), op.location:
         new = lower(lc, *data)
     new = list(new) if isinstance(new, (list, tuple)) else [new]
@@ -82,12 +85,12 @@ class ConvertMsToLinalg(ModulePass):
             return ir.WalkResult.ADVANCE
         module.walk(collect)
         for fn in funcs:
-            origin = {}
+            origin, regions = {}, itertools.count()
             convert_signature(fn, origin)
             for block in fn.regions[0].blocks:
                 for op in list(block.operations):
                     if op.operation.name in OPS:
-                        lower_op(op, origin)
+                        lower_op(op, origin, regions)
             for block in fn.regions[0].blocks:
                 for op in block.operations:
                     if op.operation.name.startswith("ms."):

@@ -19,16 +19,17 @@ from ..dialects.ir import get_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import canonicalize, const_input_to_attr, cpu, implicit_cast, ms_to_linalg, verify  # noqa: F401,E402
+from . import canonicalize, const_input_to_attr, cpu, fusion, implicit_cast, ms_to_linalg, verify  # noqa: F401,E402
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
 
 _CPU_STAGES = (
     ("ms", ("ms-verify",)),
-    ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize")),
-    ("linalg", ("convert-ms-to-linalg", "canonicalize",
-                "func.func(linalg-fuse-elementwise-ops)", "cse", "ms-outline-matmul")),
+    ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize",
+                "ms-fuse")),
+    ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul", "canonicalize",
+                "func.func(linalg-fuse-elementwise-ops)", "cse")),
     ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
                     "canonicalize")),

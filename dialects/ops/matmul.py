@@ -8,7 +8,10 @@ from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
 from ..ir import tensor_type
-from ..registry import ShapeError, define
+from ..registry import FusionRole, ShapeError, define
+
+# An elementwise epilogue (bias, activation, scale) runs on the output tiles.
+_CONTRACTION = FusionRole("matmul")
 
 _MM_ATTRS = {"transpose_a": "bool", "transpose_b": "bool"}
 
@@ -77,6 +80,7 @@ def _lower_contraction(lc, a, b, named):
 
 define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
        dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
+       fusion=_CONTRACTION,
        doc="2-D matrix product; float16 accumulates in float32")
 
 
@@ -94,5 +98,5 @@ def _batch_matmul_infer(ins, attrs):
 
 define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,
        signature=("T", "T"), dtypes=dt.NUMBERS,
-       lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False),
+       lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False), fusion=_CONTRACTION,
        doc="batched matrix product; batch dims broadcast numpy-style")

@@ -6,7 +6,10 @@ from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
-from ..registry import ShapeError, define
+from ..registry import FusionRole, ShapeError, define
+
+# Elementwise producers of the input fuse into the reduction loop (read once).
+_REDUCTION = FusionRole("reduction", prologue=True)
 
 
 def _reduce_infer(result_dtype):
@@ -76,25 +79,25 @@ def _sum_dtype(d):
 
 define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)),
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
 define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_result),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
                            finish=lambda s, v, n: s.div(v, s.const(n))),
        doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)))
 
 define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)))
 
 
@@ -137,10 +140,13 @@ def _lower_softmax(log):
     return lower
 
 
+# The lowering reads x in three loops (max, exp-sum, normalize).
+_SOFTMAX = FusionRole("reduction", prologue=True, input_passes=3)
+
 define("ms.softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
-       dtypes=dt.FLOATS, lower=_lower_softmax(log=False),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=False), fusion=_SOFTMAX,
        doc="exp(x - max) / sum(exp(x - max)) along `axis`")
 
 define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
-       dtypes=dt.FLOATS, lower=_lower_softmax(log=True),
+       dtypes=dt.FLOATS, lower=_lower_softmax(log=True), fusion=_SOFTMAX,
        doc="x - max - log(sum(exp(x - max))) along `axis`")

@@ -22,9 +22,11 @@ _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
 
 
-def _contract():
-    # Lets LLVM fuse mul+add into FMA (see the notes on fastmath).
-    return ir.Attribute.parse("#arith.fastmath<contract>")
+def _contract(reassoc=False):
+    # contract lets LLVM fuse mul+add into FMA (see the notes on fastmath); reassoc lets it
+    # vectorize a reduction (partial sums in vector lanes).
+    return ir.Attribute.parse("#arith.fastmath<reassoc,contract>" if reassoc
+                              else "#arith.fastmath<contract>")
 
 
 class ScalarBuilder:
@@ -34,11 +36,12 @@ class ScalarBuilder:
     same rule serves the per-op lowering and fused regions.
     """
 
-    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
+    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None, reassoc=False):
         self.dtype = dtype
         self.out_dtype = out_dtype or dtype  # the op's result dtype (cast needs it)
         self.type = compute_type(dtype)
-        self.fm = _contract() if dtype.is_float else None
+        # reassoc: for the combining step of reductions (sums may be reordered)
+        self.fm = _contract(reassoc) if dtype.is_float else None
 
     # -- constants and conversion
     def const(self, value, dtype=None):

@@ -19,7 +19,7 @@ from ..dialects.ir import get_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import canonicalize, const_input_to_attr, cpu, cpu_math, fusion, implicit_cast, ms_to_linalg, verify  # noqa: F401,E402
+from . import canonicalize, const_input_to_attr, cpu, cpu_loops, cpu_math, fusion, implicit_cast, ms_to_linalg, verify  # noqa: F401,E402
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -34,6 +34,7 @@ _CPU_STAGES = (
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
                     "canonicalize")),
     ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-expand-math", "func.func(convert-linalg-to-loops)",
+              "ms-cpu-promote-accumulators",
               "convert-vector-to-scf", "convert-math-to-funcs", "expand-strided-metadata",
               "lower-affine",
               "convert-scf-to-cf", "convert-vector-to-llvm", "convert-to-llvm",

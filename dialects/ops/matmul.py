@@ -66,7 +66,7 @@ def _lower_contraction(lc, a, b, named):
     if named:
         r = linalg.matmul(a, b, outs=[init], indexing_maps=maps)
     else:
-        s = L.ScalarBuilder(acc)
+        s = L.ScalarBuilder(acc, reassoc=True)
         iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]
         r = L.generic([a, b], [init], maps, iters,
                       lambda x, y, c: s.add(c, s.mul(L.cast_scalar(x, sa.dtype, acc),

@@ -40,7 +40,7 @@ def _lower_reduce(init, combine, finish=None):
         spec, out = lc.ins[0], lc.out
         axes = R.reduce_axes(spec, lc.attrs["axis"])
         acc_dtype = _accumulator(out.dtype)
-        s = L.ScalarBuilder(acc_dtype)
+        s = L.ScalarBuilder(acc_dtype, reassoc=True)
         r = L.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
         flat = TensorSpec(R.reduced_shape(spec.shape, axes, False), acc_dtype)
         count = 1
@@ -120,7 +120,7 @@ def _lower_softmax(log):
         ident = L.identity_map(rank)
         drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
         red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
-        s = L.ScalarBuilder(cd)
+        s = L.ScalarBuilder(cd, reassoc=True)
         mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: s.max(a, e))
         iters = ["parallel"] * rank
         red_iters = ["reduction" if i == axis else "parallel" for i in range(rank)]

@@ -1,0 +1,120 @@
+"""CPU loop passes: reduction accumulators in registers, and parallel outer loops.
+
+ms-cpu-promote-accumulators: convert-linalg-to-loops writes a reduction as
+    scf.for %j { %a = memref.load %out[%i]; ...; memref.store %n, %out[%i] }
+LLVM cannot keep %out[%i] in a register (it cannot prove that %out does not alias the
+inputs), so it neither vectorizes the loop nor overlaps iterations. Bufferized linalg never
+reduces into a buffer it reads through another operand, so the pass carries the value as a
+loop-carried scalar (iter_args) instead: one load before the loop, one store after it. With
+the `reassoc` flag on the combining op (dialects/lowering.ScalarBuilder) LLVM then vectorizes
+the reduction.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref, scf
+
+from .base import ModulePass, register
+
+
+def _defined_outside(value, loop) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        op = owner.owner
+    else:
+        op = owner.operation
+    while op is not None:
+        if op == loop.operation:
+            return False
+        op = op.parent
+    return True
+
+
+def _uses_inside(value, loop):
+    """Ops inside `loop` (at any depth) that use `value`."""
+    out = []
+    for use in value.uses:
+        op = use.owner.operation
+        p = op
+        while p is not None and p != loop.operation:
+            p = p.parent
+        if p is not None:
+            out.append(op)
+    return out
+
+
+def _accumulators(loop):
+    """(load, store) pairs of the loop body that read and write one loop-invariant element
+    of a buffer the loop touches nowhere else."""
+    body = loop.regions[0].blocks[0]
+    ops = [op.operation for op in body.operations]
+    pairs = []
+    for i, store in enumerate(ops):
+        if store.name != "memref.store":
+            continue
+        buf, indices = store.operands[1], list(store.operands)[2:]
+        if not all(_defined_outside(v, loop) for v in list(indices) + [buf]):
+            continue
+        users = _uses_inside(buf, loop)
+        loads = [u for u in users if u.name == "memref.load"]
+        if len(users) != 2 or len(loads) != 1 or loads[0] not in ops[:i]:
+            continue
+        if list(loads[0].operands)[1:] != indices:
+            continue
+        pairs.append((loads[0], store))
+    return pairs
+
+
+def promote(loop) -> bool:
+    if len(loop.results) or len(loop.regions[0].blocks[0].arguments) != 1:
+        return False
+    pairs = _accumulators(loop)
+    if not pairs:
+        return False
+    body = loop.regions[0].blocks[0]
+    with ir.InsertionPoint(loop), loop.location:
+        inits = [memref.load(load.operands[0], list(load.operands)[1:]) for load, _ in pairs]
+        new = scf.ForOp(loop.lowerBound, loop.upperBound, loop.step, inits)
+    new_body = new.regions[0].blocks[0]
+    body.arguments[0].replace_all_uses_with(new_body.arguments[0])
+    for (load, store), carried in zip(pairs, list(new_body.arguments)[1:]):
+        load.results[0].replace_all_uses_with(carried)
+    yielded = [store.operands[0] for _, store in pairs]
+    terminator = None
+    for op in list(body.operations):
+        op = op.operation
+        if op.name == "scf.yield":
+            terminator = op
+            continue
+        if any(op == load or op == store for load, store in pairs):
+            continue
+        new_body.append(op)
+    with ir.InsertionPoint(new_body), loop.location:
+        scf.YieldOp(yielded)
+    with ir.InsertionPoint(loop), loop.location:
+        for (load, store), result in zip(pairs, new.results):
+            memref.store(result, store.operands[1], list(store.operands)[2:])
+    for load, store in pairs:
+        store.erase()
+        load.erase()
+    if terminator is not None:
+        terminator.erase()
+    loop.operation.erase()
+    return True
+
+
+@register
+class PromoteAccumulators(ModulePass):
+    name = "ms-cpu-promote-accumulators"
+    summary = "carry reduction accumulators of scf.for loops in registers (iter_args)"
+
+    def run(self, module):
+        loops = []
+
+        def collect(op):  # post-order: inner loops first, so outer ones see the new stores
+            if op.name == "scf.for":
+                loops.append(op.opview)
+            return ir.WalkResult.ADVANCE
+        module.walk(collect, ir.WalkOrder.POST_ORDER)
+        for loop in loops:
+            promote(loop)

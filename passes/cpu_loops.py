@@ -118,3 +118,124 @@ class PromoteAccumulators(ModulePass):
         module.walk(collect, ir.WalkOrder.POST_ORDER)
         for loop in loops:
             promote(loop)
+
+
+# ------------------------------------------------------------------ parallel loops
+
+# Loop nests with fewer iterations than this stay sequential: forking threads costs a few
+# microseconds.
+MIN_PARALLEL_ITERATIONS = 1 << 15
+_TILEABLE = ("linalg.generic", "linalg.fill", "linalg.transpose")
+
+
+def loop_ranges(op):
+    """(sizes, iterator kinds) of a linalg op on static memrefs, or None."""
+    if op.name == "linalg.generic":
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        kinds = [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+        sizes = [None] * len(kinds)
+        for value, m in zip(op.operands, maps):
+            if not isinstance(value.type, ir.MemRefType):
+                continue
+            for e, size in zip(m.results, ir.MemRefType(value.type).shape):
+                e = e.maybe_downcast()
+                if isinstance(e, ir.AffineDimExpr) and sizes[e.position] is None:
+                    sizes[e.position] = size
+        if None in sizes:
+            return None
+        return sizes, kinds
+    out = op.operands[len(op.operands) - 1]
+    if not isinstance(out.type, ir.MemRefType):
+        return None
+    shape = list(ir.MemRefType(out.type).shape)
+    return shape, ["parallel"] * len(shape)
+
+
+def _forall_script(threads):
+    from mlir.dialects import transform
+    from mlir.dialects.transform import structured
+    any_op = transform.AnyOpType.get()
+    mod = ir.Module.create()
+    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(mod.body):
+        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
+                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        structured.TileUsingForallOp(seq.bodyTarget, num_threads=list(threads))
+        transform.YieldOp([])
+    return mod, seq
+
+
+@register
+class Parallelize(ModulePass):
+    name = "ms-cpu-parallelize"
+    summary = "split the outer parallel loop of large linalg ops across threads (scf.forall)"
+    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
+
+    def run(self, module):
+        from mlir.dialects.transform import interpreter
+
+        from ..runtime.openmp import num_threads
+        from .cpu import KERNEL_ATTR
+        n = self.opts["threads"] or num_threads()
+        if n < 2:
+            return
+        targets = []
+        for fn in module.regions[0].blocks[0].operations:
+            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
+                continue
+            for block in fn.regions[0].blocks:
+                for op in block.operations:
+                    if op.operation.name in _TILEABLE:
+                        targets.append(op.operation)
+        scripts = {}
+        for op in targets:
+            ranges = loop_ranges(op)
+            if ranges is None:
+                continue
+            sizes, kinds = ranges
+            total = 1
+            for s in sizes:
+                total *= s
+            dim = next((i for i, (s, k) in enumerate(zip(sizes, kinds))
+                        if k == "parallel" and s >= n), None)
+            if dim is None or total < MIN_PARALLEL_ITERATIONS:
+                continue
+            threads = tuple(n if i == dim else 0 for i in range(dim + 1))
+            if threads not in scripts:
+                scripts[threads] = _forall_script(threads)
+            script, seq = scripts[threads]
+            interpreter.apply_named_sequence(op, seq, script)
+
+
+@register
+class LowerForall(ModulePass):
+    name = "ms-cpu-lower-forall"
+    summary = ("scf.forall to OpenMP worksharing loops when an OpenMP runtime is available "
+               "(marks the module ms.openmp), else to sequential loops")
+
+    def run(self, module):
+        from mlir import passmanager
+
+        from ..runtime.openmp import num_threads
+        found = []
+
+        def visit(op):
+            if op.name == "scf.forall":
+                found.append(op)
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+        module.walk(visit)
+        if not found:
+            return
+        n = num_threads()
+        if n > 1:
+            text = (f"builtin.module(func.func(scf-forall-to-parallel),"
+                    f"convert-scf-to-openmp{{num-threads={n}}})")
+            module.attributes[OPENMP_ATTR] = ir.UnitAttr.get()
+        else:
+            text = "builtin.module(func.func(scf-forall-to-for))"
+        passmanager.PassManager.parse(text, context=module.context).run(module)
+
+
+OPENMP_ATTR = "ms.openmp"  # the module calls the OpenMP runtime (runtime.openmp)

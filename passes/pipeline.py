@@ -33,12 +33,13 @@ _CPU_STAGES = (
     ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
                     "canonicalize")),
-    ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-expand-math", "func.func(convert-linalg-to-loops)",
-              "ms-cpu-promote-accumulators",
-              "convert-vector-to-scf", "convert-math-to-funcs", "expand-strided-metadata",
-              "lower-affine",
-              "convert-scf-to-cf", "convert-vector-to-llvm", "convert-to-llvm",
-              "reconcile-unrealized-casts")),
+    ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-parallelize", "ms-cpu-expand-math",
+              "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
+              "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
+              "expand-strided-metadata", "lower-affine",
+              # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)
+              "finalize-memref-to-llvm", "convert-scf-to-cf", "convert-vector-to-llvm",
+              "convert-to-llvm", "reconcile-unrealized-casts")),
 )
 
 TARGET_STAGES = {"cpu": _CPU_STAGES}

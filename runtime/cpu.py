@@ -34,8 +34,11 @@ class CpuExecutable:
         self.entry = entry
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
-        self.engine = ExecutionEngine(llvm_module, opt_level=opt_level,
-                                      shared_libs=[mlir_lib("libmlir_c_runner_utils.so")])
+        libs = [mlir_lib("libmlir_c_runner_utils.so")]
+        if "ms.openmp" in llvm_module.operation.attributes:  # passes/cpu_loops.OPENMP_ATTR
+            from .openmp import openmp_library
+            libs.append(openmp_library())
+        self.engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs)
         addr = self.engine.raw_lookup("_mlir_ciface_" + entry)
         if not addr:
             raise CallError(f"entry point '{entry}' not found in the compiled module")

@@ -101,6 +101,7 @@ class Case:
     regions: tuple                 # kinds of the ms.fused regions ms-fuse must form
     dtype: object = F32
     domain: tuple = (-2.0, 2.0)
+    tol: dict | None = None        # float32 sums of many products: scale-aware tolerance
 
 
 CASES = [
@@ -123,7 +124,8 @@ CASES = [
          lambda x: op("ms.reduce_mean", op("ms.mul", x, x), axis=(), keep_dims=False),
          lambda x: (f64(x) ** 2).mean(), ("reduction",)),
     Case("dense", ((8, 16), (16, 32), (32,)), dense, dense_ref, ("matmul",)),
-    Case("dense_odd_shape", ((13, 70), (70, 37), (37,)), dense, dense_ref, ("matmul",)),
+    Case("dense_odd_shape", ((13, 70), (70, 37), (37,)), dense, dense_ref, ("matmul",),
+         tol=dict(rtol=1e-4, atol=1e-4)),
     Case("dense_f64", ((5, 7), (7, 3), (3,)), dense, dense_ref, ("matmul",), dtype=dt.float64),
     Case("batched_tanh", ((2, 5, 8), (2, 8, 3)),
          lambda x, w: op("ms.tanh", op("ms.batch_matmul", x, w, transpose_a=False, transpose_b=False)),
@@ -179,6 +181,9 @@ def test_fused_program(case):
     out_dtype = got.dtype if case.dtype is not dt.float16 else np.float16
     if case.dtype is dt.float16:  # computed in float16: compare loosely
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-2, atol=2e-2)
+    elif case.tol:
+        assert got.dtype == case.dtype.np
+        np.testing.assert_allclose(got.astype(np.float64), want, **case.tol)
     else:
         assert_matches(got, want.astype(out_dtype) if want.dtype.kind != "f" else want,
                        got.dtype)
@@ -212,3 +217,35 @@ def test_long_chain_is_split_by_the_size_bound():
         want = want * 0.5 + 0.25 if i % 2 else np.tanh(want)
     got, = exe(x)
     assert_matches(got, want, np.float32)
+
+
+# Large enough for ms-cpu-parallelize (>= 32K iterations): with an OpenMP runtime these run
+# as OpenMP worksharing loops, without one sequentially; both must match numpy.
+LARGE = [
+    Case("chain_large", ((300, 512), (512,), ()), chain, chain_ref, ("elementwise",)),
+    Case("softmax_large", ((601, 100),), lambda x: op("ms.softmax", x, axis=-1), softmax_ref, ()),
+    Case("layernorm_large_odd", ((257, 129), (129,), (129,)), layernorm, layernorm_ref,
+         ("reduction", "elementwise")),
+    Case("column_sum", ((400, 300),),
+         lambda x: op("ms.reduce_sum", op("ms.mul", x, x), axis=(0,), keep_dims=False),
+         lambda x: (f64(x) ** 2).sum(0), ("reduction",)),
+    Case("dense_large", ((130, 70), (70, 300), (300,)), dense, dense_ref, ("matmul",),
+         tol=dict(rtol=1e-4, atol=1e-4)),
+]
+
+
+@pytest.mark.parametrize("case", LARGE, ids=lambda c: c.name)
+def test_large_program(case):
+    test_fused_program(case)
+
+
+def test_parallel_loops_use_openmp_when_available():
+    from mscc.runtime.openmp import num_threads
+    if num_threads() < 2:
+        pytest.skip("no OpenMP runtime (pip install intel-openmp) or a single CPU")
+    with get_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        build_function(module, "f", [spec((512, 300), F32)], lambda x: op("ms.exp", x))
+        pipeline.run_pipeline(module, stop_after="llvm")
+        assert "ms.openmp" in module.operation.attributes
+        assert "omp.parallel" in str(module)

@@ -122,17 +122,22 @@ class PromoteAccumulators(ModulePass):
 
 # ------------------------------------------------------------------ parallel loops
 
-# Loop nests with fewer iterations than this stay sequential: forking threads costs a few
-# microseconds.
-MIN_PARALLEL_ITERATIONS = 1 << 15
+# Loop nests with fewer iterations than this stay sequential: a fork and join costs a few
+# microseconds on an idle machine, much more when the other core is busy.
+MIN_PARALLEL_ITERATIONS = 1 << 17
 _TILEABLE = ("linalg.generic", "linalg.fill", "linalg.transpose")
 
 
-def loop_ranges(op):
+def loop_ranges(op, indexing_maps=None):
     """(sizes, iterator kinds) of a linalg op on static memrefs, or None."""
-    if op.name == "linalg.generic":
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        kinds = [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if op.name == "linalg.generic" or indexing_maps is not None:
+        attr = indexing_maps if indexing_maps is not None else op.attributes["indexing_maps"]
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(attr)]
+        if "iterator_types" in op.attributes:
+            kinds = [str(a).split("<")[-1].rstrip(">")
+                     for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+        else:
+            kinds = ["parallel"] * (maps[0].n_dims - 1) + ["reduction"]
         sizes = [None] * len(kinds)
         for value, m in zip(op.operands, maps):
             if not isinstance(value.type, ir.MemRefType):

@@ -39,6 +39,10 @@ def _candidates():
 @functools.lru_cache(maxsize=None)
 def openmp_library() -> str | None:
     """Path of a loadable OpenMP runtime with the __kmpc entry points, or None."""
+    # Idle worker threads spin for KMP_BLOCKTIME ms after a parallel loop (200 by default),
+    # taking a core from numpy's BLAS threads and everything else; 1 ms still covers the gaps
+    # between the kernels of one call. Read when the runtime starts; the user's value wins.
+    os.environ.setdefault("KMP_BLOCKTIME", "1")
     for path in _candidates():
         if not path:
             continue

@@ -148,6 +148,9 @@ def report(rows, benches, impls):
         notes = []
         if b.needs:
             notes.append(f"slot: needs the {b.needs}")
+        if "min_s" in ms_r:
+            notes.append(f"best {ms_r['min_s'] * 1e3:.3f} ms" +
+                         (f" (numpy {np_r['min_s'] * 1e3:.3f})" if "min_s" in np_r else ""))
         if "compile_s" in ms_r:
             notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms")
         if b.flops and "median_s" in ms_r:

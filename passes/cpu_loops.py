@@ -244,3 +244,81 @@ class LowerForall(ModulePass):
 
 
 OPENMP_ATTR = "ms.openmp"  # the module calls the OpenMP runtime (runtime.openmp)
+
+
+# ------------------------------------------------------------------ row tiles
+
+# Rows of a tile fused by ms-cpu-fuse-rows: their data should stay in L1/L2 between the
+# loops that read it.
+ROW_TILE_BYTES = 32 * 1024
+
+
+def _fuse_script(tile_sizes, parallel):
+    from mlir.dialects import transform
+    from mlir.dialects.transform import structured
+    any_op = transform.AnyOpType.get()
+    mod = ir.Module.create()
+    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(mod.body):
+        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
+                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        structured.FuseOp(seq.bodyTarget, tile_sizes=list(tile_sizes), use_forall=parallel,
+                          apply_cleanup=True)
+        transform.YieldOp([])
+    return mod, seq
+
+
+def _reads_reduction(op, depth):
+    """Whether a linalg.generic reads, within `depth` generics, the result of a reduction."""
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "linalg.generic":
+            continue
+        if _reduces(owner.operation) or (depth > 1 and _reads_reduction(owner.operation, depth - 1)):
+            return True
+    return False
+
+
+def _reduces(op):
+    return op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"])
+
+
+@register
+class FuseRows(ModulePass):
+    name = "ms-cpu-fuse-rows"
+    summary = ("tile a parallel linalg op that reads row reductions (softmax's normalization) "
+               "by rows and compute those reductions per tile, so each row is read from "
+               "cache after the first pass (tensors)")
+
+    def run(self, module):
+        from mlir.dialects.transform import interpreter
+
+        from ..runtime.openmp import num_threads
+        from .cpu import KERNEL_ATTR
+        roots = []
+        for fn in module.regions[0].blocks[0].operations:
+            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
+                continue
+            for op in fn.regions[0].blocks[0].operations:
+                op = op.operation
+                if op.name != "linalg.generic" or _reduces(op):
+                    continue
+                if any(u.owner.operation.name.startswith("linalg.") for u in op.results[0].uses):
+                    continue  # not the last loop of its chain
+                if _reads_reduction(op, depth=3):
+                    roots.append(op)
+        for op in roots:
+            t = ir.RankedTensorType(op.results[0].type)
+            if t.rank < 2 or not t.has_static_shape:
+                continue
+            numel = 1
+            for d in t.shape:
+                numel *= d
+            row_bytes = max(1, getattr(t.element_type, "width", 32) // 8) * (numel // t.shape[0])
+            rows = max(1, min(t.shape[0], ROW_TILE_BYTES // row_bytes))
+            while t.shape[0] % rows:  # full tiles only: they vectorize
+                rows -= 1
+            parallel = num_threads() > 1 and numel >= MIN_PARALLEL_ITERATIONS
+            script, seq = _fuse_script([rows] + [0] * (t.rank - 1), parallel)
+            interpreter.apply_named_sequence(op, seq, script)

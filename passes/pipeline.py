@@ -29,9 +29,12 @@ _CPU_STAGES = (
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-canonicalize",
                 "ms-fuse")),
     ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul", "canonicalize",
-                "func.func(linalg-fuse-elementwise-ops)", "cse")),
+                "cse", "ms-cpu-fuse-rows",
+                "canonicalize")),
     ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
+                    # the small per-tile buffers of ms-cpu-fuse-rows: no malloc per tile
+                    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
                     "canonicalize")),
     ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-parallelize", "ms-cpu-expand-math",
               "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",

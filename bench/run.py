@@ -67,7 +67,7 @@ def build_mscc(bench, inputs):
         module = ir.Module.create()
         build_function(module, "main", specs, lambda *args: bench.ms(op, scalar, *args))
         exe = compile_module(module, "main")
-    return exe, time.perf_counter() - t0
+    return exe, time.perf_counter() - t0, exe.compile_times
 
 
 def worker(name, impl, repeat):
@@ -78,7 +78,7 @@ def worker(name, impl, repeat):
     if impl == "numpy":
         fn = lambda: bench.numpy(*inputs)  # noqa: E731
     elif impl == "mscc":
-        exe, result["compile_s"] = build_mscc(bench, inputs)
+        exe, result["compile_s"], result["compile_stages"] = build_mscc(bench, inputs)
         got = exe(*inputs)[0]
         want = bench.numpy(*[a.astype(np.float64) for a in inputs])
         result["max_abs_err"] = float(np.max(np.abs(got - want)))
@@ -152,7 +152,9 @@ def report(rows, benches, impls):
             notes.append(f"best {ms_r['min_s'] * 1e3:.3f} ms" +
                          (f" (numpy {np_r['min_s'] * 1e3:.3f})" if "min_s" in np_r else ""))
         if "compile_s" in ms_r:
-            notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms")
+            stages = ms_r.get("compile_stages", {})
+            notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms" + (
+                f" (codegen {stages['codegen'] * 1e3:.0f})" if "codegen" in stages else ""))
         if b.flops and "median_s" in ms_r:
             notes.append(f"{b.flops / ms_r['median_s'] / 1e9:.0f} GFLOP/s")
         if ms_r.get("correct") is False:

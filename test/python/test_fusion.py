@@ -249,3 +249,23 @@ def test_parallel_loops_use_openmp_when_available():
         pipeline.run_pipeline(module, stop_after="llvm")
         assert "ms.openmp" in module.operation.attributes
         assert "omp.parallel" in str(module)
+
+
+def test_output_buffers_are_reused_only_when_released():
+    from mstest import compile_fn
+    exe = compile_fn([spec((64,), F32)], lambda a: op("ms.mul", a, a))
+    x = np.arange(64, dtype=np.float32)
+    first, = exe(x)
+    held = first.copy()
+    second, = exe(x + 1)                       # `first` is still held: a new array
+    assert second is not first
+    np.testing.assert_array_equal(first, held)
+    view = second[:3]
+    third, = exe(x + 2)                        # `second` is held through a view
+    assert third is not second
+    np.testing.assert_array_equal(view, (x[:3] + 1) ** 2)
+    address = third.ctypes.data
+    del third
+    fourth, = exe(x + 3)                       # released: the same buffer again
+    assert fourth.ctypes.data == address
+    np.testing.assert_array_equal(fourth, (x + 3) ** 2)

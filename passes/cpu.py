@@ -292,6 +292,8 @@ class CpuMatmulSchedule(ModulePass):
             return scripts[key]
 
         for fn in kernels:
+            if not _ops(fn, "linalg.matmul"):
+                continue  # folded away (an epilogue that ignores the product): plain loops
             nr = max(8, NR_BYTES // _elem_bytes(_ops(fn, "linalg.matmul")[0]))
             # Split off the rows and columns beyond the last full register tile, so that
             # every piece has static tile shapes (dynamic tiles would not vectorize).

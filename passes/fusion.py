@@ -70,6 +70,7 @@ class BlockFuser:
         self.ops = [op.operation for op in block.operations]
         self.position = {op: i for i, op in enumerate(self.ops)}
         self.taken = set()       # ops moved into a region
+        self.pinned = set()      # values read by a copied op: their producer stays outside
 
     # -- classification (registry only)
     @staticmethod
@@ -133,7 +134,8 @@ class BlockFuser:
         """"move", "copy" or None: how `producer` may join the region at `member`."""
         if len(region.members) >= self.max_ops:
             return None
-        inside = all(u.owner.operation in region.moved for u in producer.results[0].uses)
+        inside = (producer.results[0] not in self.pinned
+                  and all(u.owner.operation in region.moved for u in producer.results[0].uses))
         if self.is_elementwise(producer):
             cheap = self.cost(producer) <= CHEAP
             if times > _numel(producer.results[0]) and not cheap:
@@ -155,9 +157,22 @@ class BlockFuser:
             if len(region.members) < 2:
                 continue
             self.taken |= region.moved
+            # A copy reads its operands where the original did: from outside the region,
+            # where they must stay (a later region may not move them in).
+            members = region.members
+            for copied in region.copied:
+                for v in self.data(copied):
+                    if isinstance(v.owner, ir.Block) or v.owner.operation not in members:
+                        self.pinned.add(v)
             regions.append(region)
         for region in regions:
             build_region(region, self.position)
+        # Originals of copied ops whose every user moved into regions with a copy. (Not while
+        # building: an op copied into one region may be the root of another.)
+        originals = {op for region in regions for op in region.copied if op not in self.taken}
+        for op in originals:
+            if all(not list(r.uses) for r in op.results):
+                op.erase()
         return len(regions)
 
 
@@ -184,9 +199,6 @@ def build_region(region, position):
                 op.operands[i] = remap[v]
     with ir.InsertionPoint(body), root.location:
         gpu.YieldOp([remap.get(result, result)])
-    for op in region.copied:
-        if all(not list(r.uses) for r in op.results):
-            op.erase()  # every user moved in with a copy
 
 
 @register

@@ -63,11 +63,17 @@ class CpuExecutable:
             out.append(a)
         return out
 
+    # Off by default: merged with main's autodiff tests, re-use made gradient checks fail at
+    # random (see the fusion branch report); enable per executable once that is understood.
+    reuse_outputs = False
+
     def fresh_outputs(self):
-        """Output arrays for a call. The previous call's arrays are used again when nobody
-        else holds them any more (a fresh large array costs page faults on every call: ~4 ms
-        for 16 MiB); an output the caller still holds, directly or through a view, is never
-        written again."""
+        """Output arrays for a call. With `reuse_outputs`, the previous call's arrays are used
+        again when nobody else holds them any more (a fresh large array costs page faults on
+        every call: ~4 ms for 16 MiB); an output the caller still holds, directly or through a
+        view, is never written again."""
+        if not self.reuse_outputs:
+            return [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
         cache = self._out_cache
         for j, spec in enumerate(self.out_specs):
             # References: the cache's and getrefcount's argument; any other is a holder.

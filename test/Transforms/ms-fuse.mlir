@@ -259,3 +259,46 @@ func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   %4 = "ms.relu"(%3) : (tensor<8xf32>) -> tensor<8xf32>
   return %4 : tensor<8xf32>
 }
+
+// -----
+
+// A cheap op copied into a region reads its operands from outside, so their producer stays
+// outside (a second region {exp, mul} would take the exp away from the copy).
+// CHECK-LABEL: func.func @copied_operands_stay
+// CHECK-NEXT: %[[E:.+]] = "ms.exp"
+// CHECK-NEXT: %[[M:.+]] = "ms.mul"(%[[E]], %arg0)
+// CHECK-NEXT: %[[A:.+]] = "ms.fused"() ({
+// CHECK-NEXT: %[[M2:.+]] = "ms.mul"(%[[E]], %arg0)
+// CHECK-NEXT: "ms.add"(%[[M2]], %arg0)
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "elementwise"}
+// CHECK-NEXT: return %[[A]], %[[M]]
+func.func @copied_operands_stay(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = "ms.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
+  %m = "ms.mul"(%e, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %a = "ms.add"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %a, %m : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A cheap op copied into one region is the root of another.
+// CHECK-LABEL: func.func @copied_root
+// CHECK-NEXT: %[[B:.+]] = "ms.fused"() ({
+// CHECK-NEXT: "ms.neg"
+// CHECK-NEXT: "ms.mul"
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "elementwise"}
+// CHECK-NEXT: %[[A:.+]] = "ms.fused"() ({
+// CHECK-NEXT: "ms.neg"
+// CHECK-NEXT: "ms.mul"
+// CHECK-NEXT: "ms.add"
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "elementwise"}
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @copied_root(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %n = "ms.neg"(%y) : (tensor<8xf32>) -> tensor<8xf32>
+  %m = "ms.mul"(%n, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %a = "ms.add"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %a, %m : tensor<8xf32>, tensor<8xf32>
+}

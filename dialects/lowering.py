@@ -7,6 +7,8 @@ dialects/ir.element_type); linalg bodies compute in compute types (bool as i1), 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 from mlir.dialects import math as mmath
@@ -14,15 +16,17 @@ from mlir.dialects.linalg import fill_builtin_region
 
 from . import dtypes as dt
 from .dtypes import TensorSpec
-from .ir import compute_type, element_type, tensor_type
+from .ir import compute_type, element_type, spec_of, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
 
 
-def _contract():
-    # Lets LLVM fuse mul+add into FMA (see the notes on fastmath).
-    return ir.Attribute.parse("#arith.fastmath<contract>")
+def _contract(reassoc=False):
+    # contract lets LLVM fuse mul+add into FMA (see the notes on fastmath); reassoc lets it
+    # vectorize a reduction (partial sums in vector lanes).
+    return ir.Attribute.parse("#arith.fastmath<reassoc,contract>" if reassoc
+                              else "#arith.fastmath<contract>")
 
 
 class ScalarBuilder:
@@ -32,11 +36,12 @@ class ScalarBuilder:
     same rule serves the per-op lowering and fused regions.
     """
 
-    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
+    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None, reassoc=False):
         self.dtype = dtype
         self.out_dtype = out_dtype or dtype  # the op's result dtype (cast needs it)
         self.type = compute_type(dtype)
-        self.fm = _contract() if dtype.is_float else None
+        # reassoc: for the combining step of reductions (sums may be reordered)
+        self.fm = _contract(reassoc) if dtype.is_float else None
 
     # -- constants and conversion
     def const(self, value, dtype=None):
@@ -152,6 +157,38 @@ class ScalarBuilder:
         return arith.cmpi(getattr(arith.CmpIPredicate, table[pred]), x, y)
 
 
+# What a ScalarBuilder primitive costs relative to an add, for fusion decisions (passes/
+# fusion.py recomputes cheap ops rather than storing them, never expensive ones).
+SCALAR_COSTS = {"const": 0, "div": 4, "sqrt": 4, "rsqrt": 4, "exp": 10, "log": 10,
+                "tanh": 10, "pow": 10}
+
+
+class _Cost(float):
+    pass
+
+
+class ScalarCost:
+    """Stands in for a ScalarBuilder: running a scalar rule on it adds up the cost of the
+    primitives the rule would emit (1 unless SCALAR_COSTS says otherwise)."""
+
+    def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
+        self.dtype = dtype
+        self.out_dtype = out_dtype or dtype
+
+    def __getattr__(self, name):
+        own = SCALAR_COSTS.get(name, 1)
+        return lambda *args: _Cost(own + sum(a for a in args if isinstance(a, _Cost)))
+
+
+def scalar_cost(opdef, in_specs, out_spec: TensorSpec) -> float:
+    """The cost of one evaluation of an elementwise op's scalar rule."""
+    compute = group_dtype(opdef, in_specs)
+    if opdef.compute_dtype is not None:
+        compute = opdef.compute_dtype(compute)
+    return float(opdef.scalar(ScalarCost(compute, out_spec.dtype),
+                              *[_Cost(0)] * len(in_specs)))
+
+
 def cast_scalar(v, src: dt.DType, dst: dt.DType):
     """Convert a scalar between any two dtypes with numpy's semantics (bool: != 0)."""
     if src is dst:
@@ -222,7 +259,10 @@ def fill(spec: TensorSpec, value):
 def generic(inputs, outputs, maps, iterators, body, dtypes):
     """linalg.generic on tensors. `dtypes` are the ms dtypes of inputs then outputs;
     `body(*scalars)` gets the block arguments in compute types and returns the yielded
-    scalar(s) in compute types."""
+    scalar(s) in compute types. An input may be an `Expr` (an unmaterialized elementwise
+    value): its leaves become inputs and the body computes it per element."""
+    if any(isinstance(x, Expr) for x in inputs):
+        return _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes)
     result_types = [o.type for o in outputs]
     op = linalg.GenericOp(
         result_types, list(inputs), list(outputs),
@@ -251,6 +291,163 @@ def elementwise(inputs, in_specs, out_spec: TensorSpec, body):
     return generic(inputs, [empty(out_spec)], maps, ["parallel"] * len(shape),
                    lambda *args: body(*args[:-1]),
                    [s.dtype for s in in_specs] + [out_spec.dtype])
+
+
+# ------------------------------------------------------------------ unmaterialized values
+
+class Expr:
+    """An elementwise tensor that has not been materialized: `fn` applied to its operands
+    (lowered tensors or other Exprs), each broadcast numpy-style to `spec.shape`.
+
+    Fused regions (ms.fused) build Exprs from the ops' scalar rules; the loop nest that
+    consumes one (`generic`) computes it per element, so a chain of elementwise ops and the
+    reduction or output loop it feeds become one linalg.generic."""
+
+    def __init__(self, spec: TensorSpec, operands, in_specs, fn):
+        self.spec = spec
+        self.operands = list(operands)
+        self.in_specs = list(in_specs)
+        self.fn = fn  # (*operand scalars in compute types) -> scalar in compute type
+        self.maps = [_broadcast_dims(s.shape, spec.shape) for s in self.in_specs]
+
+
+# Index maps as tuples: one entry per result, a loop dimension or None (the constant 0 of a
+# broadcast dimension); this is all Expr maps need and they compose without MLIR.
+def _broadcast_dims(in_shape, out_shape):
+    n, r = len(out_shape), len(in_shape)
+    return tuple(None if size == 1 and out_shape[n - r + k] != 1 else n - r + k
+                 for k, size in enumerate(in_shape))
+
+
+def _map_dims(m: ir.AffineMap):
+    out = []
+    for e in m.results:
+        e = e.maybe_downcast()
+        if isinstance(e, ir.AffineDimExpr):
+            out.append(e.position)
+        elif isinstance(e, ir.AffineConstantExpr) and e.value == 0:
+            out.append(None)
+        else:
+            return None  # not a projection: materialize the Expr first
+    return tuple(out)
+
+
+def _dims_map(n_dims, dims):
+    return affine_map(n_dims, [ir.AffineConstantExpr.get(0) if d is None else _dim(d)
+                               for d in dims])
+
+
+def _compose(inner, outer):
+    """Read through `outer` (loop dims -> tensor dims), then `inner` (tensor dims -> operand
+    dims)."""
+    return tuple(None if d is None else outer[d] for d in inner)
+
+
+def _splat_scalar(v, dtype):
+    """A scalar constant for a splat tensor constant, else None (inlined in loop bodies)."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr) or not attr.is_splat:
+        return None
+    return lambda: to_compute(arith.constant(ir.RankedTensorType(v.type).element_type,
+                                             attr.get_splat_value()), dtype)
+
+
+class _Eval(NamedTuple):
+    """Computing an Expr read through `dims` inside a loop body, from its operands' plans."""
+    expr: Expr
+    dims: tuple
+    operands: list
+
+
+def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
+    """generic() with Expr inputs: their leaf tensors become the inputs (deduplicated, maps
+    composed), splat constants become scalar constants, and the body evaluates each Expr
+    once per element and read map."""
+    n_loops = len(iterators)
+    leaves, leaf_maps, leaf_dtypes = [], [], []
+    slot, consts = {}, {}
+    out_dims = [_map_dims(m) for m in maps[len(inputs):]]
+
+    def leaf(value, dims, dtype, opaque_map=None):
+        key = (value, dims)
+        if key in slot or key in consts:
+            return key
+        splat = _splat_scalar(value, dtype)
+        if splat is not None:
+            consts[key] = splat
+        elif value in outputs and out_dims[outputs.index(value)] == dims:
+            slot[key] = ("out", outputs.index(value))  # updated in place: read its block arg
+        else:
+            slot[key] = ("in", len(leaves))
+            leaves.append(value)
+            leaf_maps.append(opaque_map or _dims_map(n_loops, dims))
+            leaf_dtypes.append(dtype)
+        return key
+
+    def plan(x, dtype, dims):
+        if not isinstance(x, Expr):
+            return leaf(x, dims, dtype)
+        return _Eval(x, dims, [plan(o, s.dtype, _compose(m, dims))
+                               for o, s, m in zip(x.operands, x.in_specs, x.maps)])
+
+    plans = []
+    for x, m, d in zip(inputs, maps, dtypes):
+        dims = _map_dims(m)
+        if dims is None:  # a map Exprs cannot be composed with: read a materialized tensor
+            plans.append(leaf(materialize(x), ("map", m), d, opaque_map=m))
+        else:
+            plans.append(plan(x, d, dims))
+
+    def full_body(*args):
+        n_in = len(leaves)
+        memo = {}
+
+        def value(p):
+            if isinstance(p, _Eval):
+                key = (id(p.expr), p.dims)
+                if key not in memo:
+                    memo[key] = p.expr.fn(*[value(q) for q in p.operands])
+                return memo[key]
+            if p in consts:
+                if p not in memo:
+                    memo[p] = consts[p]()
+                return memo[p]
+            where, i = slot[p]
+            return args[i] if where == "in" else args[n_in + i]
+        return body(*[value(p) for p in plans], *args[n_in:])
+
+    return generic(leaves, outputs, leaf_maps + list(maps[len(inputs):]), iterators, full_body,
+                   leaf_dtypes + list(dtypes[len(inputs):]))
+
+
+def materialize(x, out=None):
+    """The tensor of an Expr: one parallel linalg.generic (into `out`, updated in place,
+    when given). Tensors pass through."""
+    if not isinstance(x, Expr):
+        return x
+    rank = len(x.spec.shape)
+    return generic([x], [empty(x.spec) if out is None else out],
+                   [identity_map(rank)] * 2, ["parallel"] * rank,
+                   lambda v, _out: v, [x.spec.dtype, x.spec.dtype])
+
+
+def elementwise_expr(opdef, in_specs, out_spec: TensorSpec, operands) -> Expr:
+    """An elementwise op as an Expr: its scalar rule, computing in its compute dtype."""
+    compute = group_dtype(opdef, in_specs)
+    if opdef.compute_dtype is not None:
+        compute = opdef.compute_dtype(compute)
+    sig = opdef.signature or ("T",) * len(in_specs)
+
+    def fn(*args):
+        s = ScalarBuilder(compute, out_spec.dtype)
+        vals = [cast_scalar(a, spec.dtype, compute) if g == "T" else a
+                for a, spec, g in zip(args, in_specs, sig)]
+        return opdef.scalar(s, *vals)
+
+    return Expr(out_spec, operands, in_specs, fn)
 
 
 def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
@@ -299,17 +496,23 @@ def _prod(shape):
 class LowerCtx:
     """What an op's lower rule sees: the op, its specs (ms dtypes) and attributes."""
 
-    def __init__(self, op, opdef, ins, outs, attrs):
+    def __init__(self, op, opdef, ins, outs, attrs, origin=None, regions=None):
         self.op = op
         self.opdef = opdef
         self.ins = ins      # TensorSpec of each data operand
         self.outs = outs    # TensorSpec of each result
         self.attrs = attrs  # Python values; const inputs are known here
         self.loc = op.location
+        self.origin = origin if origin is not None else {}  # lowered value -> its ms type
+        self.regions = regions  # numbers the fused regions of the function being lowered
 
     @property
     def out(self) -> TensorSpec:
         return self.outs[0]
+
+    def spec_of(self, value) -> TensorSpec:
+        """The ms spec of an already-lowered value (uint8 and bool are stored as i8)."""
+        return spec_of(self.origin.get(value, value.type))
 
 
 def group_dtype(opdef, in_specs) -> dt.DType:
@@ -320,17 +523,62 @@ def group_dtype(opdef, in_specs) -> dt.DType:
 
 def lower_elementwise(lc: LowerCtx, *operands):
     """Lowering shared by every elementwise op: one linalg.generic whose body is the op's
-    scalar rule, computing in its compute dtype."""
-    opdef = lc.opdef
-    compute = group_dtype(opdef, lc.ins)
-    if opdef.compute_dtype is not None:
-        compute = opdef.compute_dtype(compute)
-    sig = opdef.signature or ("T",) * len(lc.ins)
+    scalar rule (the same Expr a fused region builds)."""
+    return materialize(elementwise_expr(lc.opdef, lc.ins, lc.out, operands))
 
-    def body(*args):
-        s = ScalarBuilder(compute, lc.out.dtype)
-        vals = [cast_scalar(a, spec.dtype, compute) if g == "T" else a
-                for a, spec, g in zip(args, lc.ins, sig)]
-        return opdef.scalar(s, *vals)
 
-    return elementwise(operands, lc.ins, lc.out, body)
+# ------------------------------------------------------------------ fused regions
+
+REGION_ATTR = "ms.region"  # on the ops a fused region lowered to: {id, kind}
+
+
+def lower_fused(lc: LowerCtx):
+    """An ms.fused region: elementwise ops become Exprs, so that they are computed inside the
+    loops that consume them: the region's output loop, the anchor reduction's loop (its
+    `fusion.prologue`), or the epilogue loop after a matmul, which updates the matmul's
+    result in place. Every op it produces carries REGION_ATTR, so that later passes (kernel
+    outlining, GPU mapping) see the region."""
+    from .ir import data_values, op_attrs, operand_groups
+    from .registry import lookup
+    region = lc.op.regions[0]
+    kind = lc.attrs["kind"]
+    # Lower into a scratch block, then move the ops before the fused op and tag them.
+    scratch = region.blocks.append()
+    env = {}  # ms value inside the region -> (lowered tensor or Expr, its ms spec)
+    anchor = None
+    with ir.InsertionPoint(scratch):
+        for op in region.blocks[0].operations:
+            if op.operation.name == "gpu.yield":
+                root = env[op.operands[0]][0] if op.operands[0] in env else op.operands[0]
+                break
+            opdef = lookup(op.operation.name)
+            groups = operand_groups(opdef, op)
+            data, ins = [], []
+            for v in data_values(opdef, groups):
+                value, spec = env.get(v) or (v, lc.spec_of(v))
+                data.append(value)
+                ins.append(spec)
+            outs = [spec_of(r.type) for r in op.results]
+            with op.location:
+                if opdef.scalar is not None:
+                    value = elementwise_expr(opdef, ins, outs[0], data)
+                else:
+                    if opdef.fusion is None or not opdef.fusion.prologue:
+                        data = [materialize(v) for v in data]
+                    inner = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups),
+                                     lc.origin, lc.regions)
+                    value = anchor = opdef.rule("lower")(inner, *data)
+            env[op.results[0]] = (value, outs[0])
+        with lc.loc:
+            into = None
+            if (kind == "matmul" and anchor is not None and isinstance(root, Expr)
+                    and tensor_type(root.spec, storage=True) == anchor.type):
+                into = anchor  # the epilogue updates the matmul's result in place
+            result = materialize(root, out=into)
+    ident = ir.DictAttr.get({"id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                      next(lc.regions) if lc.regions else 0),
+                             "kind": ir.StringAttr.get(kind)})
+    for op in list(scratch.operations):
+        op.move_before(lc.op)
+        op.attributes[REGION_ATTR] = ident
+    return result

@@ -55,6 +55,16 @@ ATTR_KINDS = {
 }
 
 
+@dataclass(frozen=True)
+class FusionRole:
+    """How a non-elementwise op anchors a fused region (passes/fusion.py). Elementwise ops
+    (those with a `scalar` rule) fuse anywhere and need no role."""
+    kind: str               # the `kind` of the ms.fused region it anchors: "reduction", "matmul"
+    prologue: bool = False  # elementwise producers of its data input fuse into its loops
+    input_passes: int = 1   # how often its lowering reads that input (fused producers are
+                            # recomputed that often, so only cheap ones are fused)
+
+
 @dataclass(eq=False)
 class OpDef:
     name: str                                   # "ms.add"
@@ -74,6 +84,7 @@ class OpDef:
     canonicalize: Callable | None = None        # const-input values in normal form (negative
                                                 # axes, -1 sizes): (in_specs, attrs) -> attrs
     pure: bool = True                           # False: never erased or merged by ms-canonicalize
+    fusion: FusionRole | None = None            # anchors a fused region (reductions, matmuls)
     doc: str = ""
 
     @property

@@ -2,6 +2,9 @@
 build an executable."""
 from __future__ import annotations
 
+import os
+import sys
+import time
 from dataclasses import dataclass
 
 from mlir import ir
@@ -101,7 +104,27 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         entry = next(iter(sigs))
     if entry not in sigs:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no public function '{entry}'")])
-    pipeline.run_pipeline(module, target, stop_after="llvm", start_after=start_after)
+    times = {}
+    names = [n for n, _ in pipeline.TARGET_STAGES[target]]
+    previous = start_after
+    for name in names[names.index(start_after) + 1 if start_after else 0:names.index("llvm") + 1]:
+        t0 = time.perf_counter()
+        pipeline.run_pipeline(module, target, stop_after=name, start_after=previous)
+        times[name] = time.perf_counter() - t0
+        previous = name
+    t0 = time.perf_counter()
     with module.context:
-        return CpuExecutable(module, entry, sigs[entry].inputs, sigs[entry].outputs,
-                             opt_level=opt_level)
+        exe = CpuExecutable(module, entry, sigs[entry].inputs, sigs[entry].outputs,
+                            opt_level=opt_level)
+    times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
+    exe.compile_times = times
+    if os.environ.get("MSCC_TIME_REPORT"):
+        print(time_report(entry, times), file=sys.stderr)
+    return exe
+
+
+def time_report(entry, times) -> str:
+    """Compile times of one entry by stage (MSCC_TIME_REPORT=1 prints it for every compile)."""
+    total = sum(times.values())
+    parts = ", ".join(f"{name} {t * 1e3:.1f}" for name, t in times.items())
+    return f"mscc: compiled '{entry}' in {total * 1e3:.1f} ms ({parts})"

@@ -3,8 +3,10 @@ from mlir import ir
 from mlir.dialects import bufferization, func, transform
 from mlir.dialects.transform import interpreter
 from mlir.dialects.transform import memref as tmemref
-from mlir.dialects.transform import structured, vector
+from mlir.dialects.transform import structured, vector  # noqa: F401
 
+from ..dialects.lowering import REGION_ATTR
+from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
 from .base import ModulePass, fail, register
 
 C_INTERFACE = "llvm.emit_c_interface"
@@ -92,38 +94,69 @@ class EntryDestinationPassing(ModulePass):
 KERNEL_ATTR = "ms.kernel"
 
 
-def outline(op, name: str, kind: str, module_block):
-    """Move `op` (all operands as arguments) into a private function carrying
-    `ms.kernel = kind`, and call it. A kernel function is scheduled on its own: a transform
-    applied to it cannot touch the rest of the program."""
-    arg_types = [v.type for v in op.operands]
-    result_types = [r.type for r in op.results]
-    with ir.InsertionPoint(module_block), op.location:
-        fn = func.FuncOp(name, (arg_types, result_types), visibility="private")
+def outline(ops, name: str, kind: str, module_block):
+    """Move `ops` (in block order) into a private function carrying `ms.kernel = kind` and
+    call it: values they use from outside become its arguments, values used after them its
+    results. A kernel function is scheduled on its own: a transform applied to it cannot
+    touch the rest of the program."""
+    inside = {op for op in ops}
+    args, seen = [], set()
+    for op in ops:
+        for v in op.operands:
+            owner = v.owner
+            if (isinstance(owner, ir.Block) or owner.operation not in inside) and v not in seen:
+                seen.add(v)
+                args.append(v)
+    results = [r for op in ops for r in op.results
+               if any(u.owner.operation not in inside for u in r.uses)]
+    loc = ops[-1].location
+    with ir.InsertionPoint(module_block), loc:
+        fn = func.FuncOp(name, ([v.type for v in args], [r.type for r in results]),
+                         visibility="private")
         fn.attributes[KERNEL_ATTR] = ir.StringAttr.get(kind)
         entry = fn.add_entry_block()
-    with ir.InsertionPoint(entry), op.location:
-        body = op.clone()
-        for i, arg in enumerate(entry.arguments):
-            body.operands[i] = arg
-        func.ReturnOp(list(body.results))
-    with ir.InsertionPoint(op), op.location:
-        call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(name), list(op.operands))
-    for old, new in zip(op.results, call.results):
+    remap = dict(zip(args, entry.arguments))
+    with ir.InsertionPoint(entry), loc:
+        for op in ops:
+            copy = op.clone()
+            for i, v in enumerate(copy.operands):
+                if v in remap:
+                    copy.operands[i] = remap[v]
+            remap.update(zip(op.results, copy.results))
+        func.ReturnOp([remap[r] for r in results])
+    with ir.InsertionPoint(ops[-1]), loc:
+        call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name), args)
+    for old, new in zip(results, call.results):
         old.replace_all_uses_with(new)
-    op.erase()
+    for op in reversed(ops):
+        op.erase()
+
+
+# Ops of a fused matmul region that stay with the caller: its output's allocation and
+# initialization (so that the kernel's result is the caller's buffer: no copy).
+_CALLER_SIDE = {"tensor.empty", "linalg.fill", "arith.constant"}
+
+
+def kernel_ops(matmul):
+    """The matmul and, when it anchors a fused region, the region's other linalg ops (its
+    epilogue), in block order."""
+    region = matmul.attributes[REGION_ATTR] if REGION_ATTR in matmul.attributes else None
+    if region is None:
+        return [matmul]
+    return [op.operation for op in matmul.operation.block.operations
+            if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region
+            and op.operation.name not in _CALLER_SIDE]
 
 
 @register
 class OutlineMatmul(ModulePass):
     name = "ms-outline-matmul"
-    summary = "move each linalg.matmul into its own kernel function"
+    summary = "move each linalg.matmul, with its fused epilogue, into its own kernel function"
 
     def run(self, module):
         block = module.regions[0].blocks[0]
-        for fn in public_functions(module) + [
-                op for op in block.operations if op.operation.name == "func.func"
-                and KERNEL_ATTR not in op.attributes and op not in public_functions(module)]:
+        for fn in [op for op in block.operations if op.operation.name == "func.func"
+                   and KERNEL_ATTR not in op.attributes]:
             fn_name = ir.StringAttr(fn.attributes["sym_name"]).value
             matmuls = []
 
@@ -133,13 +166,18 @@ class OutlineMatmul(ModulePass):
                 return ir.WalkResult.ADVANCE
             fn.operation.walk(find)
             for i, op in enumerate(matmuls):
-                outline(op, f"{fn_name}__matmul{i}", "matmul", block)
+                outline(kernel_ops(op), f"{fn_name}__matmul{i}", "matmul", block)
 
 
-def matmul_schedule(tile=(64, 256, 256), register_tile=(8, 32, 1)):
-    """Transform script for kernel functions holding one linalg.matmul (measured in the
-    notes at ~190 GFLOP/s on one core at 1024^3): two levels of tiling, vectorization of the
-    function (full register tiles only), C kept in registers across k, outer-product FMAs."""
+# Register tile: MR x NR accumulators (16 zmm for f32) stay in registers across k.
+MR, NR_BYTES = 8, 128
+# Cache tiles: an MC x NC block of C per thread, K in KC-deep panels.
+MC, NC, KC = 64, 256, 256
+
+
+def _script(build):
+    """A transform module whose entry sequence applies `build(root_handle)` to the payload
+    it is applied to."""
     any_op = transform.AnyOpType.get()
     mod = ir.Module.create()
     mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
@@ -147,10 +185,73 @@ def matmul_schedule(tile=(64, 256, 256), register_tile=(8, 32, 1)):
         seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
                                         arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
     with ir.InsertionPoint(seq.body):
-        kernel = seq.bodyTarget  # the sequence is applied to one kernel function at a time
-        mm = structured.MatchOp.match_op_names(kernel, ["linalg.matmul"]).result
-        outer = structured.TileUsingForOp(mm, sizes=list(tile))
-        structured.TileUsingForOp(outer.tiled_linalg_op, sizes=list(register_tile))
+        build(seq.bodyTarget)
+        transform.YieldOp([])
+    return mod, seq
+
+
+def _apply(target, script, what):
+    mod, seq = script
+    try:
+        interpreter.apply_named_sequence(target, seq, mod)
+    except ValueError as e:
+        fail(target, f"{what} failed: {str(e).splitlines()[-1]}")
+
+
+def _largest_tile(size, unit, limit):
+    """The largest multiple of `unit` that divides `size` and is at most `limit` (the whole
+    size when it is smaller than one unit)."""
+    if size <= unit:
+        return size
+    best = unit
+    for t in range(unit, min(size, limit) + 1, unit):
+        if size % t == 0:
+            best = t
+    return best
+
+
+def _elem_bytes(op):
+    t = ir.MemRefType(op.operands[len(op.operands) - 1].type).element_type
+    return max(1, getattr(t, "width", 32) // 8)
+
+
+def split_script(dimension, chunk):
+    return _script(lambda root: structured.SplitOp(root, dimension, chunk))
+
+
+# Matmuls with fewer flops than this run on one thread: on a loaded 2-core machine a fork and
+# join can cost more than the work.
+MIN_PARALLEL_FLOPS = 1 << 24
+
+
+def tile_matmul_script(tm, tn, tk, mr, nr, parallel):
+    def build(root):
+        if parallel:  # threads share the C tiles (scf.forall -> OpenMP)
+            tiled = structured.TileUsingForallOp(root, tile_sizes=[tm, tn]).tiled_op
+        else:
+            tiled = structured.TileUsingForOp(root, sizes=[tm, tn]).tiled_linalg_op
+        panel = structured.TileUsingForOp(tiled, sizes=[0, 0, tk])
+        structured.TileUsingForOp(panel.tiled_linalg_op, sizes=[mr, nr, 1])
+    return _script(build)
+
+
+def tile_epilogue_script(rows, cols, parallel):
+    def build(root):
+        if parallel:
+            tiled = structured.TileUsingForallOp(root, tile_sizes=[rows, 0]).tiled_op
+        else:
+            tiled = root
+        structured.TileUsingForOp(tiled, sizes=[1, cols])
+    return _script(build)
+
+
+def vectorize_script():
+    """Vectorize the tiled kernel (full register tiles become vector.contract), keep C in
+    registers across k, and lower contractions to outer-product FMAs (measured in the notes
+    at ~190-230 GFLOP/s on one core at 1024^3)."""
+    any_op = transform.AnyOpType.get()
+
+    def build(kernel):
         fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
         p = transform.ApplyPatternsOp(fv)
         with ir.InsertionPoint(p.patterns):
@@ -176,25 +277,72 @@ def matmul_schedule(tile=(64, 256, 256), register_tile=(8, 32, 1)):
             vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
             vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
             vector.ApplyLowerShapeCastPatternsOp()
-        transform.YieldOp([])
-    return mod, seq
+    return _script(build)
+
+
+def _ops(fn, name):
+    found = []
+
+    def visit(op):
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    fn.operation.walk(visit)
+    return found
+
+
+def matmul_ranges(op):
+    """(m, n, k) of a linalg.matmul on static memrefs, whatever its indexing maps."""
+    if "indexing_maps" in op.attributes:
+        return loop_ranges(op, op.attributes["indexing_maps"])[0]
+    (m, k), (_, n) = (ir.MemRefType(v.type).shape for v in list(op.operands)[:2])
+    return [m, n, k]
 
 
 @register
 class CpuMatmulSchedule(ModulePass):
     name = "ms-cpu-matmul-schedule"
-    summary = "tile and vectorize linalg.matmul on memrefs (transform dialect)"
+    summary = ("tile (threads, cache, registers) and vectorize matmul kernels and their "
+               "epilogues (transform dialect); ragged edges are split off as static pieces")
 
     def run(self, module):
         block = module.regions[0].blocks[0]
         kernels = [op for op in block.operations if op.operation.name == "func.func"
                    and KERNEL_ATTR in op.attributes
                    and ir.StringAttr(op.attributes[KERNEL_ATTR]).value == "matmul"]
-        if not kernels:
-            return
-        script, seq = matmul_schedule()
+        scripts = {}
+
+        def script(key, make):
+            if key not in scripts:
+                scripts[key] = make()
+            return scripts[key]
+
         for fn in kernels:
-            try:
-                interpreter.apply_named_sequence(fn.operation, seq, script)
-            except ValueError as e:
-                fail(fn, f"matmul schedule failed: {str(e).splitlines()[-1]}")
+            if not _ops(fn, "linalg.matmul"):
+                continue  # folded away (an epilogue that ignores the product): plain loops
+            nr = max(8, NR_BYTES // _elem_bytes(_ops(fn, "linalg.matmul")[0]))
+            # Split off the rows and columns beyond the last full register tile, so that
+            # every piece has static tile shapes (dynamic tiles would not vectorize).
+            for dim, unit in ((0, MR), (1, nr)):
+                for mm in _ops(fn, "linalg.matmul"):
+                    size = matmul_ranges(mm)[dim]
+                    if size > unit and size % unit:
+                        _apply(mm, script(("split", dim, size // unit * unit),
+                                          lambda: split_script(dim, size // unit * unit)),
+                               "matmul split")
+            for mm in _ops(fn, "linalg.matmul"):
+                m, n, k = matmul_ranges(mm)
+                tiles = (_largest_tile(m, MR, MC), _largest_tile(n, nr, NC), min(k, KC),
+                         min(m, MR), min(n, nr), 2 * m * n * k >= MIN_PARALLEL_FLOPS)
+                _apply(mm, script(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
+                       "matmul tiling")
+            for ep in _ops(fn, "linalg.generic"):
+                ranges = loop_ranges(ep)
+                if ranges is None or len(ranges[0]) != 2:
+                    continue
+                rows, cols = ranges[0]
+                tiles = (max(1, -(-rows // 8)), _largest_tile(cols, 1, 64),
+                         rows * cols >= MIN_PARALLEL_ITERATIONS)
+                _apply(ep, script(("epilogue",) + tiles, lambda: tile_epilogue_script(*tiles)),
+                       "epilogue tiling")
+            _apply(fn, script("vectorize", vectorize_script), "matmul vectorization")

@@ -5,6 +5,8 @@ operand/result types still carry the ms dtypes. Lowered tensors hold storage typ
 bool become i8; dialects/ir.element_type says why), so the rules choose unsigned or boolean
 semantics from the ms dtypes. Function signatures are converted the same way.
 """
+import itertools
+
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
@@ -32,9 +34,10 @@ def check_const_inputs(op):
                         else ""))
 
 
-def lower_op(op, origin: dict):
+def lower_op(op, origin: dict, regions=None):
     """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
-    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes."""
+    (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes; `regions`
+    numbers the function's fused regions."""
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
@@ -49,7 +52,7 @@ def lower_op(op, origin: dict):
         lower = opdef.rule("lower")
     except MissingRuleError as e:
         fail(op, str(e))
-    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups))
+    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups), origin, regions)
     with ir.InsertionPoint(op), op.location:
         new = lower(lc, *data)
     new = list(new) if isinstance(new, (list, tuple)) else [new]
@@ -85,10 +88,10 @@ class ConvertMsToLinalg(ModulePass):
                       if op.operation.name in OPS]
             for op in ms_ops:
                 check_const_inputs(op)
-            origin = {}
+            origin, regions = {}, itertools.count()
             convert_signature(fn, origin)
             for op in ms_ops:
-                lower_op(op, origin)
+                lower_op(op, origin, regions)
             leftover = []
 
             def find_leftover(op):

@@ -19,8 +19,8 @@ from ..dialects.ir import get_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, implicit_cast,  # noqa: F401,E402
-               inline, math_approx, ms_to_linalg, verify)
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
+               fusion, implicit_cast, inline, math_approx, ms_to_linalg, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -28,17 +28,21 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
 _CPU_STAGES = (
     ("ms", ("ms-verify",)),
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-autodiff",
-                "ms-inline", "ms-canonicalize")),
-    ("linalg", ("convert-ms-to-linalg", "canonicalize",
-                "func.func(linalg-fuse-elementwise-ops)", "cse", "ms-outline-matmul")),
+                "ms-inline", "ms-canonicalize", "ms-fuse")),
+    ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul", "canonicalize", "cse",
+                "ms-cpu-fuse-rows", "canonicalize")),
     ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
                     "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
+                    # the small per-tile buffers of ms-cpu-fuse-rows: no malloc per tile
+                    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
                     "canonicalize")),
-    ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)",
-              "convert-vector-to-scf", "convert-math-to-funcs", "expand-strided-metadata",
-              "lower-affine",
-              "convert-scf-to-cf", "convert-vector-to-llvm", "convert-to-llvm",
-              "reconcile-unrealized-casts")),
+    ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-parallelize", "ms-cpu-math-approx",
+              "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
+              "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
+              "expand-strided-metadata", "lower-affine",
+              # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)
+              "finalize-memref-to-llvm", "convert-scf-to-cf", "convert-vector-to-llvm",
+              "convert-to-llvm", "reconcile-unrealized-casts")),
 )
 
 TARGET_STAGES = {"cpu": _CPU_STAGES}

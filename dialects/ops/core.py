@@ -4,6 +4,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from .. import dtypes as dt
+from .. import lowering as L
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
 from ..ir import numpy_to_dense, tensor_type
@@ -48,6 +49,6 @@ define("ms.grad", [], None,
               "sens_param": "bool", "with_value": "bool"},
        doc="the gradient function of @callee (a function value; ms-autodiff generates it)")
 
-define("ms.fused", [], None, attrs={"kind": "string"},
+define("ms.fused", [], None, attrs={"kind": "string"}, lower=lambda lc: L.lower_fused(lc),
        doc="ops that lower to one loop nest (CPU) or one kernel (GPU); the region reads "
            "values from above and ends in gpu.yield")

@@ -9,7 +9,10 @@ from .. import shape_rules as R
 from ..dtypes import TensorSpec
 from ..grad import broadcasting, each
 from ..ir import tensor_type
-from ..registry import ShapeError, define
+from ..registry import FusionRole, ShapeError, define
+
+# An elementwise epilogue (bias, activation, scale) runs on the output tiles.
+_CONTRACTION = FusionRole("matmul")
 
 _MM_ATTRS = {"transpose_a": "bool", "transpose_b": "bool"}
 
@@ -64,7 +67,7 @@ def _lower_contraction(lc, a, b, named):
     if named:
         r = linalg.matmul(a, b, outs=[init], indexing_maps=maps)
     else:
-        s = L.ScalarBuilder(acc)
+        s = L.ScalarBuilder(acc, reassoc=True)
         iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]
         r = L.generic([a, b], [init], maps, iters,
                       lambda x, y, c: s.add(c, s.mul(L.cast_scalar(x, sa.dtype, acc),
@@ -96,7 +99,7 @@ def _contraction_grads(name):
 
 define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
        dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
-       grad=each(*_contraction_grads("ms.matmul")),
+       grad=each(*_contraction_grads("ms.matmul")), fusion=_CONTRACTION,
        doc="2-D matrix product; float16 accumulates in float32")
 
 
@@ -114,7 +117,7 @@ def _batch_matmul_infer(ins, attrs):
 
 define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,
        signature=("T", "T"), dtypes=dt.NUMBERS,
-       lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False),
+       lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False), fusion=_CONTRACTION,
        # the products have the broadcast batch dims; `broadcasting` sums them back
        grad=broadcasting(*_contraction_grads("ms.batch_matmul")),
        doc="batched matrix product; batch dims broadcast numpy-style")

@@ -7,7 +7,10 @@ from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
 from ..grad import each
-from ..registry import ShapeError, define
+from ..registry import FusionRole, ShapeError, define
+
+# Elementwise producers of the input fuse into the reduction loop (read once).
+_REDUCTION = FusionRole("reduction", prologue=True)
 
 
 def _reduce_infer(result_dtype):
@@ -38,7 +41,7 @@ def _lower_reduce(init, combine, finish=None):
         spec, out = lc.ins[0], lc.out
         axes = R.reduce_axes(spec, lc.attrs["axis"])
         acc_dtype = _accumulator(out.dtype)
-        s = L.ScalarBuilder(acc_dtype)
+        s = L.ScalarBuilder(acc_dtype, reassoc=True)
         r = L.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
         flat = TensorSpec(R.reduced_shape(spec.shape, axes, False), acc_dtype)
         count = 1
@@ -99,25 +102,25 @@ def _extremum_grad(g, d):
 
 define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)), grad=each(_sum_grad),
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
 define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_result),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
                            finish=lambda s, v, n: s.div(v, s.const(n))),
        grad=each(_mean_grad), doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)), grad=each(_extremum_grad))
 
 define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
-       canonicalize=_canonical_axes,
+       canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)), grad=each(_extremum_grad))
 
 
@@ -130,8 +133,10 @@ def _softmax_infer(ins, attrs):
 
 
 def _lower_softmax(log):
-    """max-subtracted softmax along one axis: four linalg.generics (max, exp-sum, normalize),
-    computed in float32 for float16 inputs."""
+    """max-subtracted softmax along one axis, computed in float32 for float16 inputs: max,
+    sum of exp(x - max), then exp(x - max) * (1 / sum) (or x - max - log(sum)). The
+    exponential is recomputed rather than stored: the three loops only read x (which CPU row
+    tiling keeps in cache, passes/cpu_loops.FuseRows), and no element is divided."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
         axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
@@ -140,23 +145,24 @@ def _lower_softmax(log):
         ident = L.identity_map(rank)
         drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
         red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
-        s = L.ScalarBuilder(cd)
+        s = L.ScalarBuilder(cd, reassoc=True)
         mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: s.max(a, e))
         iters = ["parallel"] * rank
         red_iters = ["reduction" if i == axis else "parallel" for i in range(rank)]
 
-        def exp_sum(e, m, acc):
-            v = L.cast_scalar(e, spec.dtype, cd)
-            return s.add(acc, s.exp(s.sub(v, m)))
+        def shifted(e, m):
+            return s.sub(L.cast_scalar(e, spec.dtype, cd), m)
         total = L.generic([x, mx], [L.fill(red_spec, 0)], [ident, drop, drop], red_iters,
-                          exp_sum, [spec.dtype, cd, cd])
-
-        def normalize(e, m, t, _out):
-            v = s.sub(L.cast_scalar(e, spec.dtype, cd), m)
-            r = s.sub(v, s.log(t)) if log else s.div(s.exp(v), t)
-            return L.cast_scalar(r, cd, out.dtype)
-        return L.generic([x, mx, total], [L.empty(out)], [ident, drop, drop, ident], iters,
-                         normalize, [spec.dtype, cd, cd, out.dtype])
+                          lambda v, m, acc: s.add(acc, s.exp(shifted(v, m))), [spec.dtype, cd, cd])
+        if log:
+            scale = L.elementwise([total], [red_spec], red_spec, lambda t: s.log(t))
+            finish = lambda v, m, r: s.sub(shifted(v, m), r)  # noqa: E731
+        else:
+            scale = L.elementwise([total], [red_spec], red_spec, lambda t: s.div(s.const(1), t))
+            finish = lambda v, m, r: s.mul(s.exp(shifted(v, m)), r)  # noqa: E731
+        return L.generic([x, mx, scale], [L.empty(out)], [ident, drop, drop, ident], iters,
+                         lambda v, m, r, _o: L.cast_scalar(finish(v, m, r), cd, out.dtype),
+                         [spec.dtype, cd, cd, out.dtype])
     return lower
 
 
@@ -174,10 +180,15 @@ def _log_softmax_grad(g, d):
     return g.sub(d, g.mul(g.emit("ms.exp", g.out), total))
 
 
+# The lowering reads x in three loops (max, exp-sum, normalize).
+_SOFTMAX = FusionRole("reduction", prologue=True, input_passes=3)
+
 define("ms.softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
        dtypes=dt.FLOATS, lower=_lower_softmax(log=False), grad=each(_softmax_grad),
+       fusion=_SOFTMAX,
        doc="exp(x - max) / sum(exp(x - max)) along `axis`")
 
 define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
        dtypes=dt.FLOATS, lower=_lower_softmax(log=True), grad=each(_log_softmax_grad),
+       fusion=_SOFTMAX,
        doc="x - max - log(sum(exp(x - max))) along `axis`")

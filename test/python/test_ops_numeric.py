@@ -118,7 +118,8 @@ def test_elementwise(case, dtype, shapes):
 def test_every_op_with_a_lowering_is_tested_here():
     tested = ({c.name for c in ELEMENTWISE} | set(REDUCTIONS) | {c[0] for c in SHAPE_CASES}
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
-                 "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign"})
+                 "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
+                 "ms.fused"})  # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
 

@@ -92,13 +92,14 @@ func.func @less_uint8(%a: tensor<2x1xui8>, %b: tensor<3xui8>) -> tensor<2x3xi1> 
 
 // -----
 
+// An operand used twice is read once (one generic input).
 // CHECK-LABEL: func.func @compare_signed_and_float(
-// CHECK:         ^bb0(%[[X:.+]]: i64, %[[Y:.+]]: i64, %{{.+}}: i8):
-// CHECK:           arith.cmpi sge, %[[X]], %[[Y]] : i64
-// CHECK:         ^bb0(%[[U:.+]]: f16, %[[V:.+]]: f16, %{{.+}}: i8):
-// CHECK:           arith.cmpf une, %[[U]], %[[V]] : f16
-// CHECK:         ^bb0(%[[P:.+]]: f32, %[[Q:.+]]: f32, %{{.+}}: i8):
-// CHECK:           arith.cmpf ogt, %[[P]], %[[Q]] : f32
+// CHECK:         ^bb0(%[[X:.+]]: i64, %{{.+}}: i8):
+// CHECK:           arith.cmpi sge, %[[X]], %[[X]] : i64
+// CHECK:         ^bb0(%[[U:.+]]: f16, %{{.+}}: i8):
+// CHECK:           arith.cmpf une, %[[U]], %[[U]] : f16
+// CHECK:         ^bb0(%[[P:.+]]: f32, %{{.+}}: i8):
+// CHECK:           arith.cmpf ogt, %[[P]], %[[P]] : f32
 func.func @compare_signed_and_float(%a: tensor<4xi64>, %b: tensor<4xf16>, %c: tensor<4xf32>)
     -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
   %0 = "ms.greater_equal"(%a, %a) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>

@@ -90,8 +90,8 @@ func.func @matmul_uint8(%a: tensor<4x8xui8>, %b: tensor<8x16xui8>) -> tensor<4x1
 // CHECK-NEXT:    %[[R:.+]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
 // CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<2x1x3x4xf32>, tensor<5x6x4xf32>) outs(%[[ACC]] : tensor<2x5x3x6xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[Y:.+]]: f32, %[[O:.+]]: f32):
-// CHECK-NEXT:      %[[P:.+]] = arith.mulf %[[X]], %[[Y]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[P]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[P:.+]] = arith.mulf %[[X]], %[[Y]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[P]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK:         return %[[R]]
 func.func @batch_matmul_broadcast(%a: tensor<2x1x3x4xf32>, %b: tensor<5x6x4xf32>) -> tensor<2x5x3x6xf32> {
@@ -124,8 +124,8 @@ func.func @batch_matmul_int_transpose_a(%a: tensor<2x8x4xi64>, %b: tensor<2x8x3x
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f16, %[[Y:.+]]: f16, %[[O:.+]]: f32):
 // CHECK-NEXT:      %[[WX:.+]] = arith.extf %[[X]] : f16 to f32
 // CHECK-NEXT:      %[[WY:.+]] = arith.extf %[[Y]] : f16 to f32
-// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[WX]], %[[WY]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[M]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[WX]], %[[WY]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[M]] fastmath<reassoc,contract> : f32
 // CHECK:         linalg.generic
 // CHECK-SAME:      ins(%[[P]] : tensor<2x4x3xf32>) outs(%{{.+}} : tensor<2x4x3xf16>)
 // CHECK:           arith.truncf %{{.+}} : f32 to f16

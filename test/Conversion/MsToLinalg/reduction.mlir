@@ -16,7 +16,7 @@
 // CHECK-NEXT:    %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK-SAME:      ins(%[[A]] : tensor<2x3x4xf32>) outs(%[[ACC]] : tensor<2x4xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[O:.+]]: f32):
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[X]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[X]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK-NEXT:    } -> tensor<2x4xf32>
 // CHECK-NEXT:    %[[C:.+]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
@@ -55,7 +55,7 @@ func.func @sum_two_axes(%a: tensor<2x3x4xi32>) -> tensor<3xi32> {
 // CHECK-SAME:      outs(%[[ACC]] : tensor<f32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: i32, %[[O:.+]]: f32):
 // CHECK-NEXT:      %[[F:.+]] = arith.sitofp %[[X]] : i32 to f32
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[F]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[F]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK:         %[[M:.+]] = linalg.generic {indexing_maps = [#[[$S]], #[[$S]]], iterator_types = []} ins(%[[SUM]] : tensor<f32>)
 // CHECK-NEXT:    ^bb0(%[[V:.+]]: f32, %{{.+}}: f32):
@@ -79,7 +79,7 @@ func.func @mean_all_int(%a: tensor<2x3xi32>) -> tensor<f32> {
 // CHECK-SAME:      ins(%{{.+}} : tensor<2x3xf16>) outs(%[[ACC]] : tensor<2xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f16, %[[O:.+]]: f32):
 // CHECK-NEXT:      %[[W:.+]] = arith.extf %[[X]] : f16 to f32
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[W]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[W]] fastmath<reassoc,contract> : f32
 // CHECK:         %[[H:.+]] = linalg.generic
 // CHECK-SAME:      ins(%[[R]] : tensor<2xf32>) outs(%{{.+}} : tensor<2xf16>)
 // CHECK-NEXT:    ^bb0(%[[V:.+]]: f32, %{{.+}}: f16):
@@ -151,7 +151,8 @@ func.func @min_keep_dims_2d(%a: tensor<2x3xi32>) -> tensor<2x1xi32> {
 
 // -----
 
-// softmax: max along the axis, sum of exp(x - max), then exp(x - max) / sum.
+// softmax: max along the axis, sum of exp(x - max), one reciprocal per row, then
+// exp(x - max) * (1 / sum): a multiply per element instead of a division.
 // CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @softmax(
@@ -162,16 +163,18 @@ func.func @min_keep_dims_2d(%a: tensor<2x3xi32>) -> tensor<2x1xi32> {
 // CHECK:         %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
 // CHECK-SAME:      ins(%[[A]], %[[MAX]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[M:.+]]: f32, %[[O:.+]]: f32):
-// CHECK-NEXT:      %[[D:.+]] = arith.subf %[[X]], %[[M]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[E:.+]] = math.exp %[[D]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[E]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[D:.+]] = arith.subf %[[X]], %[[M]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[E:.+]] = math.exp %[[D]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[E]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         %[[INV:.+]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<2xf32>)
+// CHECK:           arith.divf %{{.+}}, %{{.+}} fastmath<reassoc,contract> : f32
 // CHECK:         %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME:      ins(%[[A]], %[[MAX]], %[[SUM]] : tensor<2x5xf32>, tensor<2xf32>, tensor<2xf32>)
+// CHECK-SAME:      ins(%[[A]], %[[MAX]], %[[INV]] : tensor<2x5xf32>, tensor<2xf32>, tensor<2xf32>)
 // CHECK-NEXT:    ^bb0(%[[X2:.+]]: f32, %[[M2:.+]]: f32, %[[T2:.+]]: f32, %{{.+}}: f32):
-// CHECK-NEXT:      %[[D2:.+]] = arith.subf %[[X2]], %[[M2]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[E2:.+]] = math.exp %[[D2]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[Q:.+]] = arith.divf %[[E2]], %[[T2]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[D2:.+]] = arith.subf %[[X2]], %[[M2]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[E2:.+]] = math.exp %[[D2]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[Q:.+]] = arith.mulf %[[E2]], %[[T2]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      linalg.yield %[[Q]] : f32
 // CHECK:         return %[[R]] : tensor<2x5xf32>
 func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
@@ -189,13 +192,14 @@ func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK:         %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]]], iterator_types = ["reduction", "parallel"]}
 // CHECK-SAME:      outs(%{{.+}} : tensor<5xf32>)
 // CHECK:         %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$COL]]], iterator_types = ["reduction", "parallel"]}
+// CHECK:         %[[LOG:.+]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<5xf32>)
+// CHECK:           math.log
 // CHECK:         %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME:      ins(%[[A]], %[[MAX]], %[[SUM]] : tensor<2x5xf16>, tensor<5xf32>, tensor<5xf32>) outs(%{{.+}} : tensor<2x5xf16>)
-// CHECK-NEXT:    ^bb0(%[[X:.+]]: f16, %[[M:.+]]: f32, %[[T:.+]]: f32, %{{.+}}: f16):
+// CHECK-SAME:      ins(%[[A]], %[[MAX]], %[[LOG]] : tensor<2x5xf16>, tensor<5xf32>, tensor<5xf32>) outs(%{{.+}} : tensor<2x5xf16>)
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: f16, %[[M:.+]]: f32, %[[L:.+]]: f32, %{{.+}}: f16):
 // CHECK-NEXT:      %[[W:.+]] = arith.extf %[[X]] : f16 to f32
-// CHECK-NEXT:      %[[D:.+]] = arith.subf %[[W]], %[[M]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[L:.+]] = math.log %[[T]] fastmath<contract> : f32
-// CHECK-NEXT:      %[[Y:.+]] = arith.subf %[[D]], %[[L]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[D:.+]] = arith.subf %[[W]], %[[M]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      %[[Y:.+]] = arith.subf %[[D]], %[[L]] fastmath<reassoc,contract> : f32
 // CHECK-NEXT:      %[[H:.+]] = arith.truncf %[[Y]] : f32 to f16
 // CHECK-NEXT:      linalg.yield %[[H]] : f16
 func.func @log_softmax_f16(%a: tensor<2x5xf16>) -> tensor<2x5xf16> {

@@ -1,0 +1,137 @@
+"""The benchmark programs: each as ms IR (built with dialects.ir.build_function/build_op),
+as numpy, and, where torch is installed, as torch.
+
+Goals are issue 6's (speed-up over numpy, measured on the 2-core CI machine); they are
+reported, never asserted. Programs that need the Python frontend (ms.jit, grad) are slots
+with `needs="frontend"` until it lands: fill in `frontend` and drop `needs`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Benchmark:
+    name: str
+    inputs: Callable[[], list]            # fresh input arrays (float32)
+    numpy: Callable                        # (*inputs) -> array
+    ms: Callable | None = None             # (op, scalar, *args) -> ms value: the ms IR body
+    torch: Callable | None = None          # (torch, *tensors) -> tensor
+    frontend: Callable | None = None       # () -> (callable, args): a jit-compiled function
+    goal: float | None = None              # target speed-up over numpy (issue 6)
+    goal_kind: str = "speedup"             # "speedup", or "max_us" for absolute overheads
+    needs: str | None = None               # what is missing before it can run
+    flops: float = 0.0                     # for GFLOP/s in the report
+    rtol: float = 2e-4
+    atol: float = 2e-5
+    tags: list = field(default_factory=list)
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _f32(*shape, lo=-2.0, hi=2.0):
+    return _rng().uniform(lo, hi, shape).astype(np.float32)
+
+
+SQRT_2_OVER_PI = float(np.sqrt(2 / np.pi))
+
+
+# ------------------------------------------------------------------ elementwise
+
+def chain_ms(op, scalar, x, a, b):
+    t = op("ms.tanh", op("ms.add", op("ms.mul", x, a), b))
+    return op("ms.add", op("ms.mul", t, op("ms.sigmoid", x)), op("ms.mul", scalar(0.5), x))
+
+
+def chain_np(x, a, b):
+    return np.tanh(x * a + b) * (1 / (1 + np.exp(-x))) + 0.5 * x
+
+
+def chain_torch(torch, x, a, b):
+    return torch.tanh(x * a + b) * torch.sigmoid(x) + 0.5 * x
+
+
+def gelu_ms(op, scalar, x):
+    cube = op("ms.mul", x, op("ms.mul", x, x))
+    inner = op("ms.mul", op("ms.add", x, op("ms.mul", scalar(0.044715), cube)),
+               scalar(SQRT_2_OVER_PI))
+    return op("ms.mul", op("ms.mul", scalar(0.5), x),
+              op("ms.add", scalar(1.0), op("ms.tanh", inner)))
+
+
+def gelu_np(x):
+    return 0.5 * x * (1 + np.tanh(np.float32(SQRT_2_OVER_PI) * (x + np.float32(0.044715) * x ** 3)))
+
+
+def gelu_torch(torch, x):
+    return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+# ------------------------------------------------------------------ normalizations
+
+def softmax_ms(op, scalar, x):
+    return op("ms.softmax", x, axis=-1)
+
+
+def softmax_np(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm_ms(op, scalar, x, g, b):
+    mean = op("ms.reduce_mean", x, axis=(1,), keep_dims=True)
+    d = op("ms.sub", x, mean)
+    var = op("ms.reduce_mean", op("ms.mul", d, d), axis=(1,), keep_dims=True)
+    rstd = op("ms.rsqrt", op("ms.add", var, scalar(1e-5)))
+    return op("ms.add", op("ms.mul", op("ms.mul", d, rstd), g), b)
+
+
+def layernorm_np(x, g, b):
+    mean = x.mean(axis=1, keepdims=True)
+    d = x - mean
+    var = (d * d).mean(axis=1, keepdims=True)
+    return d / np.sqrt(var + np.float32(1e-5)) * g + b
+
+
+def layernorm_torch(torch, x, g, b):
+    return torch.nn.functional.layer_norm(x, (x.shape[1],), g, b, eps=1e-5)
+
+
+# ------------------------------------------------------------------ matmul
+
+def matmul_ms(op, scalar, a, b):
+    return op("ms.matmul", a, b, transpose_a=False, transpose_b=False)
+
+
+N4M = 4 * 1024 * 1024
+
+BENCHMARKS = [
+    Benchmark("elementwise_chain_4M", lambda: [_f32(N4M), _f32(N4M), _f32(N4M)], chain_np,
+              ms=chain_ms, torch=chain_torch, goal=8.0),
+    Benchmark("gelu_4M", lambda: [_f32(N4M)], gelu_np, ms=gelu_ms, torch=gelu_torch, goal=8.0),
+    Benchmark("softmax_4096x1024", lambda: [_f32(4096, 1024, lo=-4, hi=4)], softmax_np,
+              ms=softmax_ms, torch=lambda torch, x: torch.softmax(x, -1), goal=10.0),
+    Benchmark("layernorm_4096x1024",
+              lambda: [_f32(4096, 1024), _f32(1024, lo=0.5, hi=1.5), _f32(1024)],
+              layernorm_np, ms=layernorm_ms, torch=layernorm_torch, goal=20.0, rtol=1e-3,
+              atol=1e-4),
+    Benchmark("matmul_512", lambda: [_f32(512, 512), _f32(512, 512)], np.matmul, ms=matmul_ms,
+              torch=lambda torch, a, b: a @ b, flops=2 * 512 ** 3, rtol=1e-3, atol=1e-3),
+    Benchmark("matmul_1024", lambda: [_f32(1024, 1024), _f32(1024, 1024)], np.matmul,
+              ms=matmul_ms, torch=lambda torch, a, b: a @ b, goal=0.9, flops=2 * 1024 ** 3,
+              rtol=1e-3, atol=1e-3),
+    # ---- slots for the Python frontend (ms.jit / ms.grad / nn): see the module docstring.
+    Benchmark("mlp_forward_784_512_10_b256", lambda: [], None, needs="frontend",
+              flops=2 * 256 * (784 * 512 + 512 * 10)),
+    Benchmark("mlp_train_step_784_512_10_b256", lambda: [], None, needs="frontend", goal=1.2,
+              flops=6 * 256 * (784 * 512 + 512 * 10)),
+    Benchmark("jit_cache_hit_overhead", lambda: [], None, needs="frontend", goal=3.0,
+              goal_kind="max_us"),
+]
+
+BY_NAME = {b.name: b for b in BENCHMARKS}

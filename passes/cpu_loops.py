@@ -1,0 +1,324 @@
+"""CPU loop passes: reduction accumulators in registers, and parallel outer loops.
+
+ms-cpu-promote-accumulators: convert-linalg-to-loops writes a reduction as
+    scf.for %j { %a = memref.load %out[%i]; ...; memref.store %n, %out[%i] }
+LLVM cannot keep %out[%i] in a register (it cannot prove that %out does not alias the
+inputs), so it neither vectorizes the loop nor overlaps iterations. Bufferized linalg never
+reduces into a buffer it reads through another operand, so the pass carries the value as a
+loop-carried scalar (iter_args) instead: one load before the loop, one store after it. With
+the `reassoc` flag on the combining op (dialects/lowering.ScalarBuilder) LLVM then vectorizes
+the reduction.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref, scf
+
+from .base import ModulePass, register
+
+
+def _defined_outside(value, loop) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        op = owner.owner
+    else:
+        op = owner.operation
+    while op is not None:
+        if op == loop.operation:
+            return False
+        op = op.parent
+    return True
+
+
+def _uses_inside(value, loop):
+    """Ops inside `loop` (at any depth) that use `value`."""
+    out = []
+    for use in value.uses:
+        op = use.owner.operation
+        p = op
+        while p is not None and p != loop.operation:
+            p = p.parent
+        if p is not None:
+            out.append(op)
+    return out
+
+
+def _accumulators(loop):
+    """(load, store) pairs of the loop body that read and write one loop-invariant element
+    of a buffer the loop touches nowhere else."""
+    body = loop.regions[0].blocks[0]
+    ops = [op.operation for op in body.operations]
+    pairs = []
+    for i, store in enumerate(ops):
+        if store.name != "memref.store":
+            continue
+        buf, indices = store.operands[1], list(store.operands)[2:]
+        if not all(_defined_outside(v, loop) for v in list(indices) + [buf]):
+            continue
+        users = _uses_inside(buf, loop)
+        loads = [u for u in users if u.name == "memref.load"]
+        if len(users) != 2 or len(loads) != 1 or loads[0] not in ops[:i]:
+            continue
+        if list(loads[0].operands)[1:] != indices:
+            continue
+        pairs.append((loads[0], store))
+    return pairs
+
+
+def promote(loop) -> bool:
+    if len(loop.results) or len(loop.regions[0].blocks[0].arguments) != 1:
+        return False
+    pairs = _accumulators(loop)
+    if not pairs:
+        return False
+    body = loop.regions[0].blocks[0]
+    with ir.InsertionPoint(loop), loop.location:
+        inits = [memref.load(load.operands[0], list(load.operands)[1:]) for load, _ in pairs]
+        new = scf.ForOp(loop.lowerBound, loop.upperBound, loop.step, inits)
+    new_body = new.regions[0].blocks[0]
+    body.arguments[0].replace_all_uses_with(new_body.arguments[0])
+    for (load, store), carried in zip(pairs, list(new_body.arguments)[1:]):
+        load.results[0].replace_all_uses_with(carried)
+    yielded = [store.operands[0] for _, store in pairs]
+    terminator = None
+    for op in list(body.operations):
+        op = op.operation
+        if op.name == "scf.yield":
+            terminator = op
+            continue
+        if any(op == load or op == store for load, store in pairs):
+            continue
+        new_body.append(op)
+    with ir.InsertionPoint(new_body), loop.location:
+        scf.YieldOp(yielded)
+    with ir.InsertionPoint(loop), loop.location:
+        for (load, store), result in zip(pairs, new.results):
+            memref.store(result, store.operands[1], list(store.operands)[2:])
+    for load, store in pairs:
+        store.erase()
+        load.erase()
+    if terminator is not None:
+        terminator.erase()
+    loop.operation.erase()
+    return True
+
+
+@register
+class PromoteAccumulators(ModulePass):
+    name = "ms-cpu-promote-accumulators"
+    summary = "carry reduction accumulators of scf.for loops in registers (iter_args)"
+
+    def run(self, module):
+        loops = []
+
+        def collect(op):  # post-order: inner loops first, so outer ones see the new stores
+            if op.name == "scf.for":
+                loops.append(op.opview)
+            return ir.WalkResult.ADVANCE
+        module.walk(collect, ir.WalkOrder.POST_ORDER)
+        for loop in loops:
+            promote(loop)
+
+
+# ------------------------------------------------------------------ parallel loops
+
+# Loop nests with fewer iterations than this stay sequential: a fork and join costs a few
+# microseconds on an idle machine, much more when the other core is busy.
+MIN_PARALLEL_ITERATIONS = 1 << 17
+_TILEABLE = ("linalg.generic", "linalg.fill", "linalg.transpose")
+
+
+def loop_ranges(op, indexing_maps=None):
+    """(sizes, iterator kinds) of a linalg op on static memrefs, or None."""
+    if op.name == "linalg.generic" or indexing_maps is not None:
+        attr = indexing_maps if indexing_maps is not None else op.attributes["indexing_maps"]
+        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(attr)]
+        if "iterator_types" in op.attributes:
+            kinds = [str(a).split("<")[-1].rstrip(">")
+                     for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+        else:
+            kinds = ["parallel"] * (maps[0].n_dims - 1) + ["reduction"]
+        sizes = [None] * len(kinds)
+        for value, m in zip(op.operands, maps):
+            if not isinstance(value.type, ir.MemRefType):
+                continue
+            for e, size in zip(m.results, ir.MemRefType(value.type).shape):
+                e = e.maybe_downcast()
+                if isinstance(e, ir.AffineDimExpr) and sizes[e.position] is None:
+                    sizes[e.position] = size
+        if None in sizes:
+            return None
+        return sizes, kinds
+    out = op.operands[len(op.operands) - 1]
+    if not isinstance(out.type, ir.MemRefType):
+        return None
+    shape = list(ir.MemRefType(out.type).shape)
+    return shape, ["parallel"] * len(shape)
+
+
+def _forall_script(threads):
+    from mlir.dialects import transform
+    from mlir.dialects.transform import structured
+    any_op = transform.AnyOpType.get()
+    mod = ir.Module.create()
+    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(mod.body):
+        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
+                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        structured.TileUsingForallOp(seq.bodyTarget, num_threads=list(threads))
+        transform.YieldOp([])
+    return mod, seq
+
+
+@register
+class Parallelize(ModulePass):
+    name = "ms-cpu-parallelize"
+    summary = "split the outer parallel loop of large linalg ops across threads (scf.forall)"
+    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
+
+    def run(self, module):
+        from mlir.dialects.transform import interpreter
+
+        from ..runtime.openmp import num_threads
+        from .cpu import KERNEL_ATTR
+        n = self.opts["threads"] or num_threads()
+        if n < 2:
+            return
+        targets = []
+        for fn in module.regions[0].blocks[0].operations:
+            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
+                continue
+            for block in fn.regions[0].blocks:
+                for op in block.operations:
+                    if op.operation.name in _TILEABLE:
+                        targets.append(op.operation)
+        scripts = {}
+        for op in targets:
+            ranges = loop_ranges(op)
+            if ranges is None:
+                continue
+            sizes, kinds = ranges
+            total = 1
+            for s in sizes:
+                total *= s
+            dim = next((i for i, (s, k) in enumerate(zip(sizes, kinds))
+                        if k == "parallel" and s >= n), None)
+            if dim is None or total < MIN_PARALLEL_ITERATIONS:
+                continue
+            threads = tuple(n if i == dim else 0 for i in range(dim + 1))
+            if threads not in scripts:
+                scripts[threads] = _forall_script(threads)
+            script, seq = scripts[threads]
+            interpreter.apply_named_sequence(op, seq, script)
+
+
+@register
+class LowerForall(ModulePass):
+    name = "ms-cpu-lower-forall"
+    summary = ("scf.forall to OpenMP worksharing loops when an OpenMP runtime is available "
+               "(marks the module ms.openmp), else to sequential loops")
+
+    def run(self, module):
+        from mlir import passmanager
+
+        from ..runtime.openmp import num_threads
+        found = []
+
+        def visit(op):
+            if op.name == "scf.forall":
+                found.append(op)
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+        module.walk(visit)
+        if not found:
+            return
+        n = num_threads()
+        if n > 1:
+            text = (f"builtin.module(func.func(scf-forall-to-parallel),"
+                    f"convert-scf-to-openmp{{num-threads={n}}})")
+            module.attributes[OPENMP_ATTR] = ir.UnitAttr.get()
+        else:
+            text = "builtin.module(func.func(scf-forall-to-for))"
+        passmanager.PassManager.parse(text, context=module.context).run(module)
+
+
+OPENMP_ATTR = "ms.openmp"  # the module calls the OpenMP runtime (runtime.openmp)
+
+
+# ------------------------------------------------------------------ row tiles
+
+# Rows of a tile fused by ms-cpu-fuse-rows: their data should stay in L1/L2 between the
+# loops that read it.
+ROW_TILE_BYTES = 32 * 1024
+
+
+def _fuse_script(tile_sizes, parallel):
+    from mlir.dialects import transform
+    from mlir.dialects.transform import structured
+    any_op = transform.AnyOpType.get()
+    mod = ir.Module.create()
+    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(mod.body):
+        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
+                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        structured.FuseOp(seq.bodyTarget, tile_sizes=list(tile_sizes), use_forall=parallel,
+                          apply_cleanup=True)
+        transform.YieldOp([])
+    return mod, seq
+
+
+def _reads_reduction(op, depth):
+    """Whether a linalg.generic reads, within `depth` generics, the result of a reduction."""
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "linalg.generic":
+            continue
+        if _reduces(owner.operation) or (depth > 1 and _reads_reduction(owner.operation, depth - 1)):
+            return True
+    return False
+
+
+def _reduces(op):
+    return op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"])
+
+
+@register
+class FuseRows(ModulePass):
+    name = "ms-cpu-fuse-rows"
+    summary = ("tile a parallel linalg op that reads row reductions (softmax's normalization) "
+               "by rows and compute those reductions per tile, so each row is read from "
+               "cache after the first pass (tensors)")
+
+    def run(self, module):
+        from mlir.dialects.transform import interpreter
+
+        from ..runtime.openmp import num_threads
+        from .cpu import KERNEL_ATTR
+        roots = []
+        for fn in module.regions[0].blocks[0].operations:
+            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
+                continue
+            for op in fn.regions[0].blocks[0].operations:
+                op = op.operation
+                if op.name != "linalg.generic" or _reduces(op):
+                    continue
+                if any(u.owner.operation.name.startswith("linalg.") for u in op.results[0].uses):
+                    continue  # not the last loop of its chain
+                if _reads_reduction(op, depth=3):
+                    roots.append(op)
+        for op in roots:
+            t = ir.RankedTensorType(op.results[0].type)
+            if t.rank < 2 or not t.has_static_shape:
+                continue
+            numel = 1
+            for d in t.shape:
+                numel *= d
+            row_bytes = max(1, getattr(t.element_type, "width", 32) // 8) * (numel // t.shape[0])
+            rows = max(1, min(t.shape[0], ROW_TILE_BYTES // row_bytes))
+            while t.shape[0] % rows:  # full tiles only: they vectorize
+                rows -= 1
+            parallel = num_threads() > 1 and numel >= MIN_PARALLEL_ITERATIONS
+            script, seq = _fuse_script([rows] + [0] * (t.rank - 1), parallel)
+            interpreter.apply_named_sequence(op, seq, script)

@@ -1,0 +1,221 @@
+"""ms-fuse: group ops into ms.fused regions, each of which becomes one loop nest on the CPU
+(and one kernel on a GPU), in the manner of MindSpore's graph-kernel fusion.
+
+Three kinds of region, classified from the op registry only:
+- "elementwise": a chain of ops with a `scalar` rule, numpy broadcasting included;
+- "reduction": an op whose `fusion` role is "reduction" (reduce_*, softmax) with the
+  elementwise producers of its input (its `prologue`) and an elementwise epilogue on its
+  result (mean/var patterns: x - mean, square, reduce_mean, + eps, rsqrt);
+- "matmul": matmul/batch_matmul with an elementwise epilogue (bias, activation, scale).
+
+Regions grow backwards from a root (the last op of the region, its only result: IRDL keeps
+ms.fused to one result) through the producers of its operands. A producer joins when
+- it is elementwise, or it is an anchor (reduction, matmul) feeding the epilogue, at most one
+  per region, evaluated exactly once per element of its result;
+- all its users are in the region (it moves in); or it is cheap and its value is still used
+  outside (it is duplicated, a copy moves in): expensive work is never duplicated;
+- it is evaluated no more often in the region than on its own (a producer broadcast into a
+  larger loop, or read by a softmax's three loops, is recomputed per read), unless cheap;
+- the region stays within `max-ops` ops (bounded loop bodies and compile time).
+Producers are visited latest first, so every user that can join has been decided before its
+producer is, and because a producer only moves when all its users are inside, no value
+leaves a region and comes back: regions cannot form cycles.
+"""
+from __future__ import annotations
+
+import heapq
+
+from mlir import ir
+from mlir.dialects import gpu
+
+from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
+from ..dialects.ir import data_values, operand_groups, spec_of
+from ..dialects.lowering import scalar_cost
+from ..dialects.registry import OPS
+from .base import ModulePass, register
+
+# Ops whose scalar rule costs at most this much may be recomputed (duplicated into several
+# regions, or evaluated per element of a broadcast): add, mul, select, cast, relu, ...
+CHEAP = 2
+
+
+def _numel(value) -> int:
+    n = 1
+    for d in spec_of(value.type).shape:
+        n *= d
+    return n
+
+
+class Region:
+    def __init__(self, root, position):
+        self.root = root
+        self.moved = {root}      # ops that move into the region
+        self.copied = set()      # cheap ops whose copy moves in (the original stays)
+        self.anchor = None
+        self.position = position
+
+    @property
+    def members(self):
+        return self.moved | self.copied
+
+    @property
+    def kind(self):
+        return OPS[self.anchor.name].fusion.kind if self.anchor is not None else "elementwise"
+
+
+class BlockFuser:
+    def __init__(self, block, max_ops):
+        self.block = block
+        self.max_ops = max_ops
+        self.ops = [op.operation for op in block.operations]
+        self.position = {op: i for i, op in enumerate(self.ops)}
+        self.taken = set()       # ops moved into a region
+        self.pinned = set()      # values read by a copied op: their producer stays outside
+
+    # -- classification (registry only)
+    @staticmethod
+    def opdef(op):
+        return OPS.get(op.name)
+
+    def is_elementwise(self, op):
+        d = self.opdef(op)
+        return d is not None and d.scalar is not None and len(op.results) == 1
+
+    def role(self, op):
+        d = self.opdef(op)
+        return d.fusion if d is not None and len(op.results) == 1 else None
+
+    def cost(self, op):
+        return scalar_cost(self.opdef(op), [spec_of(v.type) for v in self.data(op)],
+                           spec_of(op.results[0].type))
+
+    def data(self, op):
+        d = self.opdef(op)
+        return data_values(d, operand_groups(d, op))
+
+    # -- growing one region
+    def reads(self, region, member, evals):
+        """(producer, times it would be evaluated) for each data operand of a member."""
+        if member is region.anchor:
+            role = self.role(member)
+            if not role.prologue:
+                return []
+            return [(v, _numel(v) * role.input_passes) for v in self.data(member)]
+        return [(v, evals) for v in self.data(member)]
+
+    def grow(self, root):
+        region = Region(root, self.position[root])
+        if self.role(root) is not None:
+            region.anchor = root
+        evals = {root: _numel(root.results[0])}
+        queue = [(-self.position[root], root)]
+        while queue:
+            _, member = heapq.heappop(queue)
+            for value, times in self.reads(region, member, evals.get(member)):
+                producer = value.owner
+                if isinstance(producer, ir.Block):
+                    continue
+                producer = producer.operation
+                if producer in region.members or producer in self.taken:
+                    continue
+                if producer.parent != root.parent or producer not in self.position:
+                    continue
+                how = self.admit(region, member, producer, times)
+                if how is None:
+                    continue
+                (region.moved if how == "move" else region.copied).add(producer)
+                if how == "move" and self.role(producer) is not None:
+                    region.anchor = producer
+                evals[producer] = times
+                heapq.heappush(queue, (-self.position[producer], producer))
+        return region
+
+    def admit(self, region, member, producer, times):
+        """"move", "copy" or None: how `producer` may join the region at `member`."""
+        if len(region.members) >= self.max_ops:
+            return None
+        inside = (producer.results[0] not in self.pinned
+                  and all(u.owner.operation in region.moved for u in producer.results[0].uses))
+        if self.is_elementwise(producer):
+            cheap = self.cost(producer) <= CHEAP
+            if times > _numel(producer.results[0]) and not cheap:
+                return None  # expensive work evaluated more often than on its own
+            return "move" if inside else "copy" if cheap else None
+        role = self.role(producer)
+        if (role is None or region.anchor is not None or not inside
+                or not self.is_elementwise(member) or times != _numel(producer.results[0])):
+            return None
+        return "move"
+
+    # -- building the regions
+    def run(self):
+        regions = []
+        for op in reversed(self.ops):
+            if op in self.taken or not (self.is_elementwise(op) or self.role(op)):
+                continue
+            region = self.grow(op)
+            if len(region.members) < 2:
+                continue
+            self.taken |= region.moved
+            # A copy reads its operands where the original did: from outside the region,
+            # where they must stay (a later region may not move them in).
+            members = region.members
+            for copied in region.copied:
+                for v in self.data(copied):
+                    if isinstance(v.owner, ir.Block) or v.owner.operation not in members:
+                        self.pinned.add(v)
+            regions.append(region)
+        for region in regions:
+            build_region(region, self.position)
+        # Originals of copied ops whose every user moved into regions with a copy. (Not while
+        # building: an op copied into one region may be the root of another.)
+        originals = {op for region in regions for op in region.copied if op not in self.taken}
+        for op in originals:
+            if all(not list(r.uses) for r in op.results):
+                op.erase()
+        return len(regions)
+
+
+def build_region(region, position):
+    """Replace the region's ops by an ms.fused op at the root's place."""
+    root = region.root
+    result = root.results[0]
+    with ir.InsertionPoint(root), root.location:
+        fused = ir.Operation.create("ms.fused", results=[result.type],
+                                    attributes={"kind": ir.StringAttr.get(region.kind)},
+                                    regions=1)
+    result.replace_all_uses_with(fused.results[0])
+    body = fused.regions[0].blocks.append()
+    remap = {}
+    for op in sorted(region.members, key=position.__getitem__):
+        if op in region.copied:
+            copy = op.clone(ir.InsertionPoint(body))
+            remap[op.results[0]] = copy.results[0]
+            op = copy
+        else:
+            body.append(op)
+        for i, v in enumerate(op.operands):
+            if v in remap:
+                op.operands[i] = remap[v]
+    with ir.InsertionPoint(body), root.location:
+        gpu.YieldOp([remap.get(result, result)])
+
+
+@register
+class Fuse(ModulePass):
+    name = "ms-fuse"
+    summary = ("group elementwise chains, reductions with their producers and epilogues, and "
+               "matmul epilogues into ms.fused regions")
+    options = {"max-ops": 32}
+
+    def run(self, module):
+        blocks = []
+
+        def collect(op):
+            if op.operation.name == "func.func":
+                blocks.extend(op.regions[0].blocks)
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+        module.walk(collect)
+        for block in blocks:
+            BlockFuser(block, self.opts["max-ops"]).run()

@@ -84,14 +84,8 @@ def _where(op):
     return file_location(op.location)
 
 
-def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
-                   start_after=None):
-    """Lower an ms module (changed in place) and return an executable for `entry`
-    (default: the only public function)."""
-    if target != "cpu":
-        raise CompileError([Diagnostic("error", "", 0, 0,
-                                       f"target '{target}' cannot run in this process yet")])
-    from ..runtime.cpu import CpuExecutable
+def select_entry(module: ir.Module, entry: str | None = None) -> EntrySignature:
+    """The signature of `entry` (default: the only public function)."""
     sigs = {s.name: s for s in entry_signatures(module)}
     if entry is None:
         if len(sigs) != 1:
@@ -101,7 +95,18 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         entry = next(iter(sigs))
     if entry not in sigs:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no public function '{entry}'")])
+    return sigs[entry]
+
+
+def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
+                   start_after=None):
+    """Lower an ms module (changed in place) and return an executable for `entry`
+    (default: the only public function)."""
+    if target != "cpu":
+        raise CompileError([Diagnostic("error", "", 0, 0,
+                                       f"target '{target}' cannot run in this process yet")])
+    from ..runtime.cpu import CpuExecutable
+    sig = select_entry(module, entry)
     pipeline.run_pipeline(module, target, stop_after="llvm", start_after=start_after)
     with module.context:
-        return CpuExecutable(module, entry, sigs[entry].inputs, sigs[entry].outputs,
-                             opt_level=opt_level)
+        return CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)

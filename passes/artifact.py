@@ -72,11 +72,13 @@ def build_artifact(module: ir.Module, entry: str | None = None, target: str = "c
             raise CompileError(capture.errors, "gpu") from None
     pipeline.run_pipeline(module, "cuda", stop_after="ptx", start_after="gpu")
     ptx = kernel_ptx(module)
-    blobs[PTX_BLOB] = ptx.encode()
-    cubin = ptxas(ptx)
-    if cubin is not None:
-        blobs[CUBIN_BLOB] = cubin
-    manifest["cuda"] = {"arch": pipeline.CUDA_CHIP, "ptx": PTX_BLOB,
+    cubin = None
+    if ptx:  # a plan of copies only has no kernels
+        blobs[PTX_BLOB] = ptx.encode()
+        cubin = ptxas(ptx)
+        if cubin is not None:
+            blobs[CUBIN_BLOB] = cubin
+    manifest["cuda"] = {"arch": pipeline.CUDA_CHIP, "ptx": PTX_BLOB if ptx else None,
                         "cubin": CUBIN_BLOB if cubin is not None else None,
                         "kernels": plan.kernels(), "plan": plan.to_json()}
     return Artifact(manifest, blobs)
@@ -85,14 +87,14 @@ def build_artifact(module: ir.Module, entry: str | None = None, target: str = "c
 # ------------------------------------------------------------------ CUDA
 
 def kernel_ptx(module: ir.Module) -> str:
-    """The PTX of the module's kernels (after the ptx stage: one gpu.binary)."""
+    """The PTX of the module's kernels after the ptx stage ("" when it launches none)."""
     texts = []
     for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            raise _tool_error("ptx", "the kernels are not compiled yet (run the ptx stage)")
         if op.operation.name == "gpu.binary":
             for obj in op.attributes["objects"]:
                 texts.append(gpu.ObjectAttr(obj).object.decode())
-    if not texts:
-        raise _tool_error("ptx", "the module has no compiled kernels (run the ptx stage)")
     return "\n".join(texts)
 
 

@@ -161,14 +161,15 @@ def _validate_cpu(cpu: dict, blobs):
 
 def _validate_cuda(manifest, blobs):
     cuda = manifest["cuda"]
-    _need_blob(blobs, cuda.get("ptx"), "PTX")
-    if cuda.get("cubin"):
-        _need_blob(blobs, cuda["cubin"], "cubin")
     try:
         plan = LaunchPlan.from_json(cuda["plan"])
     except (KeyError, PlanError) as e:
         raise ArtifactError(f"launch plan: {e}") from None
-    ptx = blobs[cuda["ptx"]].decode(errors="replace")
+    if plan.launches or cuda.get("ptx"):
+        _need_blob(blobs, cuda.get("ptx"), "PTX")
+    if cuda.get("cubin"):
+        _need_blob(blobs, cuda["cubin"], "cubin")
+    ptx = blobs[cuda["ptx"]].decode(errors="replace") if cuda.get("ptx") else ""
     declared = set(cuda.get("kernels", []))
     for k in plan.kernels():
         if k not in declared or f".entry {k}(" not in ptx:

@@ -186,7 +186,7 @@ class CudaExecutable:
         self.in_specs, self.out_specs = list(in_specs), list(out_specs)
         self.device = dev = dev or device()
         drv = dev.driver
-        self.module = self._load_module(drv, images, arch)
+        self.module = self._load_module(drv, images, arch) if plan.launches else None
         self.functions = {k: drv.module_get_function(self.module, k) for k in plan.kernels()}
         self.stream = drv.stream_create()
         self.blocking = os.environ.get("MSCC_CUDA_LAUNCH_BLOCKING", "") not in ("", "0")
@@ -214,7 +214,7 @@ class CudaExecutable:
     @classmethod
     def from_artifact(cls, artifact, dev: Device | None = None):
         cuda = artifact.manifest["cuda"]
-        images = {"ptx": artifact.blobs[cuda["ptx"]],
+        images = {"ptx": artifact.blobs.get(cuda.get("ptx") or ""),
                   "cubin": artifact.blobs.get(cuda.get("cubin") or "")}
         plan = artifact.plan()
         constants = {b.data: artifact.blobs[b.data] for b in plan.buffers if b.kind == "const"}

@@ -24,9 +24,8 @@ from mlir.dialects import gpu
 
 from ..runtime.artifact import FORMAT, FORMAT_VERSION, Artifact, spec_to_json
 from . import pipeline
-from .base import PassFailure
 from .compiler import select_entry
-from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+from .diagnostics import CompileError, Diagnostic
 from .launch_plan import read_launch_plan
 
 PTX_BLOB, CUBIN_BLOB = "kernels.ptx", "kernels.cubin"
@@ -65,11 +64,7 @@ def build_artifact(module: ir.Module, entry: str | None = None, target: str = "c
                            "machine": platform.machine(), "mcpu": cpu_name}
         return Artifact(manifest, {lib_name: library})
     pipeline.run_pipeline(module, "cuda", stop_after="gpu", start_after=start_after)
-    with DiagnosticCapture(module.context) as capture:
-        try:
-            plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
-        except PassFailure:
-            raise CompileError(capture.errors, "gpu") from None
+    plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
     pipeline.run_pipeline(module, "cuda", stop_after="ptx", start_after="gpu")
     ptx = kernel_ptx(module)
     cubin = None

@@ -41,16 +41,18 @@ class MatmulTiles:
 # Largest first: 128x128 gives each of the 256 threads an 8x8 tile of C (8 FMAs per shared
 # load); smaller tiles keep more blocks busy on small matrices.
 MATMUL_TILES = (MatmulTiles(128, 128, 16), MatmulTiles(64, 64, 16), MatmulTiles(32, 32, 16))
+# Enough blocks to occupy every SM of a large GPU (132 on an H100/H200) once.
+MIN_BLOCKS = 128
 
 
-def matmul_tiles(m, n, k, min_blocks=1):
-    for t in MATMUL_TILES:
-        if t.fits(m, n, k) and (m // t.bm) * (n // t.bn) >= min_blocks:
+def matmul_tiles(m, n, k):
+    """The largest tiling that divides the problem and still gives MIN_BLOCKS blocks, else
+    the one giving the most blocks; None when no tiling divides it."""
+    fitting = [t for t in MATMUL_TILES if t.fits(m, n, k)]
+    for t in fitting:
+        if (m // t.bm) * (n // t.bn) >= MIN_BLOCKS:
             return t
-    for t in MATMUL_TILES:
-        if t.fits(m, n, k):
-            return t
-    return None
+    return fitting[-1] if fitting else None
 
 
 def matmul_schedule(tiles: MatmulTiles):

@@ -14,8 +14,8 @@ from mlir import ir
 
 from ..dialects import dtypes as dt
 from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
-from .base import fail
-from .diagnostics import file_location
+from .base import PassFailure, fail
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 from .gpu import KERNEL_MODULE, identity_layout
 
 _INDEX_DTYPE = "int64"   # index is 64-bit in kernels (convert-gpu-to-nvvm default)
@@ -236,10 +236,15 @@ def static_shared_bytes(fn) -> int:
 
 
 def read_launch_plan(module: ir.Module, entry: str, in_specs, out_specs):
-    """(LaunchPlan, {blob name: bytes}) of `entry` in a module at the gpu stage."""
+    """(LaunchPlan, {blob name: bytes}) of `entry` in a module at the gpu stage. Host code the
+    plan cannot express raises CompileError located at the op."""
     fns = [op for op in module.body.operations if op.operation.name == "func.func"
            and ir.StringAttr(op.attributes["sym_name"]).value == entry]
     if not fns:
-        raise ValueError(f"no function '{entry}' in the module")
-    reader = PlanReader(module, fns[0], in_specs, out_specs)
-    return reader.read(), reader.blobs
+        raise CompileError([Diagnostic("error", "", 0, 0, f"no function '{entry}'")], "gpu")
+    with DiagnosticCapture(module.context) as capture:
+        try:
+            reader = PlanReader(module, fns[0], in_specs, out_specs)
+            return reader.read(), reader.blobs
+        except PassFailure:
+            raise CompileError(capture.errors, "gpu") from None

@@ -65,8 +65,11 @@ _CUDA_STAGES = _FRONT_STAGES + (
     # Kernel parameters are bare pointers (one .u64 per memref).
     ("ptx", ("gpu.module(convert-vector-to-scf,convert-scf-to-cf,"
              "expand-strided-metadata,lower-affine,"
-             "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
-             "reconcile-unrealized-casts)",
+             "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+             # What convert-gpu-to-nvvm leaves: strided vector inserts of the matmul
+             # tiles, integer abs. (Before it, workgroup memory spaces cannot convert.)
+             "convert-vector-to-llvm,convert-math-to-llvm,"
+             "canonicalize,cse,reconcile-unrealized-casts)",
              f"nvvm-attach-target{{chip={CUDA_CHIP} features={CUDA_FEATURES} O=3}}",
              "gpu-module-to-binary{format=isa}")),
 )

@@ -201,7 +201,7 @@ def main(argv):
     try:
         args = _parser().parse_args(argv)
         if args.emit is not None and args.emit not in _stages(args.target):
-            raise UsageError(f"unknown stage '{args.emit}' for target {args.target}; stages: "
+            raise UsageError(f"unknown stage '{args.emit}'; stages: "
                              f"{', '.join(_stages(args.target))}")
         if args.emit is None and (args.output or "").endswith(".msx"):
             args.emit = "executable"

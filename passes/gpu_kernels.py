@@ -5,7 +5,9 @@ indexing maps, and a way to emit the body for one point. Three mappings (choose_
 
 - parallel: one thread per point of the iteration space, a 1-D grid over the flattened space.
   The last loop dimension varies fastest, so neighbouring threads touch neighbouring elements
-  (coalesced loads and stores) whatever the rank.
+  (coalesced loads and stores) whatever the rank. When the last dimension is contiguous in
+  every operand that uses it (or broadcast), each thread takes VECTOR consecutive points with
+  aligned vector loads and stores (128-bit for float32).
 - block reduction: one block per output element when the innermost dimension is reduced (a
   row sum, softmax's max and exp-sum). Each thread folds a strided part of the row with the
   op's own body, then `gpu.all_reduce` combines the partials as a tree (warp shuffles plus
@@ -22,9 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import affine, arith, gpu, memref, scf
+from mlir.dialects import affine, arith, gpu, memref, scf, vector
 
 BLOCK = 256           # threads per block for parallel and thread-reduction kernels
+VECTOR = 4            # points per thread of a vectorizable parallel kernel
+MAX_ALIGN = 16        # bytes a vector access may assume (device buffers are 256-aligned)
 MAX_GRID_X = 2**31 - 1
 
 # Combiners gpu.all_reduce can do as a tree: arith op -> (all_reduce kind, neutral element).
@@ -99,13 +103,16 @@ class LoopNest:
             vals.append(memref.load(v, self.indices(m, idx)) if m is not None else v)
         return vals
 
-    def load_outputs(self, idx, only_used=True):
+    def outputs_read(self):
+        """Per output: whether the body reads its current value."""
         args = list(self.body.arguments)[len(self.inputs):] if self.body is not None else []
-        vals = []
-        for i, (v, m) in enumerate(zip(self.outputs, self.output_maps)):
-            used = not only_used or (i < len(args) and any(True for _ in args[i].uses))
-            vals.append(memref.load(v, self.indices(m, idx)) if used else None)
-        return vals
+        return [i < len(args) and any(True for _ in args[i].uses)
+                for i in range(len(self.outputs))]
+
+    def load_outputs(self, idx, only_used=True):
+        read = self.outputs_read()
+        return [memref.load(v, self.indices(m, idx)) if read[i] or not only_used else None
+                for i, (v, m) in enumerate(zip(self.outputs, self.output_maps))]
 
     def store_outputs(self, values, idx):
         for val, v, m in zip(values, self.outputs, self.output_maps):
@@ -196,7 +203,8 @@ def _round_threads(n: int, cap: int = BLOCK) -> int:
 
 
 def map_parallel(nest: LoopNest):
-    total = nest.extent(range(len(nest.sizes)))
+    width = vector_width(nest)
+    total = nest.extent(range(len(nest.sizes))) // width
     block = _round_threads(total)
     grid = max(1, (total + block - 1) // block)
     launch, bid, tid = _launch(grid, block, nest.op.location)
@@ -207,13 +215,86 @@ def map_parallel(nest: LoopNest):
             cond = arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total))
             guard = scf.IfOp(cond)
         with ir.InsertionPoint(guard.then_block) if guard else _nullcontext():
-            idx = delinearize(gid, nest.sizes)
-            ins = nest.load_inputs(idx)
-            outs = nest.load_outputs(idx)
-            nest.store_outputs(nest.emit_body(ins, outs, idx), idx)
+            if width == 1:
+                idx = delinearize(gid, nest.sizes)
+                ins = nest.load_inputs(idx)
+                outs = nest.load_outputs(idx)
+                nest.store_outputs(nest.emit_body(ins, outs, idx), idx)
+            else:
+                _vector_points(nest, delinearize(arith.muli(gid, _index(width)), nest.sizes),
+                               width)
             if guard:
                 scf.YieldOp([])
     return launch
+
+
+def _involves(expr, dim) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position == dim
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _involves(expr.lhs, dim) or _involves(expr.rhs, dim)
+    return False
+
+
+def _contiguous_rows(t) -> bool:
+    mt = ir.MemRefType(t)
+    return (isinstance(mt.layout, ir.AffineMapAttr)
+            and mt.layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+def vector_width(nest: LoopNest) -> int:
+    """VECTOR if every memref operand either reads the last loop dimension as its own last,
+    contiguous dimension, or does not depend on it; else 1."""
+    last = len(nest.sizes) - 1
+    if last < 0 or nest.sizes[last] % VECTOR or nest.reduction_dims:
+        return 1
+    operands = list(zip(nest.inputs, nest.input_maps)) + list(zip(nest.outputs,
+                                                                   nest.output_maps))
+    for k, (v, m) in enumerate(operands):
+        if m is None:
+            continue
+        uses = [i for i, e in enumerate(m.results) if _involves(e, last)]
+        is_output = k >= len(nest.inputs)
+        if not uses and not is_output:
+            continue  # broadcast along the vector: one scalar for every lane
+        results = list(m.results)
+        if (uses != [len(results) - 1] or not isinstance(results[-1], ir.AffineDimExpr)
+                or not _contiguous_rows(v.type)):
+            return 1
+    return VECTOR
+
+
+def _vector_points(nest: LoopNest, idx, width):
+    """The body at `width` consecutive points along the last dimension, starting at idx."""
+    last = len(nest.sizes) - 1
+    lane_idx = [idx[:-1] + [idx[-1] if lane == 0 else arith.addi(idx[-1], _index(lane))]
+                for lane in range(width)]
+
+    def lanes(v, m):
+        if m is None:
+            return [v] * width
+        if not any(_involves(e, last) for e in m.results):
+            s = memref.load(v, nest.indices(m, idx))
+            return [s] * width
+        elem = ir.MemRefType(v.type).element_type
+        vec = vector.load(ir.VectorType.get([width], elem), v, nest.indices(m, idx),
+                          alignment=_alignment(elem, width))
+        return [vector.extract(vec, [], [lane]) for lane in range(width)]
+
+    ins = [lanes(v, m) for v, m in zip(nest.inputs, nest.input_maps)]
+    outs = [lanes(v, m) if read else [None] * width
+            for v, m, read in zip(nest.outputs, nest.output_maps, nest.outputs_read())]
+    results = [nest.emit_body([x[lane] for x in ins], [o[lane] for o in outs], lane_idx[lane])
+               for lane in range(width)]
+    for j, (v, m) in enumerate(zip(nest.outputs, nest.output_maps)):
+        elem = ir.MemRefType(v.type).element_type
+        vec = vector.from_elements(ir.VectorType.get([width], elem),
+                                   [results[lane][j] for lane in range(width)])
+        vector.store(vec, v, nest.indices(m, idx), alignment=_alignment(elem, width))
+
+
+def _alignment(elem: ir.Type, width: int) -> int:
+    return min(MAX_ALIGN, width * max(1, elem.width // 8))
 
 
 def map_thread_reduction(nest: LoopNest):

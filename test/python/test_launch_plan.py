@@ -13,17 +13,30 @@ from mscc.runtime.plan import Copy, LaunchPlan
 from mstest import module_of, op, spec
 
 
+PLANNED = {}  # kernel name -> its gpu.func text, for the last plan_of
+
+
 def plan_of(in_specs, body):
     module = module_of(in_specs, body)
     sig = select_entry(module, "f")
     pipeline.run_pipeline(module, "cuda", stop_after="gpu")
     plan, blobs = read_launch_plan(module, "f", sig.inputs, sig.outputs)
     assert LaunchPlan.from_json(plan.to_json()) == plan  # JSON round trip
+    PLANNED.clear()
+    for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            for fn in op.regions[0].blocks[0].operations:
+                PLANNED[str(fn.attributes["sym_name"]).strip('"')] = str(fn)
     return plan, blobs
 
 
 def threads(launch):
     return int(np.prod(launch.grid)) * int(np.prod(launch.block))
+
+
+def points(launch):
+    """Points of the iteration space the launch covers: vectorized kernels take 4 each."""
+    return threads(launch) * (4 if "vector<4x" in PLANNED[launch.kernel] else 1)
 
 
 @pytest.mark.parametrize("shape", [(1000, 37), (256,), (3, 1, 5, 7), ()])
@@ -32,8 +45,10 @@ def test_elementwise_grid_covers_the_output_once(shape):
                       lambda x, y: op("ms.add", x, y))
     launch, = plan.launches
     n = int(np.prod(shape))
-    assert threads(launch) >= n
-    assert threads(launch) - n < launch.block[0], "a whole block of idle threads"
+    per_thread = points(launch) // threads(launch)
+    assert per_thread == (4 if shape and shape[-1] % 4 == 0 else 1)
+    assert points(launch) >= n
+    assert points(launch) - n < launch.block[0] * per_thread, "a whole block of idle threads"
     assert launch.block[0] % 32 == 0 and launch.block[0] <= 256
 
 
@@ -59,7 +74,7 @@ def test_row_reduction_is_a_block_per_row_and_column_reduction_a_thread_per_colu
     rows, cols = [l for l in plan.launches if len(l.params) == 2]
     assert len(fills) == 2
     assert rows.grid == (64, 1, 1) and rows.block == (256, 1, 1)
-    assert threads(cols) >= 1000 and cols.grid[0] * cols.block[0] - 1000 < cols.block[0]
+    assert points(cols) >= 1000 and points(cols) - 1000 < cols.block[0]
 
 
 def test_matmul_tiles_cover_c_and_declare_shared_memory():
@@ -67,7 +82,7 @@ def test_matmul_tiles_cover_c_and_declare_shared_memory():
     plan, _ = plan_of([spec((m, k), "float32"), spec((k, n), "float32")],
                       lambda a, b: op("ms.matmul", a, b, transpose_a=False, transpose_b=False))
     fill, mm = plan.launches
-    assert threads(fill) >= m * n
+    assert points(fill) >= m * n
     bn, bm = n // mm.grid[0], m // mm.grid[1]
     assert (bm * mm.grid[1], bn * mm.grid[0]) == (m, n) and mm.grid[2] == 1
     assert mm.block == (16, 16, 1)

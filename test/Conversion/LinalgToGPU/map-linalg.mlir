@@ -2,23 +2,29 @@
 // one gpu.launch with constant grid and block sizes.
 // RUN: ms-opt %s --ms-gpu-map-linalg --canonicalize --split-input-file | FileCheck %s
 
-// A thread per element of the flattened 4x100 space: 2 blocks of 256, the last one guarded.
+// A thread per 4 consecutive elements of the flattened 4x100 space (100 threads, rounded up to
+// a block of 128, the rest guarded), with aligned vector loads and stores: the rows are
+// contiguous and the bias is read along them too.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[X:.+]]: memref<4x100xf32>, %[[B:.+]]: memref<100xf32>, %[[Y:.+]]: memref<4x100xf32>)
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
-// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
-// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
-// CHECK: gpu.launch blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C2]], %{{.+}} = %[[C1]], %{{.+}} = %[[C1]]) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]], %{{.+}} = %[[C1]], %{{.+}} = %[[C1]])
-// CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %{{.+}} : index
-// CHECK: %[[GID:.+]] = arith.addi %[[BASE]], %[[TX]] : index
-// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[GID]], %{{.+}} : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C100:.+]] = arith.constant 100 : index
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: gpu.launch blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C1]], %{{.+}} = %[[C1]], %{{.+}} = %[[C1]]) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C128]], %{{.+}} = %[[C1]], %{{.+}} = %[[C1]])
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[TX]], %[[C100]] : index
 // CHECK: scf.if %[[IN]] {
-// CHECK: %[[J:.+]] = arith.remui %[[GID]], %{{.+}} : index
-// CHECK: %[[I:.+]] = arith.divui %[[GID]], %{{.+}} : index
-// CHECK: %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
-// CHECK: %[[C:.+]] = memref.load %[[B]][%[[J]]]
-// CHECK: %[[S:.+]] = arith.addf %[[A]], %[[C]] fastmath<contract> : f32
-// CHECK: memref.store %[[S]], %[[Y]][%[[I]], %[[J]]]
+// CHECK: %[[FIRST:.+]] = arith.muli %[[TX]], %[[C4]] : index
+// CHECK: %[[J:.+]] = arith.remui %[[FIRST]], %[[C100]] : index
+// CHECK: %[[I:.+]] = arith.divui %[[FIRST]], %[[C100]] : index
+// CHECK: %[[XV:.+]] = vector.load %[[X]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x100xf32>, vector<4xf32>
+// CHECK: %[[X0:.+]] = vector.extract %[[XV]][0]
+// CHECK: %[[BV:.+]] = vector.load %[[B]][%[[J]]] {alignment = 16 : i64} : memref<100xf32>, vector<4xf32>
+// CHECK: %[[B0:.+]] = vector.extract %[[BV]][0]
+// CHECK: %[[S0:.+]] = arith.addf %[[X0]], %[[B0]] fastmath<contract> : f32
+// CHECK-COUNT-3: arith.addf
+// CHECK: %[[SV:.+]] = vector.from_elements %[[S0]], %{{.+}}, %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: vector.store %[[SV]], %[[Y]][%[[I]], %[[J]]] {alignment = 16 : i64}
 // CHECK-NOT: linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -28,6 +34,25 @@ func.func @elementwise(%x: memref<4x100xf32>, %b: memref<100xf32>, %y: memref<4x
   ^bb0(%a: f32, %c: f32, %o: f32):
     %s = arith.addf %a, %c fastmath<contract> : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 37 elements cannot be read as vectors: a thread per element.
+// CHECK-LABEL: func.func @odd_rows
+// CHECK-NOT: vector.
+// CHECK: %[[A:.+]] = memref.load
+// CHECK: %[[N:.+]] = arith.negf %[[A]]
+// CHECK: memref.store %[[N]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @odd_rows(%x: memref<10x37xf32>, %y: memref<10x37xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<10x37xf32>) outs(%y : memref<10x37xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
   }
   return
 }

@@ -24,7 +24,7 @@
 // CHECK: math.exp
 // CHECK: gpu.all_reduce add %{{.+}} uniform
 // CHECK: gpu.func @[[NORM]](
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4096, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 1024, 1, 1>
 // CHECK: arith.divf
 func.func @softmax(%x: tensor<512x2048xf32>) -> tensor<512x2048xf32> {
   %0 = "ms.softmax"(%x) {axis = -1 : i64} : (tensor<512x2048xf32>) -> tensor<512x2048xf32>

@@ -88,18 +88,17 @@ def _mm_ref(ta, tb, out_dtype):
     return ref
 
 
+_AXES = ((2,), (0,), (0, 2), (0, 1, 2))   # row (tree), column, both, everything (0-d)
+
+
 def _reductions(x):
     return [op(n, x, axis=axis, keep_dims=False)
-            for n in ("ms.reduce_sum", "ms.reduce_max", "ms.reduce_mean")
-            for axis in ((2,), (0,), (0, 2))]
+            for n in ("ms.reduce_sum", "ms.reduce_max", "ms.reduce_mean") for axis in _AXES]
 
 
 def _reductions_ref(x):
-    out = []
-    for fn in (np.sum, np.max, np.mean):
-        for axis in ((2,), (0,), (0, 2)):
-            out.append(fn(f64(x), axis=axis).astype(x.dtype))
-    return out
+    return [np.asarray(fn(f64(x), axis=axis)).astype(x.dtype)
+            for fn in (np.sum, np.max, np.mean) for axis in _AXES]
 
 
 def _data_movement(x, idx):

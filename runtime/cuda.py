@@ -224,6 +224,7 @@ class CudaExecutable:
     def __call__(self, *inputs):
         dev, drv, stream = self.device, self.device.driver, self.stream
         inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
+        drv.make_current()  # the context is per thread
         ptrs = {name: arr.ptr for name, arr in self._constants.items()}
         staged = []
         for buf, x in zip(self._inputs, inputs):

@@ -110,7 +110,7 @@ class Driver:
     # -------------------------------------------------------------- streams, events
 
     def stream_create(self):
-        flags = self._d.CUstream_flags.CU_STREAM_NON_BLOCKING
+        flags = int(self._d.CUstream_flags.CU_STREAM_NON_BLOCKING)
         stream, = self._check("cuStreamCreate", self._d.cuStreamCreate(flags))
         return stream
 
@@ -121,7 +121,7 @@ class Driver:
         self._check("cuStreamSynchronize", self._d.cuStreamSynchronize(stream), context)
 
     def event_create(self, timing: bool = False):
-        flags = 0 if timing else self._d.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        flags = 0 if timing else int(self._d.CUevent_flags.CU_EVENT_DISABLE_TIMING)
         event, = self._check("cuEventCreate", self._d.cuEventCreate(flags))
         return event
 
@@ -135,7 +135,9 @@ class Driver:
         self._check("cuEventSynchronize", self._d.cuEventSynchronize(event), context)
 
     def event_elapsed_ms(self, start, end) -> float:
-        ms, = self._check("cuEventElapsedTime", self._d.cuEventElapsedTime(start, end))
+        # CUDA 12.8 added a _v2 (same result for events on one device); 13 may keep only it.
+        fn = getattr(self._d, "cuEventElapsedTime", None) or self._d.cuEventElapsedTime_v2
+        ms, = self._check("cuEventElapsedTime", fn(start, end))
         return float(ms)
 
     def stream_wait_event(self, stream, event):
@@ -147,7 +149,7 @@ class Driver:
     # -------------------------------------------------------------- code
 
     def module_load(self, image: bytes, what: str = "module"):
-        if not image.endswith(b"\0"):
+        if not image.startswith(b"\x7fELF") and not image.endswith(b"\0"):
             image += b"\0"  # PTX is read as a C string
         module, = self._check("cuModuleLoadData", self._d.cuModuleLoadData(image), what)
         return module

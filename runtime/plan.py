@@ -54,10 +54,6 @@ class Launch:
     loc: str = ""             # source location of the op the kernel computes
     op: str = "launch"
 
-    @property
-    def threads(self) -> int:
-        return int(np.prod(self.grid)) * int(np.prod(self.block))
-
 
 @dataclass
 class Copy:

@@ -28,6 +28,9 @@ class FakeDriver:
         self._next += 1
         return f"{kind}{self._next}"
 
+    def make_current(self):
+        pass
+
     # memory
     def mem_alloc(self, nbytes):
         self.calls.append(("mem_alloc", nbytes))

@@ -46,7 +46,14 @@ class Driver:
         self._d = d = _import_bindings()
         self._success = d.CUresult.CUDA_SUCCESS
         self._oom = d.CUresult.CUDA_ERROR_OUT_OF_MEMORY
-        self._check("cuInit", d.cuInit(0))
+        try:
+            init = d.cuInit(0)
+        except Exception as e:  # noqa: BLE001  (the bindings raise when libcuda is absent)
+            raise CudaUnavailable(f"the NVIDIA driver could not be loaded: {e}",
+                                  "NO_DRIVER") from None
+        if init[0] == d.CUresult.CUDA_ERROR_NO_DEVICE:
+            raise CudaUnavailable("no CUDA device", "CUDA_ERROR_NO_DEVICE")
+        self._check("cuInit", init)
         count, = self._check("cuDeviceGetCount", d.cuDeviceGetCount())
         if count <= ordinal:
             raise CudaUnavailable(f"no CUDA device #{ordinal} ({count} found)", "NO_DEVICE")

@@ -107,13 +107,21 @@ def _data_movement(x, idx):
             op("ms.slice", x, begin=(0, 1, 0), size=(2, 2, -1)),
             op("ms.strided_slice", x, begin=(0, 0, 1), end=(2, 3, 40), strides=(1, 2, 3)),
             op("ms.gather", x, idx, axis=2), op("ms.broadcast_to", x, shape=(5, 2, 3, 40)),
-            op("ms.reshape", x, shape=(6, -1))]
+            op("ms.reshape", x, shape=(6, -1)),
+            op("ms.strided_slice_grad", op("ms.slice", x, begin=(0, 1, 0), size=(2, 2, -1)),
+               shape=(2, 3, 40), begin=(0, 1, 0), end=(2, 3, 40), strides=(1, 1, 1))]
 
 
 def _data_movement_ref(x, idx):
     return [x.transpose(2, 0, 1), np.concatenate([x, x], 1), np.tile(x, (1, 2, 1)),
             x[0:2, 1:3, :], x[0:2, 0:3:2, 1:40:3], np.take(x, idx, axis=2),
-            np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1)]
+            np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1), _scatter_rows(x)]
+
+
+def _scatter_rows(x):
+    out = np.zeros_like(x)
+    out[0:2, 1:3, :] = x[0:2, 1:3, :]
+    return out
 
 
 def _math(x):

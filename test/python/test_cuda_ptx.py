@@ -57,6 +57,9 @@ def data_movement():
                 op("ms.concat", x, x, axis=1), op("ms.tile", x, multiples=(1, 2, 1)),
                 op("ms.slice", x, begin=(0, 1, 0), size=(2, 2, -1)),
                 op("ms.strided_slice", x, begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
+                op("ms.strided_slice_grad",
+                   op("ms.strided_slice", x, begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
+                   shape=(2, 3, 4), begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
                 op("ms.gather", x, idx, axis=2),
                 op("ms.one_hot", idx, constant(np.array(1.0, np.float32)),
                    constant(np.array(0.0, np.float32)), depth=5, axis=-1)]
@@ -88,7 +91,8 @@ def test_families_cover_every_lowered_op():
         "ms.cast", "ms.select", "ms.reduce_sum", "ms.reduce_max", "ms.reduce_min",
         "ms.reduce_mean", "ms.softmax", "ms.log_softmax", "ms.matmul", "ms.batch_matmul",
         "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
-        "ms.tile", "ms.slice", "ms.strided_slice", "ms.gather", "ms.one_hot", "ms.constant"}
+        "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
+        "ms.one_hot", "ms.constant"}
     # Ops that lower to views or copies only (no kernel of their own).
     views = {"ms.squeeze", "ms.assign"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}

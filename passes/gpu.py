@@ -17,7 +17,7 @@ from mlir.dialects.transform import interpreter, structured, vector
 from mlir.dialects.transform import memref as tmemref
 
 from . import gpu_kernels as K
-from .base import ModulePass, fail, register
+from .base import ModulePass, fail, functions, register
 from .cpu import KERNEL_ATTR, public_functions
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -165,10 +165,8 @@ class GpuMatmulSchedule(ModulePass):
     summary = "tile matmul kernel functions for GPU blocks, shared memory and threads"
 
     def run(self, module):
-        block = module.regions[0].blocks[0]
-        kernels = [op for op in block.operations if op.operation.name == "func.func"
-                   and KERNEL_ATTR in op.attributes
-                   and ir.StringAttr(op.attributes[KERNEL_ATTR]).value == "matmul"]
+        kernels = [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes
+                   and ir.StringAttr(fn.attributes[KERNEL_ATTR]).value == "matmul"]
         for fn in kernels:
             shape = _matmul_shape(fn)
             tiles = shape and matmul_tiles(*shape)
@@ -202,26 +200,29 @@ class GpuMapLinalg(ModulePass):
     summary = "each linalg.generic and strided memref.copy of a host function as a gpu.launch"
 
     def run(self, module):
+        handlers = {"linalg.generic": self.generic, "memref.copy": self.copy}
         for fn in public_functions(module):
             for op in list(fn.regions[0].blocks[0].operations):
                 name = op.operation.name
-                if name == "memref.copy":
-                    self.copy(op)
-                elif name == "linalg.generic":
-                    self.generic(op)
+                handler = handlers.get(name)
+                if handler is not None:
+                    handler(op)
                 elif name.startswith("linalg."):
                     fail(op, f"'{name}' has no GPU mapping (run linalg-generalize-named-ops "
                              "first)")
 
-    def generic(self, op):
+    @staticmethod
+    def _map(op, make_nest, choose):
         try:
-            nest = K.nest_of_generic(op)
-            mapping = K.choose_mapping(nest)
+            nest = make_nest(op)
             with ir.InsertionPoint(op), op.location:
-                mapping(nest)
+                choose(nest)(nest)
         except K.KernelError as e:
             fail(op, f"cannot map to the GPU: {e}")
         op.operation.erase()
+
+    def generic(self, op):
+        self._map(op, K.nest_of_generic, K.choose_mapping)
 
     def copy(self, op):
         src, dst = op.operands
@@ -230,13 +231,7 @@ class GpuMapLinalg(ModulePass):
             return
         if identity_layout(src.type) and identity_layout(dst.type):
             return  # a device-to-device copy in the launch plan
-        nest = K.nest_of_copy(op)
-        try:
-            with ir.InsertionPoint(op), op.location:
-                K.map_parallel(nest)
-        except K.KernelError as e:
-            fail(op, f"cannot map to the GPU: {e}")
-        op.operation.erase()
+        self._map(op, K.nest_of_copy, lambda nest: K.map_parallel)
 
 
 # ------------------------------------------------------------------ after outlining

@@ -21,6 +21,7 @@ Every kernel is a `gpu.launch` with constant grid and block sizes, so outlining 
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -214,7 +215,7 @@ def map_parallel(nest: LoopNest):
         if grid * block != total:
             cond = arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total))
             guard = scf.IfOp(cond)
-        with ir.InsertionPoint(guard.then_block) if guard else _nullcontext():
+        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
             if width == 1:
                 idx = delinearize(gid, nest.sizes)
                 ins = nest.load_inputs(idx)
@@ -309,7 +310,7 @@ def map_thread_reduction(nest: LoopNest):
         guard = None
         if grid * block != total:
             guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total)))
-        with ir.InsertionPoint(guard.then_block) if guard else _nullcontext():
+        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
             pidx = delinearize(gid, [nest.sizes[d] for d in pdims])
             # Output maps use only parallel dims: any index works for the reduced ones.
             zeros = [_index(0)] * len(rdims)
@@ -376,14 +377,6 @@ def _neutral(t: ir.Type, value):
     elif value == "smax":
         value = (1 << (width - 1)) - 1
     return arith.constant(t, ir.IntegerAttr.get(t, value))
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 # ------------------------------------------------------------------ recognition

@@ -14,7 +14,7 @@ from mlir import ir
 
 from ..dialects import dtypes as dt
 from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
-from .base import PassFailure, fail
+from .base import PassFailure, fail, functions
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 from .gpu import KERNEL_MODULE, identity_layout
 
@@ -238,8 +238,8 @@ def static_shared_bytes(fn) -> int:
 def read_launch_plan(module: ir.Module, entry: str, in_specs, out_specs):
     """(LaunchPlan, {blob name: bytes}) of `entry` in a module at the gpu stage. Host code the
     plan cannot express raises CompileError located at the op."""
-    fns = [op for op in module.body.operations if op.operation.name == "func.func"
-           and ir.StringAttr(op.attributes["sym_name"]).value == entry]
+    fns = [fn for fn in functions(module.operation)
+           if ir.StringAttr(fn.attributes["sym_name"]).value == entry]
     if not fns:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no function '{entry}'")], "gpu")
     with DiagnosticCapture(module.context) as capture:

@@ -131,3 +131,4 @@ func.func @copies(%a: memref<2x3xf32>, %b: memref<2x3xf32>, %c: memref<2x8xf32>)
   memref.copy %b, %b : memref<2x3xf32> to memref<2x3xf32>
   return
 }
+

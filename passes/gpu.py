@@ -55,14 +55,19 @@ def matmul_tiles(m, n, k):
     return fitting[-1] if fitting else None
 
 
-def matmul_schedule(tiles: MatmulTiles):
+def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
     """Transform script applied to one matmul kernel function (see the module docstring).
 
     map_nested_forall_to_threads puts a barrier after each thread loop: after the copies
     (tiles complete before use) and after the product (tiles consumed before the next copy).
     Then, as on the CPU (passes/cpu.py), the function is vectorized and the thread's C tile
     hoisted out of the K loop: it stays in registers for the whole product, and each step
-    is outer products of an A column and a B row read from shared memory."""
+    is outer products of an A column and a B row read from shared memory.
+
+    Without `map_to_gpu` the block and thread loops stay scf.forall and the tiles are in
+    ordinary memory: run as sequential loops, that is the same computation (a barrier between
+    sibling thread loops is what sequential execution gives), which lets the tests check the
+    tiling's numerics on the CPU."""
     any_op = transform.AnyOpType.get()
     ty, tx = tiles.threads
     mod = ir.Module.create()
@@ -77,14 +82,16 @@ def matmul_schedule(tiles: MatmulTiles):
             mm, tile_sizes=[tiles.bm, tiles.bn],
             mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
         ksteps = structured.TileUsingForOp(blocks.tiled_op, sizes=[0, 0, tiles.bk])
-        promoted = structured.PromoteOp(any_op, ksteps.tiled_linalg_op, operands_to_promote=[0, 1],
-                                        memory_space=ir.Attribute.parse(WORKGROUP))
+        promoted = structured.PromoteOp(
+            any_op, ksteps.tiled_linalg_op, operands_to_promote=[0, 1],
+            memory_space=ir.Attribute.parse(WORKGROUP) if map_to_gpu else None)
         threads = ir.Attribute.parse("[#gpu.thread<y>, #gpu.thread<x>]")
         copies = structured.MatchOp.match_op_names(kernel, ["linalg.copy"]).result
         structured.TileUsingForallOp(copies, num_threads=[ty, tx], mapping=threads)
         structured.TileUsingForallOp(promoted.transformed, num_threads=[ty, tx], mapping=threads)
-        launch = tgpu.MapForallToBlocks(any_op, blocks.forall_op, generate_gpu_launch=True)
-        tgpu.MapNestedForallToThreads(any_op, launch.result, block_dims=[tx, ty, 1])
+        if map_to_gpu:
+            launch = tgpu.MapForallToBlocks(any_op, blocks.forall_op, generate_gpu_launch=True)
+            tgpu.MapNestedForallToThreads(any_op, launch.result, block_dims=[tx, ty, 1])
         _register_tiles(kernel, any_op)
         transform.YieldOp([])
     return mod, seq
@@ -163,6 +170,7 @@ def allocs_to_workgroup_attributions(launch):
 class GpuMatmulSchedule(ModulePass):
     name = "ms-gpu-matmul-schedule"
     summary = "tile matmul kernel functions for GPU blocks, shared memory and threads"
+    options = {"map-to-gpu": True}  # false: scf.forall loops, for checking on the CPU
 
     def run(self, module):
         kernels = [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes
@@ -172,12 +180,12 @@ class GpuMatmulSchedule(ModulePass):
             tiles = shape and matmul_tiles(*shape)
             if tiles is None:
                 continue  # mapped later as a thread-reduction kernel
-            script, seq = matmul_schedule(tiles)
+            script, seq = matmul_schedule(tiles, self.opts["map-to-gpu"])
             try:
                 interpreter.apply_named_sequence(fn.operation, seq, script)
             except ValueError as e:
                 fail(fn, f"GPU matmul schedule {tiles} failed: {str(e).splitlines()[-1]}")
-            launches = []
+            launches = []  # none without map-to-gpu
             fn.operation.walk(lambda op: (launches.append(op) if op.name == "gpu.launch"
                                           else None) or ir.WalkResult.ADVANCE)
             for launch in launches:

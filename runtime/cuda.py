@@ -186,6 +186,7 @@ class CudaExecutable:
         self.in_specs, self.out_specs = list(in_specs), list(out_specs)
         self.device = dev = dev or device()
         drv = dev.driver
+        self.image = None  # which image the driver loaded: "cubin" or "ptx"
         self.module = self._load_module(drv, images, arch) if plan.launches else None
         self.functions = {k: drv.module_get_function(self.module, k) for k in plan.kernels()}
         self.stream = drv.stream_create()
@@ -202,13 +203,19 @@ class CudaExecutable:
                 data = np.frombuffer(constants[b.data], dtype=b.dtype).reshape(b.shape)
                 self._constants[b.name] = dev.to_device(data, self.stream)
 
-    @staticmethod
-    def _load_module(drv, images, arch):
-        """The cubin when it was built for this GPU's architecture, else the PTX (the driver
-        JIT-compiles it; PTX for sm_90 runs on sm_90 and later)."""
+    def _load_module(self, drv, images, arch):
+        """The cubin when it was built for this GPU's architecture and the driver takes it
+        (a cubin from a newer toolkit than the driver is refused), else the PTX, which the
+        driver JIT-compiles (PTX for sm_90 runs on sm_90 and later)."""
         cc = getattr(drv, "compute_capability", None)
         if images.get("cubin") and cc is not None and f"sm_{cc[0]}{cc[1]}" == arch:
-            return drv.module_load(images["cubin"], "cubin")
+            try:
+                module = drv.module_load(images["cubin"], "cubin")
+                self.image = "cubin"
+                return module
+            except CudaError:
+                pass
+        self.image = "ptx"
         return drv.module_load(images["ptx"], f"PTX for {arch}")
 
     @classmethod

@@ -12,7 +12,8 @@ from mscc.runtime.cuda_driver import CudaError, OutOfMemory
 
 
 class FakeDriver:
-    def __init__(self, capacity=1 << 30, compute_capability=(9, 0), fail_launch=None):
+    def __init__(self, capacity=1 << 30, compute_capability=(9, 0), fail_launch=None,
+                 refuse_cubin=False):
         self.capacity = capacity
         self.compute_capability = compute_capability
         self.name = "FakeGPU"
@@ -22,6 +23,7 @@ class FakeDriver:
         self.launches = []         # dicts: kernel, grid, block, smem, stream, params
         self.modules = {}
         self.fail_launch = fail_launch  # kernel name whose launch fails
+        self.refuse_cubin = refuse_cubin  # as a driver older than the toolkit does
         self._next = 1
 
     def _handle(self, kind):
@@ -106,6 +108,9 @@ class FakeDriver:
 
     # code
     def module_load(self, image, what="module"):
+        if self.refuse_cubin and image.startswith(b"\x7fELF"):
+            raise CudaError("cuModuleLoadData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
         handle = self._handle("module")
         self.modules[handle] = (what, bytes(image))
         return handle

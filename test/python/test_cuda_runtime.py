@@ -141,12 +141,15 @@ def test_a_failing_launch_names_the_kernel_and_the_launch(mlp_like):
     assert "CUDA_ERROR_INVALID_VALUE" in msg and e.value.code == "CUDA_ERROR_INVALID_VALUE"
 
 
-@pytest.mark.parametrize("cc,image", [((9, 0), "cubin"), ((10, 0), "PTX for sm_90")])
-def test_cubin_for_its_architecture_else_ptx(mlp_like, cc, image):
+@pytest.mark.parametrize("cc,refuse,image", [((9, 0), False, "cubin"),
+                                             ((10, 0), False, "ptx"), ((9, 0), True, "ptx")])
+def test_cubin_for_its_architecture_else_ptx(mlp_like, cc, refuse, image):
     if mlp_like.manifest["cuda"]["cubin"] is None:
         pytest.skip("ptxas is not installed: the artifact has no cubin")
-    exe, drv = load(mlp_like, compute_capability=cc)
-    assert [what for what, _ in drv.modules.values()] == [image]
+    exe, drv = load(mlp_like, compute_capability=cc, refuse_cubin=refuse)
+    assert exe.image == image
+    assert [what for what, _ in drv.modules.values()] == [
+        "cubin" if image == "cubin" else "PTX for sm_90"]
 
 
 def test_out_of_memory_during_a_call_is_a_memory_error(mlp_like):

@@ -101,3 +101,21 @@ def test_without_a_gpu_the_report_says_why(folder, tmp_path):
     assert proc.returncode == 2, proc.stderr
     report = json.load(open(out))
     assert report["status"] == "error" and "cuda" in report["error"].lower()
+
+
+def test_timed_workloads_run_their_steps_against_a_fake_device(tmp_path):
+    """A small chain in place of the 64M one: loading, device inputs, event timing, the copy
+    reference and the numpy check all run (the check fails: the fake runs no kernels)."""
+    import gpu_cases
+    from mscc.passes.artifact import build_artifact
+    from mstest import module_of
+    case = gpu_cases.CHECKS[0]  # chain_f32
+    build_artifact(module_of(case.in_specs, case.body, "chain"), "chain", "cuda").save(
+        str(tmp_path / "chain.msx"))
+    index = {"perf": [{"name": "chain_small", "artifact": "chain.msx", "bytes": 3 * 4 * 37000,
+                       "flops": 0}]}
+    result, = gpu_check.run_perf(str(tmp_path), index, Device(FakeDriver()), repeat=2,
+                                 log=lambda *a: None)
+    assert "error" not in result, result.get("error")
+    assert result["ms"] > 0 and result["GB/s"] > 0 and result["copy GB/s"] > 0
+    assert result["check"]["ok"] is False and "differ" in result["check"]["why"]

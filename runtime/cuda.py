@@ -101,6 +101,7 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.nbytes = block.requested
         self._event = None
+        self.producer = None   # the executable whose call computed it (for error messages)
 
     @property
     def ptr(self) -> int:
@@ -136,8 +137,17 @@ class DeviceArray:
         out = np.empty(self.shape, self.dtype)
         if self.nbytes:
             drv = self.device.driver
-            drv.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, self.stream)
-            drv.stream_synchronize(self.stream, "copying a result back to the host")
+            try:
+                drv.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, self.stream)
+                drv.stream_synchronize(self.stream)
+            except CudaError as e:
+                # Kernel faults surface here, at the first synchronization after them.
+                where = (f" computed by '{self.producer.entry}' "
+                         f"({len(self.producer.plan.launches)} launches; set "
+                         "MSCC_CUDA_LAUNCH_BLOCKING=1 to find the kernel)"
+                         if self.producer is not None else "")
+                raise CudaError(f"copying an array{where} back to the host failed: {e}",
+                                e.code) from None
         return out
 
     def __array__(self, dtype=None, copy=None):
@@ -271,6 +281,7 @@ class CudaExecutable:
                 dev.pool.free(block)
             del staged
         for out in outputs:
+            out.producer = self
             out.mark_ready()
         return outputs
 

@@ -24,6 +24,7 @@ class FakeDriver:
         self.modules = {}
         self.fail_launch = fail_launch  # kernel name whose launch fails
         self.refuse_cubin = refuse_cubin  # as a driver older than the toolkit does
+        self.fail_sync = False            # a kernel fault, reported at synchronization
         self._next = 1
 
     def _handle(self, kind):
@@ -84,6 +85,9 @@ class FakeDriver:
 
     def stream_synchronize(self, stream, context=""):
         self.calls.append(("stream_synchronize", stream))
+        if self.fail_sync:
+            raise CudaError("cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS",
+                            "CUDA_ERROR_ILLEGAL_ADDRESS")
 
     def event_create(self, timing=False):
         return self._handle("event")

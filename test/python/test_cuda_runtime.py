@@ -141,6 +141,16 @@ def test_a_failing_launch_names_the_kernel_and_the_launch(mlp_like):
     assert "CUDA_ERROR_INVALID_VALUE" in msg and e.value.code == "CUDA_ERROR_INVALID_VALUE"
 
 
+def test_a_kernel_fault_found_at_copy_back_names_the_executable(mlp_like):
+    exe, drv = load(mlp_like)
+    out, = exe(*[np.ones(s.shape, np.float32) for s in mlp_like.inputs])
+    drv.fail_sync = True
+    with pytest.raises(CudaError) as e:
+        out.asnumpy()
+    assert "computed by 'f'" in str(e.value) and "MSCC_CUDA_LAUNCH_BLOCKING" in str(e.value)
+    assert e.value.code == "CUDA_ERROR_ILLEGAL_ADDRESS"
+
+
 @pytest.mark.parametrize("cc,refuse,image", [((9, 0), False, "cubin"),
                                              ((10, 0), False, "ptx"), ((9, 0), True, "ptx")])
 def test_cubin_for_its_architecture_else_ptx(mlp_like, cc, refuse, image):

@@ -202,6 +202,8 @@ class CudaExecutable:
         self.stream = drv.stream_create()
         self.blocking = os.environ.get("MSCC_CUDA_LAUNCH_BLOCKING", "") not in ("", "0")
         self._args = [_LaunchArgs(s) if isinstance(s, Launch) else None for s in plan.steps]
+        launch_steps = [i for i, s in enumerate(plan.steps) if isinstance(s, Launch)]
+        self._ordinal = {step: n for n, step in enumerate(launch_steps)}
         self._inputs = sorted((b for b in plan.buffers if b.kind == "input"),
                               key=lambda b: b.index)
         self._outputs = sorted((b for b in plan.buffers if b.kind == "output"),
@@ -254,10 +256,11 @@ class CudaExecutable:
         outputs = [dev.empty(b.shape, b.dtype, stream) for b in self._outputs]
         for buf, out in zip(self._outputs, outputs):
             ptrs[buf.name] = out.ptr
-        temps = [dev.pool.allocate(b.nbytes, stream) for b in self._temps]
-        for buf, block in zip(self._temps, temps):
-            ptrs[buf.name] = block.ptr
+        temps = []
         try:
+            for buf in self._temps:
+                temps.append(dev.pool.allocate(buf.nbytes, stream))
+                ptrs[buf.name] = temps[-1].ptr
             for i, step in enumerate(self.plan.steps):
                 if isinstance(step, Copy):
                     drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], step.nbytes, stream)
@@ -271,7 +274,8 @@ class CudaExecutable:
                     if self.blocking:
                         drv.stream_synchronize(stream)
                 except CudaError as e:
-                    raise CudaError(f"'{self.entry}': launch #{i} of kernel '{step.kernel}' "
+                    raise CudaError(f"'{self.entry}': launch #{self._ordinal[i]} of kernel "
+                                    f"'{step.kernel}' "
                                     f"(grid {list(step.grid)}, block {list(step.block)}"
                                     f"{', ' + step.loc if step.loc else ''}) failed: {e}",
                                     e.code) from None

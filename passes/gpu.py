@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import memref, transform
+from mlir.dialects import transform
 from mlir.dialects.transform import gpu as tgpu
 from mlir.dialects.transform import interpreter, structured, vector
 from mlir.dialects.transform import memref as tmemref

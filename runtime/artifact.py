@@ -25,7 +25,6 @@ import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
-from .calls import CallError  # noqa: F401  (re-exported: loaders raise it)
 from .plan import LaunchPlan, PlanError
 
 FORMAT = "mscc-executable"

@@ -1,6 +1,8 @@
 """CPU executables from artifacts: the entry compiled into a shared library.
 
-The library exports `_mlir_ciface_<entry>(desc*...)` (llvm.emit_c_interface): one pointer to
+The library is compiled for the CPU of the machine that built it (manifest `mcpu`, default
+the host's, like the ExecutionEngine); loading checks the architecture. It exports
+`_mlir_ciface_<entry>(desc*...)` (llvm.emit_c_interface): one pointer to
 a memref descriptor per input and output, in the destination-passing order of
 passes/cpu.py. The packed `void**` wrapper only exists under the ExecutionEngine, so calls go
 to the C interface directly: a ctypes function with one pointer argument per descriptor,
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import tempfile
 
 import numpy as np
@@ -43,6 +46,12 @@ class CpuLibraryExecutable:
     @classmethod
     def from_artifact(cls, artifact):
         cpu = artifact.manifest["cpu"]
+        built_for = cpu.get("machine")
+        if built_for and built_for != platform.machine():
+            from .artifact import ArtifactError
+            raise ArtifactError(f"the library of '{artifact.entry}' was built for {built_for} "
+                                f"({cpu.get('mcpu', '?')}), this machine is "
+                                f"{platform.machine()}")
         # dlopen needs a file: the library goes to a private temporary folder, removed when
         # the executable is collected (the mapping stays valid after unlinking on Linux).
         folder = tempfile.mkdtemp(prefix="mscc-")

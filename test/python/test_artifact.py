@@ -164,6 +164,12 @@ def test_missing_library_and_garbage_files_are_rejected(cpu_msx, tmp_path):
         read(str(tmp_path / "absent.msx"))
 
 
+def test_library_for_another_architecture_is_rejected(cpu_msx, tmp_path):
+    bad = rewrite(cpu_msx, tmp_path / "a.msx", lambda m: m["cpu"].update(machine="riscv64"))
+    with pytest.raises(ArtifactError, match="built for riscv64"):
+        mscc.runtime.load(bad)
+
+
 def test_plan_inconsistent_with_the_manifest_is_rejected(cuda_msx, tmp_path):
     bad = rewrite(cuda_msx, tmp_path / "s.msx",
                   lambda m: m["inputs"][0].update(shape=[8, 17]))

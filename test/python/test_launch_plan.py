@@ -23,9 +23,9 @@ def plan_of(in_specs, body):
     plan, blobs = read_launch_plan(module, "f", sig.inputs, sig.outputs)
     assert LaunchPlan.from_json(plan.to_json()) == plan  # JSON round trip
     PLANNED.clear()
-    for op in module.body.operations:
-        if op.operation.name == "gpu.module":
-            for fn in op.regions[0].blocks[0].operations:
+    for top in module.body.operations:
+        if top.operation.name == "gpu.module":
+            for fn in top.regions[0].blocks[0].operations:
                 PLANNED[str(fn.attributes["sym_name"]).strip('"')] = str(fn)
     return plan, blobs
 

@@ -87,14 +87,8 @@ def _where(op):
     return file_location(op.location)
 
 
-def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
-                   start_after=None):
-    """Lower an ms module (changed in place) and return an executable for `entry`
-    (default: the only public function)."""
-    if target != "cpu":
-        raise CompileError([Diagnostic("error", "", 0, 0,
-                                       f"target '{target}' cannot run in this process yet")])
-    from ..runtime.cpu import CpuExecutable
+def select_entry(module: ir.Module, entry: str | None = None) -> EntrySignature:
+    """The signature of `entry` (default: the only public function)."""
     sigs = {s.name: s for s in entry_signatures(module)}
     if entry is None:
         if len(sigs) != 1:
@@ -104,6 +98,21 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         entry = next(iter(sigs))
     if entry not in sigs:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no public function '{entry}'")])
+    return sigs[entry]
+
+
+def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
+                   start_after=None):
+    """Lower an ms module (changed in place) and return an executable for `entry`
+    (default: the only public function): in-process for the CPU; for CUDA the artifact's
+    loaded executable (it needs a GPU and cuda-bindings)."""
+    sig = select_entry(module, entry)
+    if target == "cuda":
+        from .artifact import build_artifact
+        return build_artifact(module, sig.name, "cuda", start_after=start_after).load()
+    if target != "cpu":
+        raise CompileError([Diagnostic("error", "", 0, 0, f"unknown target '{target}'")])
+    from ..runtime.cpu import CpuExecutable
     times = {}
     names = [n for n, _ in pipeline.TARGET_STAGES[target]]
     previous = start_after
@@ -114,12 +123,11 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         previous = name
     t0 = time.perf_counter()
     with module.context:
-        exe = CpuExecutable(module, entry, sigs[entry].inputs, sigs[entry].outputs,
-                            opt_level=opt_level)
+        exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
     exe.compile_times = times
     if os.environ.get("MSCC_TIME_REPORT"):
-        print(time_report(entry, times), file=sys.stderr)
+        print(time_report(sig.name, times), file=sys.stderr)
     return exe
 
 

@@ -152,6 +152,9 @@ def kernel_ops(matmul):
 class OutlineMatmul(ModulePass):
     name = "ms-outline-matmul"
     summary = "move each linalg.matmul, with its fused epilogue, into its own kernel function"
+    # epilogues=false leaves a fused epilogue in the caller (the CUDA target maps it to a
+    # kernel of its own: its matmul schedule tiles the product alone).
+    options = {"epilogues": True}
 
     def run(self, module):
         block = module.regions[0].blocks[0]
@@ -166,7 +169,8 @@ class OutlineMatmul(ModulePass):
                 return ir.WalkResult.ADVANCE
             fn.operation.walk(find)
             for i, op in enumerate(matmuls):
-                outline(kernel_ops(op), f"{fn_name}__matmul{i}", "matmul", block)
+                ops = kernel_ops(op) if self.opts["epilogues"] else [op.operation]
+                outline(ops, f"{fn_name}__matmul{i}", "matmul", block)
 
 
 # Register tile: MR x NR accumulators (16 zmm for f32) stay in registers across k.

@@ -1,8 +1,11 @@
 """The one compilation pipeline: pass order and the named stages where it can stop.
 
 Stages, in order (DESIGN.md): ms (as traced or parsed) -> ms-opt (front-end passes) -> linalg
--> bufferized -> llvm (LLVM dialect) -> llvm-ir (textual LLVM IR). jit, the mscc CLI, ms-opt and
-the tests all take their pass lists from here.
+-> bufferized -> llvm (LLVM dialect) -> llvm-ir (textual LLVM IR) for the CPU; for CUDA the
+same stages through bufferized, then gpu (host functions launching outlined gpu.func kernels)
+-> ptx (kernels compiled to PTX in gpu.binary ops; the host side stays at the memref level and
+becomes the launch plan, passes/launch_plan.py). jit, the mscc CLI, ms-opt and the tests all
+take their pass lists from here.
 
 A step is written in MLIR's textual pipeline syntax; names of mscc passes (passes.base.PASSES)
 run as Python passes, everything else runs in an upstream PassManager.
@@ -20,22 +23,29 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
-               fusion, implicit_cast, inline, math_approx, ms_to_linalg, verify)
+               fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
 
-_CPU_STAGES = (
+def _bufferize(*extra):
+    """Destination-passing entries, then one-shot bufferization with caller-owned outputs."""
+    return ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
+                           "drop-equivalent-buffer-results", "buffer-deallocation-pipeline",
+                           "convert-bufferization-to-memref") + extra + ("canonicalize",))
+
+
+# The stages every target shares: tracing, the front-end passes, autodiff, fusion, linalg.
+_FRONT_STAGES = (
     ("ms", ("ms-verify",)),
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-autodiff",
                 "ms-inline", "ms-canonicalize", "ms-fuse")),
+)
+_CPU_STAGES = _FRONT_STAGES + (
     ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul", "canonicalize", "cse",
                 "ms-cpu-fuse-rows", "canonicalize")),
-    ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE, "drop-equivalent-buffer-results",
-                    "buffer-deallocation-pipeline", "convert-bufferization-to-memref",
-                    # the small per-tile buffers of ms-cpu-fuse-rows: no malloc per tile
-                    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
-                    "canonicalize")),
+    # the small per-tile buffers of ms-cpu-fuse-rows go on the stack: no malloc per tile
+    _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
     ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-parallelize", "ms-cpu-math-approx",
               "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
@@ -45,13 +55,43 @@ _CPU_STAGES = (
               "convert-to-llvm", "reconcile-unrealized-casts")),
 )
 
-TARGET_STAGES = {"cpu": _CPU_STAGES}
-# Stages produced by exporting the final module rather than by passes.
-EXPORT_STAGES = ("llvm-ir",)
+# The GPU architecture the CUDA target compiles for (PTX ISA 8.0: CUDA 12 and later drivers).
+CUDA_CHIP = "sm_90"
+CUDA_FEATURES = "+ptx80"
+
+_CUDA_STAGES = _FRONT_STAGES + (
+    ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul{epilogues=false}", "canonicalize",
+                "cse")),
+    _bufferize(),
+    # Matmul kernel functions are scheduled while still isolated, then everything is inlined
+    # into the entry, whose remaining linalg ops each become one gpu.launch; linalg left
+    # inside launches (the per-thread matmul tiles and tile copies) becomes loops.
+    ("gpu", ("ms-gpu-matmul-schedule", "inline", "symbol-dce", "canonicalize",
+             "linalg-generalize-named-ops", "ms-gpu-map-linalg",
+             "func.func(convert-linalg-to-loops)", "convert-math-to-funcs",
+             "gpu-launch-sink-index-computations",
+             "gpu-kernel-outlining", "ms-gpu-single-module", "ms-gpu-fma-contract",
+             "canonicalize", "cse")),
+    # Device code only: the host functions stay at the memref level for the launch plan.
+    # Kernel parameters are bare pointers (one .u64 per memref).
+    ("ptx", ("gpu.module(convert-vector-to-scf,convert-scf-to-cf,"
+             "expand-strided-metadata,lower-affine,"
+             "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+             # What convert-gpu-to-nvvm leaves: strided vector inserts of the matmul
+             # tiles, integer abs. (Before it, workgroup memory spaces cannot convert.)
+             "convert-vector-to-llvm,convert-math-to-llvm,"
+             "canonicalize,cse,reconcile-unrealized-casts)",
+             f"nvvm-attach-target{{chip={CUDA_CHIP} features={CUDA_FEATURES} O=3}}",
+             "gpu-module-to-binary{format=isa}")),
+)
+
+TARGET_STAGES = {"cpu": _CPU_STAGES, "cuda": _CUDA_STAGES}
+# Stages produced by exporting the final module rather than by passes, per target.
+EXPORT_STAGES = {"cpu": ("llvm-ir",), "cuda": ()}
 
 
 def stage_names(target="cpu"):
-    return [name for name, _ in TARGET_STAGES[target]] + list(EXPORT_STAGES)
+    return [name for name, _ in TARGET_STAGES[target]] + list(EXPORT_STAGES[target])
 
 
 # ------------------------------------------------------------------ steps

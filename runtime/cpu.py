@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
+from .calls import CallError
 from .memref import ArgBlock, data_pointer
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -21,10 +22,6 @@ _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 def mlir_lib(name: str) -> str:
     import mlir
     return os.path.join(list(mlir.__path__)[0], "lib", name)
-
-
-class CallError(ValueError):
-    pass
 
 
 class CpuExecutable:

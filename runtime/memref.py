@@ -1,8 +1,9 @@
 """MLIR memref descriptors as ctypes structs, and the prebuilt argument block of a call.
 
-The C interface of an entry `f(memref..., memref...)` is `_mlir_ciface_f(desc*...)`; the
-packed wrapper the ExecutionEngine (or a shared library built with the C interface) exposes
-takes `void**` whose entries point at those desc* arguments. Building all of it once and only
+The C interface of an entry `f(memref..., memref...)` is `_mlir_ciface_f(desc*...)`: a shared
+library built from the LLVM output is called that way (`descriptor_addresses`). The packed
+wrapper the ExecutionEngine exposes takes `void**` whose entries point at those desc*
+arguments (`address`). Building all of it once and only
 patching the data pointers per call keeps a call at a few hundred nanoseconds (see the notes:
 a fresh descriptor per call costs ~100 µs).
 """
@@ -66,6 +67,7 @@ class ArgBlock:
         self._packed = (ctypes.c_void_p * max(1, len(shapes)))(
             *[ctypes.addressof(s) for s in self._slots])
         self.address = ctypes.addressof(self._packed)
+        self.descriptor_addresses = tuple(ctypes.addressof(d) for d in self.descriptors)
 
     def set(self, i: int, array: np.ndarray):
         d = self.descriptors[i]

@@ -30,6 +30,11 @@ config.environment["PYTHONUNBUFFERED"] = "1"
 # A checkout that is not the installed one (a git worktree) is found through PYTHONPATH.
 if os.environ.get("PYTHONPATH"):
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+# The CUDA toolkit's PTX assembler, for tests that check the PTX we emit.
+import shutil
+if shutil.which("ptxas", path=config.environment["PATH"]):
+    config.available_features.add("ptxas")
+
 config.substitutions.append(("%ms_irdl", os.path.join(repo, "dialects", "ms.irdl.mlir")))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
 config.substitutions.append(("%python", python))

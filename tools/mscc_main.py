@@ -1,11 +1,13 @@
 """mscc: compile an ms module (.mlir) or jit functions of a Python file (.py).
 
     mscc FILE [--entry NAME] [--input-signature "f32[8,16],f32[16]"] [--emit=STAGE]
-         [--target cpu] [-o OUT] [--dump-dir DIR] [--run] [--inputs a.npy b.npy] [--seed N]
+         [--target cpu|cuda] [-o OUT] [--dump-dir DIR] [--run] [--inputs a.npy b.npy] [--seed N]
 
 --emit stops at a named stage of the one pipeline (passes/pipeline.py) and prints it (or writes
-it to -o). --run compiles the entry and runs it on random inputs (or --inputs), printing each
-result's shape, dtype and checksum. --dump-dir writes the IR after every pass, numbered in
+it to -o); for --target cuda, --emit=ptx prints the kernels' PTX. `-o NAME.msx` (without
+--emit) writes an executable artifact for the target (passes/artifact.py), which
+`mscc.runtime.load` runs without MLIR. --run compiles the entry and runs it on random inputs
+(or --inputs), printing each result's shape, dtype and checksum. --dump-dir writes the IR after every pass, numbered in
 order. Bad input gets a located diagnostic and exit code 1.
 """
 from __future__ import annotations
@@ -32,7 +34,7 @@ def _parser():
     p.add_argument("--entry", help="function to compile (default: the only one)")
     p.add_argument("--input-signature", help='e.g. "f32[8,16],f32[16]" (for .py entries)')
     p.add_argument("--emit", default=None, help="stage to print: " + ", ".join(_stages()))
-    p.add_argument("--target", default="cpu", choices=["cpu"])
+    p.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("-o", dest="output", help="write the emitted stage here")
     p.add_argument("--dump-dir", help="write the IR after every pass into this folder")
     p.add_argument("--mlir-print-debuginfo", dest="debug_info", action="store_true",
@@ -43,8 +45,11 @@ def _parser():
     return p
 
 
-def _stages():
-    return ["ms", "ms-opt", "linalg", "bufferized", "llvm", "llvm-ir"]
+def _stages(target=None):
+    from ..passes.pipeline import stage_names
+    if target is None:  # every target's stages, in order (for --help)
+        return list(dict.fromkeys(stage_names("cpu") + stage_names("cuda")))
+    return stage_names(target)
 
 
 def parse_input_signature(text: str):
@@ -127,6 +132,16 @@ def _write(text, output):
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def write_artifact(module, args):
+    """`-o NAME.msx`: the entry compiled for --target into an executable artifact."""
+    from ..passes.artifact import build_artifact
+    artifact = build_artifact(module, args.entry, args.target)
+    try:
+        artifact.save(args.output)
+    except OSError as e:
+        raise UsageError(f"could not write '{args.output}': {e.strerror}") from None
+
+
 def run_entry(module, args, parameters):
     import numpy as np
     from ..passes.compiler import compile_module, entry_signatures
@@ -147,15 +162,27 @@ def run_entry(module, args, parameters):
         params = parameters.get(entry, [])
         explicit = sig.inputs[:len(sig.inputs) - len(params)]
         arrays = [random_input(rng, s) for s in explicit] + list(params)
-    exe = compile_module(module, entry)
     try:
-        outputs = exe(*arrays)
+        if args.target == "cuda":
+            outputs = _run_cuda(module, entry, arrays)
+        else:
+            outputs = compile_module(module, entry)(*arrays)
     except ValueError as e:
         raise UsageError(str(e)) from None
     for i, out in enumerate(outputs):
         print(f"result #{i}: shape={tuple(out.shape)} dtype={out.dtype} "
               f"checksum={float(np.asarray(out, np.float64).sum()):.6g}")
     return outputs
+
+
+def _run_cuda(module, entry, arrays):
+    from ..passes.artifact import build_artifact
+    from ..runtime.cuda import CudaError
+    exe = build_artifact(module, entry, "cuda")
+    try:
+        return [o.asnumpy() for o in exe.load()(*arrays)]
+    except CudaError as e:
+        raise UsageError(f"cannot run on CUDA: {e}") from None
 
 
 def random_input(rng, spec):
@@ -173,8 +200,11 @@ def main(argv):
     from ..passes.diagnostics import CompileError
     try:
         args = _parser().parse_args(argv)
-        if args.emit is not None and args.emit not in _stages():
-            raise UsageError(f"unknown stage '{args.emit}'; stages: {', '.join(_stages())}")
+        if args.emit is not None and args.emit not in _stages(args.target):
+            raise UsageError(f"unknown stage '{args.emit}'; stages: "
+                             f"{', '.join(_stages(args.target))}")
+        if args.emit is None and (args.output or "").endswith(".msx"):
+            args.emit = "executable"
         if args.emit is None and not args.run:
             args.emit = "llvm-ir" if args.output else "ms-opt"
     except UsageError as e:
@@ -189,12 +219,20 @@ def main(argv):
             return 0
         from ..passes import pipeline
         after = _dumper(args.dump_dir) if args.dump_dir else None
-        if args.emit == "llvm-ir":
+        if args.emit == "executable":
+            if after is not None:
+                raise UsageError("--dump-dir applies to --emit stages, not to .msx outputs")
+            write_artifact(module, args)
+        elif args.emit == "llvm-ir":
             pipeline.run_pipeline(module, stop_after="llvm", after_each=after)
             _write(pipeline.translate_to_llvm_ir(module), args.output)
         else:
-            pipeline.run_pipeline(module, stop_after=args.emit, after_each=after)
-            _write(module.operation.get_asm(enable_debug_info=args.debug_info), args.output)
+            pipeline.run_pipeline(module, args.target, stop_after=args.emit, after_each=after)
+            if args.emit == "ptx":
+                from ..passes.artifact import kernel_ptx
+                _write(kernel_ptx(module), args.output)
+            else:
+                _write(module.operation.get_asm(enable_debug_info=args.debug_info), args.output)
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

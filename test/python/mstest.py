@@ -19,13 +19,18 @@ def spec(shape, dtype):
     return dt.TensorSpec(tuple(shape), dt.as_dtype(dtype))
 
 
-def compile_fn(in_specs, body, name="f"):
-    """Compile `body(*args) -> value(s)` over tensors of in_specs into a CPU executable."""
+def module_of(in_specs, body, name="f"):
+    """An ms module with one function `body(*args) -> value(s)` over tensors of in_specs."""
     with get_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, name, in_specs, body)
         module.operation.verify()
-        return compile_module(module, name)
+        return module
+
+
+def compile_fn(in_specs, body, name="f"):
+    """Compile `body(*args) -> value(s)` over tensors of in_specs into a CPU executable."""
+    return compile_module(module_of(in_specs, body, name), name)
 
 
 def assert_matches(got, want, dtype=None):

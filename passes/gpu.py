@@ -1,0 +1,315 @@
+"""CUDA passes: linalg on memrefs to gpu.launch kernels.
+
+- ms-gpu-matmul-schedule: each matmul kernel function (ms.kernel = "matmul", see
+  passes/cpu.py's outlining) tiled for shared memory with the transform dialect: a block per
+  BMxBN tile of C, a loop over K in BK steps whose A and B tiles are promoted to workgroup
+  memory and copied by all threads, a TMxTN sub-tile of C per thread. Shapes the tiles do not
+  divide stay linalg.matmul and become thread-reduction kernels (passes/gpu_kernels.py).
+- ms-gpu-map-linalg: every other linalg op (generalized) and every non-contiguous memref.copy
+  of a host function becomes one gpu.launch (passes/gpu_kernels.py chooses the mapping).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import gpu as tgpu
+from mlir.dialects.transform import interpreter, structured, vector
+from mlir.dialects.transform import memref as tmemref
+
+from . import gpu_kernels as K
+from .base import ModulePass, fail, functions, register
+from .cpu import KERNEL_ATTR, public_functions
+
+WORKGROUP = "#gpu.address_space<workgroup>"
+
+
+# ------------------------------------------------------------------ matmul
+
+class MatmulTiles:
+    """One shared-memory tiling: BM x BN per block, BK per step, (TY, TX) threads."""
+
+    def __init__(self, bm, bn, bk, threads=(16, 16)):
+        self.bm, self.bn, self.bk, self.threads = bm, bn, bk, threads
+
+    def fits(self, m, n, k):
+        return m % self.bm == 0 and n % self.bn == 0 and k % self.bk == 0
+
+    def __repr__(self):
+        return f"MatmulTiles({self.bm}x{self.bn}x{self.bk}, threads={self.threads})"
+
+
+# Largest first: 128x128 gives each of the 256 threads an 8x8 tile of C (8 FMAs per shared
+# load); smaller tiles keep more blocks busy on small matrices.
+MATMUL_TILES = (MatmulTiles(128, 128, 16), MatmulTiles(64, 64, 16), MatmulTiles(32, 32, 16))
+# Enough blocks to occupy every SM of a large GPU (132 on an H100/H200) once.
+MIN_BLOCKS = 128
+
+
+def matmul_tiles(m, n, k):
+    """The largest tiling that divides the problem and still gives MIN_BLOCKS blocks, else
+    the one giving the most blocks; None when no tiling divides it."""
+    fitting = [t for t in MATMUL_TILES if t.fits(m, n, k)]
+    for t in fitting:
+        if (m // t.bm) * (n // t.bn) >= MIN_BLOCKS:
+            return t
+    return fitting[-1] if fitting else None
+
+
+def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
+    """Transform script applied to one matmul kernel function (see the module docstring).
+
+    map_nested_forall_to_threads puts a barrier after each thread loop: after the copies
+    (tiles complete before use) and after the product (tiles consumed before the next copy).
+    Then, as on the CPU (passes/cpu.py), the function is vectorized and the thread's C tile
+    hoisted out of the K loop: it stays in registers for the whole product, and each step
+    is outer products of an A column and a B row read from shared memory.
+
+    Without `map_to_gpu` the block and thread loops stay scf.forall and the tiles are in
+    ordinary memory: run as sequential loops, that is the same computation (a barrier between
+    sibling thread loops is what sequential execution gives), which lets the tests check the
+    tiling's numerics on the CPU."""
+    any_op = transform.AnyOpType.get()
+    ty, tx = tiles.threads
+    mod = ir.Module.create()
+    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    with ir.InsertionPoint(mod.body):
+        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
+                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+    with ir.InsertionPoint(seq.body):
+        kernel = seq.bodyTarget
+        mm = structured.MatchOp.match_op_names(kernel, ["linalg.matmul"]).result
+        blocks = structured.TileUsingForallOp(
+            mm, tile_sizes=[tiles.bm, tiles.bn],
+            mapping=ir.Attribute.parse("[#gpu.block<y>, #gpu.block<x>]"))
+        ksteps = structured.TileUsingForOp(blocks.tiled_op, sizes=[0, 0, tiles.bk])
+        promoted = structured.PromoteOp(
+            any_op, ksteps.tiled_linalg_op, operands_to_promote=[0, 1],
+            memory_space=ir.Attribute.parse(WORKGROUP) if map_to_gpu else None)
+        threads = ir.Attribute.parse("[#gpu.thread<y>, #gpu.thread<x>]")
+        copies = structured.MatchOp.match_op_names(kernel, ["linalg.copy"]).result
+        structured.TileUsingForallOp(copies, num_threads=[ty, tx], mapping=threads)
+        structured.TileUsingForallOp(promoted.transformed, num_threads=[ty, tx], mapping=threads)
+        if map_to_gpu:
+            launch = tgpu.MapForallToBlocks(any_op, blocks.forall_op, generate_gpu_launch=True)
+            tgpu.MapNestedForallToThreads(any_op, launch.result, block_dims=[tx, ty, 1])
+        _register_tiles(kernel, any_op)
+        transform.YieldOp([])
+    return mod, seq
+
+
+def _register_tiles(kernel, any_op):
+    fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
+    p = transform.ApplyPatternsOp(fv)
+    with ir.InsertionPoint(p.patterns):
+        tmemref.ApplyFoldMemrefAliasOpsPatternsOp()
+        transform.ApplyCanonicalizationPatternsOp()
+    licm = transform.ApplyRegisteredPassOp(any_op, fv, "loop-invariant-code-motion")
+    transform.ApplyCommonSubexpressionEliminationOp(licm.result)
+    hoisted = structured.HoistRedundantVectorTransfersOp(any_op, licm.result)
+    p = transform.ApplyPatternsOp(hoisted.transformed)
+    with ir.InsertionPoint(p.patterns):
+        vector.ApplyLowerContractionPatternsOp(
+            lowering_strategy=vector.VectorContractLowering.OuterProduct)
+        vector.ApplyTransferPermutationPatternsOp()
+        vector.ApplyLowerMultiReductionPatternsOp(
+            lowering_strategy=vector.VectorMultiReductionLowering.InnerParallel)
+        vector.ApplyLowerOuterProductPatternsOp()
+        vector.ApplyLowerBroadcastPatternsOp()
+        vector.ApplyLowerTransposePatternsOp(
+            lowering_strategy=vector.VectorTransposeLowering.Shuffle1D)
+    # Kept apart from canonicalization: together with lower_shape_cast it rewrites forever.
+    p = transform.ApplyPatternsOp(hoisted.transformed)
+    with ir.InsertionPoint(p.patterns):
+        vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
+        vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
+        vector.ApplyLowerShapeCastPatternsOp()
+
+
+def _matmul_shape(fn):
+    """(m, n, k) of the one linalg.matmul in a kernel function (memrefs)."""
+    found = []
+    fn.operation.walk(lambda op: (found.append(op) if op.name == "linalg.matmul" else None)
+                      or ir.WalkResult.ADVANCE)
+    if len(found) != 1:
+        return None
+    a, _, c = (ir.MemRefType(v.type) for v in found[0].operands)
+    m, n = c.shape
+    # A is m x k, or k x m under transpose_a: k is the dimension that is not m.
+    k = a.shape[1] if a.shape[0] == m else a.shape[0]
+    return m, n, k
+
+
+def allocs_to_workgroup_attributions(launch):
+    """The promoted tiles are `memref.alloc` in workgroup memory inside the launch; a kernel
+    needs them as workgroup attributions of the launch (static shared memory)."""
+    body = launch.regions[0].blocks[0]
+    allocs, deallocs = [], []
+
+    def find(op):
+        if op.name == "memref.alloc" and "workgroup" in str(op.results[0].type):
+            allocs.append(op)
+        elif op.name == "memref.dealloc" and "workgroup" in str(op.operands[0].type):
+            deallocs.append(op)
+        return ir.WalkResult.ADVANCE
+    launch.operation.walk(find)
+    for op in deallocs:
+        op.erase()
+    n = 0
+    if "workgroup_attributions" in launch.attributes:
+        n = ir.IntegerAttr(launch.attributes["workgroup_attributions"]).value
+    for op in allocs:
+        arg = body.add_argument(op.results[0].type, op.location)
+        op.results[0].replace_all_uses_with(arg)
+        op.erase()
+        n += 1
+    launch.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64), n)
+
+
+@register
+class GpuMatmulSchedule(ModulePass):
+    name = "ms-gpu-matmul-schedule"
+    summary = "tile matmul kernel functions for GPU blocks, shared memory and threads"
+    options = {"map-to-gpu": True}  # false: scf.forall loops, for checking on the CPU
+
+    def run(self, module):
+        kernels = [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes
+                   and ir.StringAttr(fn.attributes[KERNEL_ATTR]).value == "matmul"]
+        for fn in kernels:
+            shape = _matmul_shape(fn)
+            tiles = shape and matmul_tiles(*shape)
+            if tiles is None:
+                continue  # mapped later as a thread-reduction kernel
+            script, seq = matmul_schedule(tiles, self.opts["map-to-gpu"])
+            try:
+                interpreter.apply_named_sequence(fn.operation, seq, script)
+            except ValueError as e:
+                fail(fn, f"GPU matmul schedule {tiles} failed: {str(e).splitlines()[-1]}")
+            launches = []  # none without map-to-gpu
+            fn.operation.walk(lambda op: (launches.append(op) if op.name == "gpu.launch"
+                                          else None) or ir.WalkResult.ADVANCE)
+            for launch in launches:
+                allocs_to_workgroup_attributions(launch)
+
+
+# ------------------------------------------------------------------ everything else
+
+def identity_layout(t) -> bool:
+    """A memref type without a layout (or with the identity map): contiguous from offset 0."""
+    mt = ir.MemRefType(t)
+    layout = mt.layout
+    return (isinstance(layout, ir.AffineMapAttr)
+            and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+@register
+class GpuMapLinalg(ModulePass):
+    name = "ms-gpu-map-linalg"
+    summary = "each linalg.generic and strided memref.copy of a host function as a gpu.launch"
+
+    def run(self, module):
+        handlers = {"linalg.generic": self.generic, "memref.copy": self.copy}
+        for fn in public_functions(module):
+            for op in list(fn.regions[0].blocks[0].operations):
+                name = op.operation.name
+                handler = handlers.get(name)
+                if handler is not None:
+                    handler(op)
+                elif name.startswith("linalg."):
+                    fail(op, f"'{name}' has no GPU mapping (run linalg-generalize-named-ops "
+                             "first)")
+
+    @staticmethod
+    def _map(op, make_nest, choose):
+        try:
+            nest = make_nest(op)
+            with ir.InsertionPoint(op), op.location:
+                choose(nest)(nest)
+        except K.KernelError as e:
+            fail(op, f"cannot map to the GPU: {e}")
+        op.operation.erase()
+
+    def generic(self, op):
+        self._map(op, K.nest_of_generic, K.choose_mapping)
+
+    def copy(self, op):
+        src, dst = op.operands
+        if src == dst:
+            op.operation.erase()  # bufferization leaves no-op self copies
+            return
+        if identity_layout(src.type) and identity_layout(dst.type):
+            return  # a device-to-device copy in the launch plan
+        self._map(op, K.nest_of_copy, lambda nest: K.map_parallel)
+
+
+# ------------------------------------------------------------------ after outlining
+
+KERNEL_MODULE = "kernels"
+
+
+@register
+class GpuSingleModule(ModulePass):
+    name = "ms-gpu-single-module"
+    summary = "move every outlined kernel into one gpu.module, each named after its module"
+
+    def run(self, module):
+        """gpu-kernel-outlining makes a gpu.module per launch, all kernels named after the
+        host function; one module with unique kernel names gives one PTX file, one module
+        load at run time and readable launch plans."""
+        block = module.regions[0].blocks[0]
+        gpu_modules = [op for op in block.operations if op.operation.name == "gpu.module"]
+        if not gpu_modules:
+            return
+        with ir.InsertionPoint(gpu_modules[0]), gpu_modules[0].location:
+            target = ir.Operation.create("gpu.module", regions=1, attributes={
+                "sym_name": ir.StringAttr.get(KERNEL_MODULE)})
+            body = target.regions[0].blocks.append()
+        seen = set()
+        renamed = {}
+        for gm in gpu_modules:
+            gm_name = ir.StringAttr(gm.attributes["sym_name"]).value
+            for op in list(gm.regions[0].blocks[0].operations):
+                sym = ir.StringAttr(op.attributes["sym_name"]).value
+                if op.operation.name == "gpu.func" and "gpu.kernel" in op.attributes:
+                    renamed[(gm_name, sym)] = gm_name
+                    op.attributes["sym_name"] = ir.StringAttr.get(gm_name)
+                elif sym in seen:
+                    continue  # a helper every outlined module copied (e.g. ipowi)
+                seen.add(ir.StringAttr(op.attributes["sym_name"]).value)
+                op.operation.detach_from_parent()
+                body.append(op.operation)
+            gm.operation.erase()
+
+        def retarget(op):
+            if op.name == "gpu.launch_func":
+                ref = str(op.attributes["kernel"])  # @module::@kernel
+                gm_name, sym = (p.lstrip("@") for p in ref.split("::"))
+                op.attributes["kernel"] = ir.SymbolRefAttr.get(
+                    [KERNEL_MODULE, renamed[(gm_name, sym)]])
+            return ir.WalkResult.ADVANCE
+        module.walk(retarget)
+
+
+_CONTRACTIBLE = ("arith.mulf", "arith.addf", "arith.subf")
+
+
+@register
+class GpuContract(ModulePass):
+    name = "ms-gpu-fma-contract"
+    summary = "allow FMA contraction of float mul/add/sub in kernels"
+
+    def run(self, module):
+        """The ms lowering marks its float arithmetic fastmath<contract>; bodies that come from
+        named linalg ops (matmul) have no flags, and without them NVPTX keeps mul and add
+        apart. Kernels contract everywhere, as nvcc does by default (--fmad=true)."""
+        contract = ir.Attribute.parse("#arith.fastmath<contract>")
+        none = ir.Attribute.parse("#arith.fastmath<none>")
+
+        def visit(op):
+            if op.name in _CONTRACTIBLE and (
+                    "fastmath" not in op.attributes or op.attributes["fastmath"] == none):
+                op.attributes["fastmath"] = contract
+            return ir.WalkResult.ADVANCE
+        for gm in module.regions[0].blocks[0].operations:
+            if gm.operation.name == "gpu.module":
+                gm.operation.walk(visit)

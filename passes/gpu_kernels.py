@@ -1,0 +1,463 @@
+"""Loop nests on memrefs (a linalg.generic, or a copy) built directly as GPU kernels.
+
+A `LoopNest` is what a kernel needs from a linalg op: the iteration space, operands with their
+indexing maps, and a way to emit the body for one point. Three mappings (choose_mapping):
+
+- parallel: one thread per point of the iteration space, a 1-D grid over the flattened space.
+  The last loop dimension varies fastest, so neighbouring threads touch neighbouring elements
+  (coalesced loads and stores) whatever the rank. When the last dimension is contiguous in
+  every operand that uses it (or broadcast), each thread takes VECTOR consecutive points with
+  aligned vector loads and stores (128-bit for float32).
+- block reduction: one block per output element when the innermost dimension is reduced (a
+  row sum, softmax's max and exp-sum). Each thread folds a strided part of the row with the
+  op's own body, then `gpu.all_reduce` combines the partials as a tree (warp shuffles plus
+  shared memory), and thread 0 folds the result into the output.
+- thread reduction: one thread per output element looping over the reduced dimensions (column
+  reductions, contractions, and reductions whose combiner is not recognized): coalesced when
+  the innermost dimension is parallel.
+
+Every kernel is a `gpu.launch` with constant grid and block sizes, so outlining records
+`known_block_size` (PTX `.maxntid`).
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import affine, arith, gpu, memref, scf, vector
+
+BLOCK = 256           # threads per block for parallel and thread-reduction kernels
+VECTOR = 4            # points per thread of a vectorizable parallel kernel
+MAX_ALIGN = 16        # bytes a vector access may assume (device buffers are 256-aligned)
+MAX_GRID_X = 2**31 - 1
+
+# Combiners gpu.all_reduce can do as a tree: arith op -> (all_reduce kind, neutral element).
+_NEG_INF, _POS_INF = float("-inf"), float("inf")
+COMBINERS = {
+    "arith.addf": ("add", 0.0), "arith.addi": ("add", 0),
+    "arith.mulf": ("mul", 1.0), "arith.muli": ("mul", 1),
+    "arith.maximumf": ("maximumf", _NEG_INF), "arith.minimumf": ("minimumf", _POS_INF),
+    "arith.maxnumf": ("maxnumf", _NEG_INF), "arith.minnumf": ("minnumf", _POS_INF),
+    "arith.maxsi": ("maxsi", "smin"), "arith.minsi": ("minsi", "smax"),
+    "arith.maxui": ("maxui", 0), "arith.minui": ("minui", -1),
+    "arith.andi": ("and", -1), "arith.ori": ("or", 0), "arith.xori": ("xor", 0),
+}
+# Element types whose shuffles the NVVM lowering supports.
+_TREE_TYPES = ("f32", "f64", "i32", "i64")
+
+
+def _index(value: int):
+    return arith.constant(ir.IndexType.get(), value)
+
+
+@dataclass
+class Combiner:
+    """The fold of a reduction body `yield combine(out, f(inputs))`."""
+    op: ir.Operation      # the combining arith op in the body
+    kind: str             # gpu.all_reduce operation
+    neutral: object
+
+
+@dataclass
+class LoopNest:
+    op: ir.Operation                  # the op the kernel replaces (location; erased)
+    sizes: list                       # static size of each loop dimension
+    iterators: list                   # "parallel" | "reduction" per dimension
+    inputs: list                      # memrefs (or scalars, for linalg.fill)
+    input_maps: list                  # AffineMap per input (None for a scalar)
+    outputs: list
+    output_maps: list
+    body: ir.Block | None = None      # the linalg region; None: yield the first input
+    combiner: Combiner | None = field(default=None)
+
+    @property
+    def parallel_dims(self):
+        return [d for d, it in enumerate(self.iterators) if it == "parallel"]
+
+    @property
+    def reduction_dims(self):
+        return [d for d, it in enumerate(self.iterators) if it == "reduction"]
+
+    def extent(self, dims):
+        n = 1
+        for d in dims:
+            n *= self.sizes[d]
+        return n
+
+    # -------------------------------------------------------------- emission helpers
+
+    def _index_of(self, expr, idx):
+        if isinstance(expr, ir.AffineDimExpr):
+            return idx[expr.position]
+        if isinstance(expr, ir.AffineConstantExpr):
+            return _index(expr.value)
+        amap = ir.AffineMap.get(len(self.sizes), 0, [expr])
+        return affine.AffineApplyOp(amap, list(idx)).result
+
+    def indices(self, amap, idx):
+        return [self._index_of(e, idx) for e in amap.results]
+
+    def load_inputs(self, idx):
+        vals = []
+        for v, m in zip(self.inputs, self.input_maps):
+            vals.append(memref.load(v, self.indices(m, idx)) if m is not None else v)
+        return vals
+
+    def outputs_read(self):
+        """Per output: whether the body reads its current value."""
+        args = list(self.body.arguments)[len(self.inputs):] if self.body is not None else []
+        return [i < len(args) and any(True for _ in args[i].uses)
+                for i in range(len(self.outputs))]
+
+    def load_outputs(self, idx, only_used=True):
+        read = self.outputs_read()
+        return [memref.load(v, self.indices(m, idx)) if read[i] or not only_used else None
+                for i, (v, m) in enumerate(zip(self.outputs, self.output_maps))]
+
+    def store_outputs(self, values, idx):
+        for val, v, m in zip(values, self.outputs, self.output_maps):
+            memref.store(val, v, self.indices(m, idx))
+
+    def emit_body(self, ins, outs, idx):
+        """The body at one point: clones the region's ops with block arguments bound to
+        `ins` + `outs` and linalg.index to `idx`; returns the yielded values."""
+        if self.body is None:
+            return [ins[0]]
+        mapping = {}
+        for arg, val in zip(self.body.arguments, list(ins) + list(outs)):
+            mapping[arg] = val
+        yielded = None
+        for op in self.body.operations:
+            name = op.operation.name
+            if name == "linalg.yield":
+                yielded = [mapping.get(v, v) for v in op.operands]
+                break
+            if name == "linalg.index":
+                mapping[op.result] = idx[ir.IntegerAttr(op.attributes["dim"]).value]
+                continue
+            new = op.operation.clone()
+            _remap(new, mapping)
+            for old, res in zip(op.results, new.results):
+                mapping[old] = res
+        return yielded
+
+
+def _remap(op, mapping):
+    """Point the operands of `op` and of every op nested in it at their clones."""
+    def visit(o):
+        for i, v in enumerate(o.operands):
+            new = mapping.get(v)
+            if new is not None:
+                o.operands[i] = new
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+
+
+def delinearize(linear, sizes):
+    """Indices of `linear` in a row-major space of `sizes` (last fastest)."""
+    out, rest = [None] * len(sizes), linear
+    for k in reversed(range(len(sizes))):
+        s = sizes[k]
+        if s == 1:
+            out[k] = _index(0)
+            continue
+        if k == 0:
+            out[k] = rest
+            break
+        out[k] = arith.remui(rest, _index(s))
+        rest = arith.divui(rest, _index(s))
+    return out
+
+
+def merge(dims_a, vals_a, dims_b, vals_b, rank):
+    idx = [None] * rank
+    for d, v in zip(dims_a, vals_a):
+        idx[d] = v
+    for d, v in zip(dims_b, vals_b):
+        idx[d] = v
+    return idx
+
+
+# ------------------------------------------------------------------ launches
+
+def _launch(grid: int, block: int, loc):
+    """A gpu.launch of grid x block threads (1-D); returns (op, block_id_x, thread_id_x).
+    Its body ends in gpu.terminator; the caller inserts before it."""
+    if grid > MAX_GRID_X:
+        raise KernelError(f"needs {grid} blocks, more than the grid limit {MAX_GRID_X}")
+    one = _index(1)
+    launch = gpu.LaunchOp((_index(grid), one, one), (_index(block), one, one), loc=loc)
+    body = launch.regions[0].blocks[0]  # the builder adds it, with the 12 id/size arguments
+    with ir.InsertionPoint(body):
+        gpu.TerminatorOp()
+    return launch, body.arguments[0], body.arguments[3]
+
+
+class KernelError(Exception):
+    pass
+
+
+def _round_threads(n: int, cap: int = BLOCK) -> int:
+    """Threads per block for n work items: a multiple of the warp size up to `cap`."""
+    return min(cap, max(32, (n + 31) // 32 * 32))
+
+
+def map_parallel(nest: LoopNest):
+    width = vector_width(nest)
+    total = nest.extent(range(len(nest.sizes))) // width
+    block = _round_threads(total)
+    grid = max(1, (total + block - 1) // block)
+    launch, bid, tid = _launch(grid, block, nest.op.location)
+    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
+        gid = arith.addi(arith.muli(bid, _index(block)), tid)
+        guard = None
+        if grid * block != total:
+            cond = arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total))
+            guard = scf.IfOp(cond)
+        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
+            if width == 1:
+                idx = delinearize(gid, nest.sizes)
+                ins = nest.load_inputs(idx)
+                outs = nest.load_outputs(idx)
+                nest.store_outputs(nest.emit_body(ins, outs, idx), idx)
+            else:
+                _vector_points(nest, delinearize(arith.muli(gid, _index(width)), nest.sizes),
+                               width)
+            if guard:
+                scf.YieldOp([])
+    return launch
+
+
+def _involves(expr, dim) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position == dim
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _involves(expr.lhs, dim) or _involves(expr.rhs, dim)
+    return False
+
+
+def _contiguous_rows(t) -> bool:
+    mt = ir.MemRefType(t)
+    return (isinstance(mt.layout, ir.AffineMapAttr)
+            and mt.layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+def vector_width(nest: LoopNest) -> int:
+    """VECTOR if every memref operand either reads the last loop dimension as its own last,
+    contiguous dimension, or does not depend on it; else 1."""
+    last = len(nest.sizes) - 1
+    if last < 0 or nest.sizes[last] % VECTOR or nest.reduction_dims:
+        return 1
+    operands = list(zip(nest.inputs, nest.input_maps)) + list(zip(nest.outputs,
+                                                                   nest.output_maps))
+    for k, (v, m) in enumerate(operands):
+        if m is None:
+            continue
+        uses = [i for i, e in enumerate(m.results) if _involves(e, last)]
+        is_output = k >= len(nest.inputs)
+        if not uses and not is_output:
+            continue  # broadcast along the vector: one scalar for every lane
+        results = list(m.results)
+        if (uses != [len(results) - 1] or not isinstance(results[-1], ir.AffineDimExpr)
+                or not _contiguous_rows(v.type)):
+            return 1
+    return VECTOR
+
+
+def _vector_points(nest: LoopNest, idx, width):
+    """The body at `width` consecutive points along the last dimension, starting at idx."""
+    last = len(nest.sizes) - 1
+    lane_idx = [idx[:-1] + [idx[-1] if lane == 0 else arith.addi(idx[-1], _index(lane))]
+                for lane in range(width)]
+
+    def lanes(v, m):
+        if m is None:
+            return [v] * width
+        if not any(_involves(e, last) for e in m.results):
+            s = memref.load(v, nest.indices(m, idx))
+            return [s] * width
+        elem = ir.MemRefType(v.type).element_type
+        vec = vector.load(ir.VectorType.get([width], elem), v, nest.indices(m, idx),
+                          alignment=_alignment(elem, width))
+        return [vector.extract(vec, [], [lane]) for lane in range(width)]
+
+    ins = [lanes(v, m) for v, m in zip(nest.inputs, nest.input_maps)]
+    outs = [lanes(v, m) if read else [None] * width
+            for v, m, read in zip(nest.outputs, nest.output_maps, nest.outputs_read())]
+    results = [nest.emit_body([x[lane] for x in ins], [o[lane] for o in outs], lane_idx[lane])
+               for lane in range(width)]
+    for j, (v, m) in enumerate(zip(nest.outputs, nest.output_maps)):
+        elem = ir.MemRefType(v.type).element_type
+        vec = vector.from_elements(ir.VectorType.get([width], elem),
+                                   [results[lane][j] for lane in range(width)])
+        vector.store(vec, v, nest.indices(m, idx), alignment=_alignment(elem, width))
+
+
+def _alignment(elem: ir.Type, width: int) -> int:
+    return min(MAX_ALIGN, width * max(1, elem.width // 8))
+
+
+def map_thread_reduction(nest: LoopNest):
+    """One thread per output element; the reduced dimensions are sequential loops."""
+    pdims, rdims = nest.parallel_dims, nest.reduction_dims
+    total = nest.extent(pdims)
+    block = _round_threads(total)
+    grid = max(1, (total + block - 1) // block)
+    launch, bid, tid = _launch(grid, block, nest.op.location)
+    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
+        gid = arith.addi(arith.muli(bid, _index(block)), tid)
+        guard = None
+        if grid * block != total:
+            guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total)))
+        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
+            pidx = delinearize(gid, [nest.sizes[d] for d in pdims])
+            # Output maps use only parallel dims: any index works for the reduced ones.
+            zeros = [_index(0)] * len(rdims)
+            out_idx = merge(pdims, pidx, rdims, zeros, len(nest.sizes))
+            accs = nest.load_outputs(out_idx, only_used=False)
+            accs = _reduction_loops(nest, pdims, pidx, rdims, 0, [], accs)
+            nest.store_outputs(accs, out_idx)
+            if guard:
+                scf.YieldOp([])
+    return launch
+
+
+def _reduction_loops(nest, pdims, pidx, rdims, k, ridx, accs):
+    if k == len(rdims):
+        idx = merge(pdims, pidx, rdims, ridx, len(nest.sizes))
+        return nest.emit_body(nest.load_inputs(idx), accs, idx)
+    loop = scf.ForOp(_index(0), _index(nest.sizes[rdims[k]]), _index(1), accs)
+    with ir.InsertionPoint(loop.body):
+        new = _reduction_loops(nest, pdims, pidx, rdims, k + 1, ridx + [loop.induction_variable],
+                               list(loop.inner_iter_args))
+        scf.YieldOp(new)
+    return list(loop.results)
+
+
+def map_block_reduction(nest: LoopNest):
+    """One block per output element; threads fold strided parts of the reduced space, then a
+    gpu.all_reduce tree combines them."""
+    pdims, rdims = nest.parallel_dims, nest.reduction_dims
+    comb = nest.combiner
+    n_out, n_red = nest.extent(pdims), nest.extent(rdims)
+    block = _round_threads(n_red)
+    launch, bid, tid = _launch(n_out, block, nest.op.location)
+    acc_type = nest.outputs[0].type.element_type
+    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
+        pidx = delinearize(bid, [nest.sizes[d] for d in pdims])
+        loop = scf.ForOp(tid, _index(n_red), _index(block), [_neutral(acc_type, comb.neutral)])
+        with ir.InsertionPoint(loop.body):
+            ridx = delinearize(loop.induction_variable, [nest.sizes[d] for d in rdims])
+            idx = merge(pdims, pidx, rdims, ridx, len(nest.sizes))
+            partial, = nest.emit_body(nest.load_inputs(idx), list(loop.inner_iter_args), idx)
+            scf.YieldOp([partial])
+        total = gpu.AllReduceOp(loop.results[0], op=_all_reduce_attr(comb.kind), uniform=True)
+        first = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, tid, _index(0)))
+        with ir.InsertionPoint(first.then_block):
+            out_idx = merge(pdims, pidx, rdims, [_index(0)] * len(rdims), len(nest.sizes))
+            init, = nest.load_outputs(out_idx, only_used=False)
+            fold = comb.op.clone()
+            fold.operands[0], fold.operands[1] = init, total.result
+            nest.store_outputs([fold.results[0]], out_idx)
+            scf.YieldOp([])
+    return launch
+
+
+def _all_reduce_attr(kind: str):
+    return ir.Attribute.parse(f"#gpu<all_reduce_op {kind}>")
+
+
+def _neutral(t: ir.Type, value):
+    if isinstance(t, ir.FloatType):
+        return arith.constant(t, float(value))
+    width = ir.IntegerType(t).width
+    if value == "smin":
+        value = -(1 << (width - 1))
+    elif value == "smax":
+        value = (1 << (width - 1)) - 1
+    return arith.constant(t, ir.IntegerAttr.get(t, value))
+
+
+# ------------------------------------------------------------------ recognition
+
+def find_combiner(nest: LoopNest) -> Combiner | None:
+    """`yield combine(out, f(inputs))` with a combiner gpu.all_reduce can tree-reduce and an
+    output read nowhere else; else None."""
+    if nest.body is None or len(nest.outputs) != 1:
+        return None
+    out_arg = list(nest.body.arguments)[len(nest.inputs)]
+    yield_op = list(nest.body.operations)[-1]
+    value = yield_op.operands[0]
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name not in COMBINERS:
+        return None
+    if str(value.type) not in _TREE_TYPES or len(owner.operands) != 2:
+        return None
+    if out_arg not in (owner.operands[0], owner.operands[1]):
+        return None
+    if sum(1 for _ in out_arg.uses) != 1:
+        return None
+    if owner.operands[1] == out_arg:
+        # Commutative: make `out` the first operand so the final fold can set it.
+        other = owner.operands[0]
+        owner.operands[0], owner.operands[1] = out_arg, other
+    kind, neutral = COMBINERS[owner.operation.name]
+    return Combiner(owner.operation, kind, neutral)
+
+
+def is_contraction(nest: LoopNest) -> bool:
+    """A sum of products (matmul-like): each output element is reused little enough that a
+    thread per output wins over a block per output."""
+    comb = nest.combiner
+    if comb is None or comb.kind != "add" or len(nest.inputs) < 2:
+        return False
+    other = comb.op.operands[1].owner
+    return not isinstance(other, ir.Block) and other.operation.name in ("arith.mulf",
+                                                                         "arith.muli")
+
+
+def choose_mapping(nest: LoopNest):
+    """The mapping function for a nest (see the module docstring)."""
+    if not nest.reduction_dims:
+        return map_parallel
+    innermost_reduced = nest.iterators[-1] == "reduction"
+    if (innermost_reduced and nest.combiner is not None and not is_contraction(nest)
+            and nest.extent(nest.reduction_dims) >= 32):
+        return map_block_reduction
+    return map_thread_reduction
+
+
+def nest_of_generic(op) -> LoopNest:
+    """A LoopNest for a linalg.generic on memrefs with static shapes."""
+    n_in = len(op.inputs)
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    iterators = ["reduction" if "reduction" in str(a) else "parallel"
+                 for a in op.attributes["iterator_types"]]
+    operands = list(op.inputs) + list(op.outputs)
+    sizes = [None] * len(iterators)
+    for v, m in zip(operands, maps):
+        if not isinstance(v.type, ir.MemRefType):
+            continue
+        shape = ir.MemRefType(v.type).shape
+        for k, e in enumerate(m.results):
+            if isinstance(e, ir.AffineDimExpr):
+                sizes[e.position] = shape[k]
+    if any(s is None or s < 0 for s in sizes):
+        raise KernelError("loop sizes are not static")
+    input_maps = [m if isinstance(v.type, ir.MemRefType) else None
+                  for v, m in zip(op.inputs, maps[:n_in])]
+    nest = LoopNest(op.operation, sizes, iterators, list(op.inputs), input_maps,
+                    list(op.outputs), maps[n_in:], op.regions[0].blocks[0])
+    if nest.reduction_dims:
+        nest.combiner = find_combiner(nest)
+    return nest
+
+
+def nest_of_copy(op) -> LoopNest:
+    """memref.copy between views with static shapes: a parallel identity nest."""
+    src, dst = op.operands
+    shape = list(ir.MemRefType(dst.type).shape)
+    ident = ir.AffineMap.get_identity(len(shape))
+    return LoopNest(op.operation, shape, ["parallel"] * len(shape), [src], [ident], [dst],
+                    [ident])

@@ -1,0 +1,250 @@
+"""Read a host function after kernel outlining (the `gpu` stage) into a LaunchPlan
+(runtime/plan.py), so that the runtime needs no MLIR.
+
+The host function may only allocate, view, copy and launch: each op kind it can contain has
+a reader in HOST_OPS; anything else is an error at the op's location, never a silent drop.
+Kernel parameters follow the bare-pointer calling convention the ptx stage compiles with:
+one device address per memref (views share their base buffer's address: the kernel applies
+a view's static offset itself), one value per scalar.
+"""
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from ..dialects import dtypes as dt
+from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
+from .base import PassFailure, fail, functions
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
+from .gpu import KERNEL_MODULE, identity_layout
+
+_INDEX_DTYPE = "int64"   # index is 64-bit in kernels (convert-gpu-to-nvvm default)
+
+
+def np_dtype_of(t: ir.Type, op) -> str:
+    if isinstance(t, ir.IndexType):
+        return _INDEX_DTYPE
+    d = dt.from_ir_name(str(t))
+    if d is None:
+        fail(op, f"the launch plan has no element type for {t}")
+    return d.np.name
+
+
+def _loc(op) -> str:
+    file, line, col = file_location(op.location)
+    return f"{file}:{line}:{col}" if file else ""
+
+
+def _static_identity(t: ir.MemRefType) -> bool:
+    return t.has_static_shape and identity_layout(t)
+
+
+class PlanReader:
+    """Walks the entry's body once, mapping each SSA value to a buffer name or a constant."""
+
+    def __init__(self, module, fn, in_specs, out_specs):
+        self.module = module
+        self.fn = fn
+        self.plan = LaunchPlan(ir.StringAttr(fn.attributes["sym_name"]).value)
+        self.blobs: dict[str, bytes] = {}
+        self.values: dict = {}
+        self.kernels = _kernel_functions(module)
+        self.globals = {ir.StringAttr(op.attributes["sym_name"]).value: op
+                        for op in module.body.operations if op.operation.name == "memref.global"}
+        args = list(fn.regions[0].blocks[0].arguments)
+        if len(args) != len(in_specs) + len(out_specs):
+            fail(fn, f"entry takes {len(args)} buffers, expected {len(in_specs)} inputs and "
+                     f"{len(out_specs)} outputs (run ms-entry-dps)")
+        for i, (arg, spec) in enumerate(zip(args, list(in_specs) + list(out_specs))):
+            kind, index = ("input", i) if i < len(in_specs) else ("output", i - len(in_specs))
+            name = f"{'in' if kind == 'input' else 'out'}{index}"
+            self.plan.buffers.append(Buffer(name, kind, tuple(spec.shape), spec.dtype.np.name,
+                                            index))
+            self.values[arg] = name
+
+    def buffer_of(self, value, op):
+        name = self.values.get(value)
+        if not isinstance(name, str):
+            fail(op, "the launch plan cannot tell which buffer this operand is")
+        return name
+
+    def constant_of(self, value, op, what):
+        c = self.values.get(value)
+        if c is None or isinstance(c, str):
+            fail(op, f"{what} is not a compile-time constant")
+        return c
+
+    def read(self) -> LaunchPlan:
+        for op in self.fn.regions[0].blocks[0].operations:
+            reader = HOST_OPS.get(op.operation.name)
+            if reader is None:
+                fail(op, f"the launch plan cannot express host operation "
+                         f"'{op.operation.name}'")
+            reader(self, op)
+        self.plan.validate()
+        return self.plan
+
+    def new_buffer(self, prefix, t, op, **kw) -> str:
+        t = ir.MemRefType(t)
+        if not _static_identity(t):
+            fail(op, f"the launch plan needs statically shaped contiguous buffers, got {t}")
+        name = f"{prefix}{sum(b.kind == kw['kind'] for b in self.plan.buffers)}"
+        self.plan.buffers.append(Buffer(name, shape=tuple(t.shape),
+                                        dtype=np_dtype_of(t.element_type, op), **kw))
+        return name
+
+
+# ------------------------------------------------------------------ host op readers
+
+def _constant(r: PlanReader, op):
+    a = op.attributes["value"]
+    if isinstance(a, ir.IntegerAttr):
+        r.values[op.result] = int(a.value)
+    elif isinstance(a, ir.FloatAttr):
+        r.values[op.result] = float(a.value)
+    else:
+        fail(op, f"the launch plan cannot hold host constant {a}")
+
+
+def _alloc(r: PlanReader, op):
+    if len(op.operands):
+        fail(op, "the launch plan cannot express dynamically sized allocations")
+    r.values[op.result] = r.new_buffer("tmp", op.result.type, op, kind="temp")
+
+
+def _get_global(r: PlanReader, op):
+    sym = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    glob = r.globals.get(sym)
+    if glob is None or "initial_value" not in glob.attributes:
+        fail(op, f"memref.global @{sym} has no initial value")
+    name = r.new_buffer("const", op.result.type, op, kind="const")
+    buf = r.plan.buffer(name)
+    buf.data = f"consts/{name}.bin"
+    r.blobs[buf.data] = dense_bytes(glob.attributes["initial_value"], buf.shape, buf.dtype)
+    r.values[op.result] = name
+
+
+def dense_bytes(attr, shape, dtype) -> bytes:
+    a = ir.DenseElementsAttr(attr)
+    if a.is_splat:
+        value = np.array(a.get_splat_value().value if hasattr(a.get_splat_value(), "value")
+                         else a.get_splat_value())
+        arr = np.full(shape, value, dtype=dtype)
+    else:
+        arr = np.array(a).astype(dtype, copy=False).reshape(shape)
+    return np.ascontiguousarray(arr, dtype=dtype).tobytes()
+
+
+def _view(r: PlanReader, op):
+    # Views keep their source's aligned base pointer: the kernel applies the view's offset.
+    r.values[op.results[0]] = r.buffer_of(op.operands[0], op)
+
+
+def _dealloc(r: PlanReader, op):
+    r.buffer_of(op.operands[0], op)  # buffers live for the whole call
+
+
+def _copy(r: PlanReader, op):
+    src, dst = op.operands
+    for v in (src, dst):
+        if not _static_identity(ir.MemRefType(v.type)):
+            fail(op, "the launch plan copies whole contiguous buffers only (strided copies "
+                     "become kernels in ms-gpu-map-linalg)")
+    t = ir.MemRefType(dst.type)
+    nbytes = int(np.prod(t.shape, dtype=np.int64)) * np.dtype(
+        np_dtype_of(t.element_type, op)).itemsize
+    r.plan.steps.append(Copy(r.buffer_of(src, op), r.buffer_of(dst, op), nbytes, _loc(op)))
+
+
+def _launch(r: PlanReader, op):
+    lf = op.operation.opview  # gpu.LaunchFuncOp: named operand groups
+    ref = str(op.attributes["kernel"])
+    module_name, kernel = (p.lstrip("@") for p in ref.split("::"))
+    fn = r.kernels.get(kernel) if module_name == KERNEL_MODULE else None
+    if fn is None:
+        fail(op, f"kernel {ref} is not in the @{KERNEL_MODULE} module (run ms-gpu-single-module)")
+    if lf.asyncDependencies or lf.asyncObject is not None:
+        fail(op, "asynchronous launches are not supported in launch plans")
+    grid = tuple(r.constant_of(v, op, "the grid size")
+                 for v in (lf.gridSizeX, lf.gridSizeY, lf.gridSizeZ))
+    block = tuple(r.constant_of(v, op, "the block size")
+                  for v in (lf.blockSizeX, lf.blockSizeY, lf.blockSizeZ))
+    if lf.clusterSizeX is not None:
+        fail(op, "thread block clusters are not supported in launch plans")
+    smem = 0
+    if lf.dynamicSharedMemorySize is not None:
+        smem = r.constant_of(lf.dynamicSharedMemorySize, op, "the dynamic shared memory size")
+    params = []
+    for v in lf.kernelOperands:
+        if isinstance(v.type, ir.MemRefType):
+            params.append(Param(buffer=r.buffer_of(v, op)))
+        else:
+            params.append(Param(scalar=r.constant_of(v, op, "a scalar kernel argument"),
+                                dtype=np_dtype_of(v.type, op)))
+    n_args = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).inputs)
+    if n_args != len(params):
+        fail(op, f"kernel {kernel} takes {n_args} parameters, the launch passes {len(params)}")
+    r.plan.steps.append(Launch(kernel, grid, block, params, smem, static_shared_bytes(fn),
+                               _loc(op)))
+
+
+def _return(r: PlanReader, op):
+    if len(op.operands):
+        fail(op, "the entry must return its results through output buffers (ms-entry-dps)")
+
+
+HOST_OPS = {
+    "arith.constant": _constant,
+    "memref.alloc": _alloc,
+    "memref.get_global": _get_global,
+    "memref.collapse_shape": _view,
+    "memref.expand_shape": _view,
+    "memref.subview": _view,
+    "memref.cast": _view,
+    "memref.reinterpret_cast": _view,
+    "memref.dealloc": _dealloc,
+    "memref.copy": _copy,
+    "gpu.launch_func": _launch,
+    "func.return": _return,
+}
+
+
+# ------------------------------------------------------------------ kernels
+
+def _kernel_functions(module) -> dict:
+    for op in module.body.operations:
+        if (op.operation.name == "gpu.module"
+                and ir.StringAttr(op.attributes["sym_name"]).value == KERNEL_MODULE):
+            return {ir.StringAttr(f.attributes["sym_name"]).value: f
+                    for f in op.regions[0].blocks[0].operations
+                    if f.operation.name == "gpu.func"}
+    return {}
+
+
+def static_shared_bytes(fn) -> int:
+    """Bytes of the kernel's workgroup attributions (static shared memory)."""
+    if "workgroup_attributions" not in fn.attributes:
+        return 0
+    n = ir.IntegerAttr(fn.attributes["workgroup_attributions"]).value
+    n_inputs = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).inputs)
+    args = list(fn.regions[0].blocks[0].arguments)[n_inputs:n_inputs + n]
+    total = 0
+    for a in args:
+        t = ir.MemRefType(a.type)
+        total += int(np.prod(t.shape, dtype=np.int64)) * max(1, t.element_type.width // 8)
+    return total
+
+
+def read_launch_plan(module: ir.Module, entry: str, in_specs, out_specs):
+    """(LaunchPlan, {blob name: bytes}) of `entry` in a module at the gpu stage. Host code the
+    plan cannot express raises CompileError located at the op."""
+    fns = [fn for fn in functions(module.operation)
+           if ir.StringAttr(fn.attributes["sym_name"]).value == entry]
+    if not fns:
+        raise CompileError([Diagnostic("error", "", 0, 0, f"no function '{entry}'")], "gpu")
+    with DiagnosticCapture(module.context) as capture:
+        try:
+            reader = PlanReader(module, fns[0], in_specs, out_specs)
+            return reader.read(), reader.blobs
+        except PassFailure:
+            raise CompileError(capture.errors, "gpu") from None

@@ -1,0 +1,77 @@
+"""CPU executables from artifacts: the entry compiled into a shared library.
+
+The library is compiled for the CPU of the machine that built it (manifest `mcpu`, default
+the host's, like the ExecutionEngine); loading checks the architecture. It exports
+`_mlir_ciface_<entry>(desc*...)` (llvm.emit_c_interface): one pointer to
+a memref descriptor per input and output, in the destination-passing order of
+passes/cpu.py. The packed `void**` wrapper only exists under the ExecutionEngine, so calls go
+to the C interface directly: a ctypes function with one pointer argument per descriptor,
+descriptors prebuilt once (runtime/memref.ArgBlock) and only their data pointers patched.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import tempfile
+
+import numpy as np
+
+from .calls import CallError, check_inputs
+from .memref import ArgBlock
+
+
+class CpuLibraryExecutable:
+    """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
+
+    def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs):
+        self.entry = entry
+        self.in_specs, self.out_specs = list(in_specs), list(out_specs)
+        try:
+            self._lib = ctypes.CDLL(library_path)
+        except OSError as e:
+            raise CallError(f"cannot load the library of '{entry}': {e}") from None
+        try:
+            fn = getattr(self._lib, symbol)
+        except AttributeError:
+            raise CallError(f"the library of '{entry}' has no symbol '{symbol}'") from None
+        fn.restype = None
+        n = len(self.in_specs) + len(self.out_specs)
+        fn.argtypes = [ctypes.c_void_p] * n
+        self._fn = fn
+        self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
+        self._ptrs = self._args.descriptor_addresses
+        self._n_in = len(self.in_specs)
+
+    @classmethod
+    def from_artifact(cls, artifact):
+        cpu = artifact.manifest["cpu"]
+        built_for = cpu.get("machine")
+        if built_for and built_for != platform.machine():
+            from .artifact import ArtifactError
+            raise ArtifactError(f"the library of '{artifact.entry}' was built for {built_for} "
+                                f"({cpu.get('mcpu', '?')}), this machine is "
+                                f"{platform.machine()}")
+        # dlopen needs a file: the library goes to a private temporary folder, removed when
+        # the executable is collected (the mapping stays valid after unlinking on Linux).
+        folder = tempfile.mkdtemp(prefix="mscc-")
+        path = os.path.join(folder, os.path.basename(cpu["library"]))
+        with open(path, "wb") as f:
+            f.write(artifact.blobs[cpu["library"]])
+        try:
+            return cls(path, cpu["symbol"], artifact.entry, artifact.inputs, artifact.outputs)
+        finally:
+            os.unlink(path)
+            os.rmdir(folder)
+
+    def __call__(self, *arrays, outputs=None):
+        arrays = check_inputs(self.entry, self.in_specs, arrays)
+        if outputs is None:
+            outputs = [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
+        args = self._args
+        for i, a in enumerate(arrays):
+            args.set(i, a)
+        for j, o in enumerate(outputs):
+            args.set(self._n_in + j, o)
+        self._fn(*self._ptrs)
+        return outputs

@@ -1,0 +1,299 @@
+"""CUDA executables: a launch plan (runtime/plan.py) run with the driver API.
+
+    dev = mscc.runtime.cuda.device()          # driver, primary context, memory pool
+    x = dev.to_device(np_array)               # DeviceArray; stays on the device
+    exe = mscc.runtime.load("f.msx")          # CudaExecutable: module loaded, kernels found
+    y, = exe(x, np_array)                     # inputs: DeviceArray or numpy; outputs: DeviceArray
+    z, = other_exe(y)                         # no round trip: y is already on the device
+    y.asnumpy()                               # copies back
+
+Each executable has its own stream; an output carries the event recorded after the call
+that produced it, and a consumer on another stream waits on that event before using it.
+Temporaries come from the pool and go back to it at the end of the call (reused by the
+next call on the same stream). Constants are uploaded once, when the executable loads.
+
+CUDA errors raise CudaError naming the executable, the kernel and the launch. Kernel
+faults are reported asynchronously by the driver at the next synchronization; set
+MSCC_CUDA_LAUNCH_BLOCKING=1 to synchronize after every launch and name the faulting kernel.
+
+Imports no MLIR; cuda-bindings only when a device is first used.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+
+from .calls import check_inputs
+from .cuda_driver import CudaError, CudaUnavailable, Driver  # noqa: F401  (re-exported)
+from .plan import Copy, Launch, LaunchPlan
+from .pool import DevicePool
+
+_DEVICES: dict = {}
+
+
+def device(ordinal: int = 0, driver=None) -> "Device":
+    """The process-wide Device for a GPU ordinal (created on first use)."""
+    dev = _DEVICES.get(ordinal)
+    if dev is None:
+        dev = _DEVICES[ordinal] = Device(driver or Driver(ordinal))
+    return dev
+
+
+def is_available() -> bool:
+    """Whether a CUDA device can be used (cuda-bindings installed, a driver and a GPU)."""
+    try:
+        device()
+        return True
+    except CudaError:
+        return False
+
+
+class Device:
+    """A GPU: its driver, memory pool and a default stream for copies."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.pool = DevicePool(driver)
+        self.stream = driver.stream_create()
+
+    @property
+    def name(self):
+        return getattr(self.driver, "name", "cuda")
+
+    def memory_stats(self) -> dict:
+        return self.pool.stats()
+
+    def empty_cache(self):
+        self.pool.empty_cache()
+
+    def synchronize(self):
+        self.driver.synchronize()
+
+    def empty(self, shape, dtype, stream=None) -> "DeviceArray":
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        block = self.pool.allocate(nbytes, stream if stream is not None else self.stream)
+        return DeviceArray(self, block, tuple(shape), dtype)
+
+    def to_device(self, array, stream=None) -> "DeviceArray":
+        """Copy a numpy array to a new DeviceArray (asynchronous on `stream`)."""
+        array = np.asarray(array, order="C")
+        out = self.empty(array.shape, array.dtype, stream)
+        if out.nbytes:
+            self.driver.memcpy_htod(out.ptr, array.ctypes.data, out.nbytes, out.stream)
+            # Pageable host memory: the driver has staged the bytes when the call returns.
+        out.mark_ready()
+        return out
+
+
+class DeviceArray:
+    """An array in device memory: shape, dtype, `ptr`, `asnumpy()`. Handed to executables
+    as an input without copying; freed back to the pool when collected."""
+
+    __array_priority__ = 100
+
+    def __init__(self, dev: Device, block, shape, dtype):
+        self.device = dev
+        self.block = block
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = block.requested
+        self._event = None
+        self.producer = None   # the executable whose call computed it (for error messages)
+
+    @property
+    def ptr(self) -> int:
+        return self.block.ptr
+
+    @property
+    def stream(self):
+        return self.block.stream
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def mark_ready(self):
+        """Record that the work producing this array has been queued on its stream."""
+        drv = self.device.driver
+        if self._event is None:
+            self._event = drv.event_create()
+        drv.event_record(self._event, self.stream)
+
+    def wait_on(self, stream):
+        """Make `stream` wait until this array is ready (no-op on its own stream)."""
+        if stream is self.stream or self._event is None:
+            return
+        self.device.driver.stream_wait_event(stream, self._event)
+        self.block.record_stream(stream)
+
+    def asnumpy(self) -> np.ndarray:
+        out = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            drv = self.device.driver
+            try:
+                drv.memcpy_dtoh(out.ctypes.data, self.ptr, self.nbytes, self.stream)
+                drv.stream_synchronize(self.stream)
+            except CudaError as e:
+                # Kernel faults surface here, at the first synchronization after them.
+                where = (f" computed by '{self.producer.entry}' "
+                         f"({len(self.producer.plan.launches)} launches; set "
+                         "MSCC_CUDA_LAUNCH_BLOCKING=1 to find the kernel)"
+                         if self.producer is not None else "")
+                raise CudaError(f"copying an array{where} back to the host failed: {e}",
+                                e.code) from None
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name}, ptr=0x{self.ptr:x})"
+
+    def __del__(self):
+        try:
+            drv = self.device.driver
+            if self._event is not None:
+                drv.event_destroy(self._event)
+            self.device.pool.free(self.block)
+        except Exception:  # noqa: BLE001  (interpreter shutdown: the context is gone)
+            pass
+
+
+class _LaunchArgs:
+    """A launch's kernel parameters as cuLaunchKernel wants them: an array of pointers to
+    8-byte slots. Scalar slots are filled once; buffer slots are patched every call."""
+
+    def __init__(self, launch: Launch):
+        n = max(1, len(launch.params))
+        self.slots = (ctypes.c_uint64 * n)()
+        self.pointers = (ctypes.c_void_p * n)(
+            *[ctypes.addressof(self.slots) + 8 * i for i in range(n)])
+        self.address = ctypes.addressof(self.pointers)
+        self.buffer_slots = []           # (slot index, buffer name)
+        for i, p in enumerate(launch.params):
+            if p.buffer is not None:
+                self.buffer_slots.append((i, p.buffer))
+            else:
+                raw = np.array(p.scalar, dtype=p.dtype).tobytes()
+                ctypes.memmove(ctypes.addressof(self.slots) + 8 * i, raw, len(raw))
+
+
+class CudaExecutable:
+    """Runs one entry's launch plan. `exe(*inputs) -> list of DeviceArray`."""
+
+    def __init__(self, plan: LaunchPlan, in_specs, out_specs, images: dict, constants: dict,
+                 dev: Device | None = None, arch: str = "sm_90"):
+        self.plan = plan
+        self.entry = plan.entry
+        self.in_specs, self.out_specs = list(in_specs), list(out_specs)
+        self.device = dev = dev or device()
+        drv = dev.driver
+        self.image = None  # which image the driver loaded: "cubin" or "ptx"
+        self.module = self._load_module(drv, images, arch) if plan.launches else None
+        self.functions = {k: drv.module_get_function(self.module, k) for k in plan.kernels()}
+        self.stream = drv.stream_create()
+        self.blocking = os.environ.get("MSCC_CUDA_LAUNCH_BLOCKING", "") not in ("", "0")
+        self._args = [_LaunchArgs(s) if isinstance(s, Launch) else None for s in plan.steps]
+        launch_steps = [i for i, s in enumerate(plan.steps) if isinstance(s, Launch)]
+        self._ordinal = {step: n for n, step in enumerate(launch_steps)}
+        self._inputs = sorted((b for b in plan.buffers if b.kind == "input"),
+                              key=lambda b: b.index)
+        self._outputs = sorted((b for b in plan.buffers if b.kind == "output"),
+                               key=lambda b: b.index)
+        self._temps = [b for b in plan.buffers if b.kind == "temp"]
+        self._constants = {}
+        for b in plan.buffers:
+            if b.kind == "const":
+                data = np.frombuffer(constants[b.data], dtype=b.dtype).reshape(b.shape)
+                self._constants[b.name] = dev.to_device(data, self.stream)
+
+    def _load_module(self, drv, images, arch):
+        """The cubin when it was built for this GPU's architecture and the driver takes it
+        (a cubin from a newer toolkit than the driver is refused), else the PTX, which the
+        driver JIT-compiles (PTX for sm_90 runs on sm_90 and later)."""
+        cc = getattr(drv, "compute_capability", None)
+        if images.get("cubin") and cc is not None and f"sm_{cc[0]}{cc[1]}" == arch:
+            try:
+                module = drv.module_load(images["cubin"], "cubin")
+                self.image = "cubin"
+                return module
+            except CudaError:
+                pass
+        self.image = "ptx"
+        return drv.module_load(images["ptx"], f"PTX for {arch}")
+
+    @classmethod
+    def from_artifact(cls, artifact, dev: Device | None = None):
+        cuda = artifact.manifest["cuda"]
+        images = {"ptx": artifact.blobs.get(cuda.get("ptx") or ""),
+                  "cubin": artifact.blobs.get(cuda.get("cubin") or "")}
+        plan = artifact.plan()
+        constants = {b.data: artifact.blobs[b.data] for b in plan.buffers if b.kind == "const"}
+        return cls(plan, artifact.inputs, artifact.outputs, images, constants, dev,
+                   cuda.get("arch", "sm_90"))
+
+    def __call__(self, *inputs):
+        dev, drv, stream = self.device, self.device.driver, self.stream
+        inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
+        drv.make_current()  # the context is per thread
+        ptrs = {name: arr.ptr for name, arr in self._constants.items()}
+        staged = []
+        for buf, x in zip(self._inputs, inputs):
+            if isinstance(x, DeviceArray):
+                x.wait_on(stream)
+            else:
+                x = dev.to_device(x, stream)
+                staged.append(x)
+            ptrs[buf.name] = x.ptr
+        outputs = [dev.empty(b.shape, b.dtype, stream) for b in self._outputs]
+        for buf, out in zip(self._outputs, outputs):
+            ptrs[buf.name] = out.ptr
+        temps = []
+        try:
+            for buf in self._temps:
+                temps.append(dev.pool.allocate(buf.nbytes, stream))
+                ptrs[buf.name] = temps[-1].ptr
+            for i, step in enumerate(self.plan.steps):
+                if isinstance(step, Copy):
+                    drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], step.nbytes, stream)
+                    continue
+                args = self._args[i]
+                for slot, name in args.buffer_slots:
+                    args.slots[slot] = ptrs[name]
+                try:
+                    drv.launch(self.functions[step.kernel], step.grid, step.block,
+                               step.dynamic_smem, stream, args.address)
+                    if self.blocking:
+                        drv.stream_synchronize(stream)
+                except CudaError as e:
+                    raise CudaError(f"'{self.entry}': launch #{self._ordinal[i]} of kernel "
+                                    f"'{step.kernel}' "
+                                    f"(grid {list(step.grid)}, block {list(step.block)}"
+                                    f"{', ' + step.loc if step.loc else ''}) failed: {e}",
+                                    e.code) from None
+        finally:
+            # Stream order makes these reusable by the next work on this stream.
+            for block in temps:
+                dev.pool.free(block)
+            del staged
+        for out in outputs:
+            out.producer = self
+            out.mark_ready()
+        return outputs
+
+    def synchronize(self):
+        """Wait for this executable's queued work; errors name the entry."""
+        try:
+            self.device.driver.stream_synchronize(self.stream)
+        except CudaError as e:
+            raise CudaError(f"'{self.entry}' failed while running ({len(self.plan.launches)} "
+                            f"launches; set MSCC_CUDA_LAUNCH_BLOCKING=1 to find the kernel): "
+                            f"{e}", e.code) from None

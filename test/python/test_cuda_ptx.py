@@ -1,0 +1,152 @@
+"""Every op family through the CUDA pipeline to PTX that `ptxas -arch=sm_90` accepts.
+
+One module per family (several outputs, so one ptxas run checks many kernels). Running the
+kernels needs a GPU: test_cuda_gpu.py and bench/gpu_check.py do that."""
+import re
+
+import numpy as np
+import pytest
+
+from mscc.dialects import dtypes as dt
+from mscc.dialects.ir import constant
+from mscc.dialects.registry import OPS
+from mscc.passes.artifact import build_artifact, find_ptxas, ptxas
+from mstest import module_of, op, spec
+
+UNARY = ["ms.neg", "ms.abs", "ms.relu", "ms.exp", "ms.log", "ms.tanh", "ms.sqrt", "ms.rsqrt",
+         "ms.sigmoid", "ms.zeros_like", "ms.ones_like", "ms.logical_not", "ms.stop_gradient"]
+BINARY = ["ms.add", "ms.sub", "ms.mul", "ms.div", "ms.pow", "ms.maximum", "ms.minimum",
+          "ms.equal", "ms.not_equal", "ms.less", "ms.less_equal", "ms.greater",
+          "ms.greater_equal", "ms.logical_and", "ms.logical_or"]
+ALL = [dt.float32, dt.float16, dt.float64, dt.int32, dt.int64, dt.int16, dt.int8, dt.uint8,
+       dt.bool_]
+
+
+def elementwise(d):
+    def body(x, y):
+        outs = [op(n, x) for n in UNARY if d in OPS[n].dtypes]
+        return outs + [op(n, x, y) for n in BINARY if d in OPS[n].dtypes]
+    return [spec((7, 33), d), spec((33,), d)], body
+
+
+def reductions(d):
+    def body(x):
+        names = ["ms.reduce_sum", "ms.reduce_max", "ms.reduce_min"] + (
+            [] if d.is_bool else ["ms.reduce_mean"])
+        return [op(n, x, axis=axis, keep_dims=False)
+                for n in names for axis in [(2,), (0,), (0, 2), ()]]
+    return [spec((6, 30, 400), d)], body
+
+
+def softmax(d):
+    return [spec((4, 64, 512), d)], lambda x: [
+        op("ms.softmax", x, axis=-1), op("ms.log_softmax", x, axis=1), op("ms.softmax", x, axis=0)]
+
+
+def matmul(d, shape=(128, 64, 256)):
+    m, k, n = shape
+    return [spec((m, k), d), spec((k, n), d)], lambda a, b: [
+        op("ms.matmul", a, b, transpose_a=False, transpose_b=False),
+        op("ms.matmul", b, a, transpose_a=True, transpose_b=True)]
+
+
+def data_movement():
+    def body(x, y, idx):
+        return [op("ms.reshape", x, shape=(4, -1)), op("ms.transpose", x, perm=(2, 0, 1)),
+                op("ms.broadcast_to", y, shape=(2, 3, 4)), op("ms.expand_dims", x, axis=1),
+                op("ms.concat", x, x, axis=1), op("ms.tile", x, multiples=(1, 2, 1)),
+                op("ms.slice", x, begin=(0, 1, 0), size=(2, 2, -1)),
+                op("ms.strided_slice", x, begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
+                op("ms.strided_slice_grad",
+                   op("ms.strided_slice", x, begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
+                   shape=(2, 3, 4), begin=(0, 0, 1), end=(2, 3, 4), strides=(1, 2, 2)),
+                op("ms.gather", x, idx, axis=2),
+                op("ms.one_hot", idx, constant(np.array(1.0, np.float32)),
+                   constant(np.array(0.0, np.float32)), depth=5, axis=-1)]
+    return [spec((2, 3, 4), "float32"), spec((3, 1), "float32"), spec((2,), "int32")], body
+
+
+def fused():
+    """Regions ms-fuse forms: an elementwise chain, a reduction with its prologue and
+    epilogue (layernorm), a matmul with a bias/activation epilogue."""
+    def body(x, w, b):
+        chain = op("ms.mul", op("ms.tanh", op("ms.add", op("ms.mul", x, x), x)), op("ms.sigmoid", x))
+        mean = op("ms.reduce_mean", x, axis=(1,), keep_dims=True)
+        centered = op("ms.sub", x, mean)
+        var = op("ms.reduce_mean", op("ms.mul", centered, centered), axis=(1,), keep_dims=True)
+        norm = op("ms.mul", centered, op("ms.rsqrt", var))
+        dense = op("ms.relu", op("ms.add", op("ms.matmul", x, w, transpose_a=False,
+                                               transpose_b=False), b))
+        return [chain, norm, dense]
+    return [spec((64, 128), "float32"), spec((128, 32), "float32"), spec((32,), "float32")], body
+
+
+FAMILIES = (
+    [pytest.param(*elementwise(d), id=f"elementwise-{d.name}") for d in ALL]
+    + [pytest.param([spec((5, 6), "float32"), spec((5, 6), "int8"), spec((5, 6), "bool")],
+                    lambda a, b, c: [op("ms.cast", x, dtype=t) for x in (a, b, c) for t in ALL],
+                    id="cast"),
+       pytest.param([spec((5, 6), "bool"), spec((5, 6), "float32"), spec((6,), "float32")],
+                    lambda c, a, b: op("ms.select", c, a, b), id="select")]
+    + [pytest.param(*reductions(d), id=f"reductions-{d.name}")
+       for d in (dt.float32, dt.float16, dt.float64, dt.int32, dt.int8, dt.uint8, dt.bool_)]
+    + [pytest.param(*softmax(d), id=f"softmax-{d.name}") for d in dt.FLOATS]
+    + [pytest.param(*matmul(d), id=f"matmul-{d.name}")
+       for d in (dt.float32, dt.float16, dt.float64, dt.int32, dt.int8)]
+    + [pytest.param(*matmul(dt.float32, (50, 70, 30)), id="matmul-untiled"),
+       pytest.param([spec((3, 32, 16), "float32"), spec((1, 16, 8), "float32")],
+                    lambda a, b: op("ms.batch_matmul", a, b, transpose_a=False,
+                                    transpose_b=False), id="batch_matmul"),
+       pytest.param(*data_movement(), id="data-movement"),
+       pytest.param(*fused(), id="fused")]
+)
+
+
+def test_families_cover_every_lowered_op():
+    covered = set(UNARY) | set(BINARY) | {
+        "ms.cast", "ms.select", "ms.reduce_sum", "ms.reduce_max", "ms.reduce_min",
+        "ms.reduce_mean", "ms.softmax", "ms.log_softmax", "ms.matmul", "ms.batch_matmul",
+        "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
+        "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
+        "ms.one_hot", "ms.constant", "ms.fused"}
+    # Ops that lower to views or copies only (no kernel of their own).
+    views = {"ms.squeeze", "ms.assign"}
+    lowered = {n for n, d in OPS.items() if d.lower is not None}
+    assert lowered <= covered | views, lowered - covered - views
+
+
+needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="ptxas (CUDA toolkit) not found")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("in_specs,body", FAMILIES)
+def test_ptx_is_accepted_by_ptxas(in_specs, body):
+    art = build_artifact(module_of(in_specs, body), "f", "cuda")
+    assert art.manifest["cuda"]["cubin"], "ptxas produced no cubin"
+    ptx = art.blobs["kernels.ptx"].decode()
+    entries = re.findall(r"\.entry (\w+)\(", ptx)
+    assert sorted(entries) == sorted(art.plan().kernels())
+    # Every kernel states its block size (launch bounds).
+    assert ptx.count(".maxntid") == len(entries)
+
+
+def test_ptx_is_produced_without_ptxas():
+    in_specs, body = elementwise(dt.float32)
+    art = build_artifact(module_of(in_specs, body), "f", "cuda")
+    assert b".target sm_90" in art.blobs["kernels.ptx"]
+
+
+@needs_ptxas
+def test_ptxas_rejects_bad_ptx_as_a_compile_error():
+    from mscc.passes.diagnostics import CompileError
+    with pytest.raises(CompileError, match="ptxas failed"):
+        ptxas(".version 8.0\n.target sm_90\n.address_size 64\nnonsense\n")
+
+
+def test_fma_contraction_survives_to_ptx():
+    art = build_artifact(module_of(*matmul(dt.float32, (64, 32, 64))), "f", "cuda")
+    ptx = art.blobs["kernels.ptx"].decode()
+    assert "fma.rn.f32" in ptx and "mul.rn.f32" not in ptx
+    chain = build_artifact(module_of([spec((1024,), "float32")] * 2,
+                                     lambda x, y: op("ms.add", op("ms.mul", x, y), x)), "f", "cuda")
+    assert "fma.rn.f32" in chain.blobs["kernels.ptx"].decode()

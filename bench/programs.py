@@ -2,8 +2,8 @@
 as numpy, and, where torch is installed, as torch.
 
 Goals are issue 6's (speed-up over numpy, measured on the 2-core CI machine); they are
-reported, never asserted. Programs that need the Python frontend (ms.jit, grad) are slots
-with `needs="frontend"` until it lands: fill in `frontend` and drop `needs`.
+reported, never asserted. Programs written with the Python frontend (ms.jit, grad, nn) give
+`frontend`, which builds the jit function (its first call, compile included, is timed apart).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Benchmark:
     numpy: Callable                        # (*inputs) -> array
     ms: Callable | None = None             # (op, scalar, *args) -> ms value: the ms IR body
     torch: Callable | None = None          # (torch, *tensors) -> tensor
-    frontend: Callable | None = None       # () -> (callable, args): a jit-compiled function
+    frontend: Callable | None = None       # (*inputs) -> callable: a jit function of the inputs
     goal: float | None = None              # target speed-up over numpy (issue 6)
     goal_kind: str = "speedup"             # "speedup", or "max_us" for absolute overheads
     needs: str | None = None               # what is missing before it can run
@@ -108,6 +108,74 @@ def matmul_ms(op, scalar, a, b):
     return op("ms.matmul", a, b, transpose_a=False, transpose_b=False)
 
 
+# ------------------------------------------------------------------ frontend programs
+
+LR = 0.01
+
+
+def _mlp_inputs(labels=False):
+    rng = _rng()
+    x = rng.standard_normal((256, 784)).astype(np.float32)
+    w1 = (rng.standard_normal((512, 784)) * 0.05).astype(np.float32)
+    b1 = np.zeros(512, np.float32)
+    w2 = (rng.standard_normal((10, 512)) * 0.05).astype(np.float32)
+    b2 = np.zeros(10, np.float32)
+    extra = [rng.integers(0, 10, 256).astype(np.int32)] if labels else []
+    return [x, w1, b1, w2, b2] + extra
+
+
+def _jit(fn):
+    import mscc as ms
+    return ms.jit(fn)
+
+
+def mlp_forward_np(x, w1, b1, w2, b2):
+    return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+
+def mlp_forward_ms(x, w1, b1, w2, b2):
+    from mscc import ops
+    return _jit(lambda x, w1, b1, w2, b2: ops.matmul(ops.relu(ops.matmul(x, w1, transpose_b=True)
+                                                             + b1), w2, transpose_b=True) + b2)
+
+
+def mlp_train_step_np(x, w1, b1, w2, b2, labels):
+    """Loss and SGD-updated weights: Dense-ReLU-Dense, mean softmax cross-entropy."""
+    h = x @ w1.T + b1
+    a = np.maximum(h, 0)
+    logits = a @ w2.T + b2
+    z = logits - logits.max(1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(1, keepdims=True)
+    n = len(x)
+    loss = -np.log(p[np.arange(n), labels]).mean()
+    d = p
+    d[np.arange(n), labels] -= 1
+    d /= n
+    dh = (d @ w2) * (h > 0)
+    return (loss, w1 - LR * (dh.T @ x), b1 - LR * dh.sum(0), w2 - LR * (d.T @ a),
+            b2 - LR * d.sum(0))
+
+
+def mlp_train_step_ms(x, w1, b1, w2, b2, labels):
+    """One jit function: forward, loss, gradients (ms.grad) and the SGD update."""
+    import mscc as ms
+    from mscc import ops
+
+    def loss_fn(x, w1, b1, w2, b2, labels):
+        h = ops.relu(ops.matmul(x, w1, transpose_b=True) + b1)
+        logits = ops.matmul(h, w2, transpose_b=True) + b2
+        onehot = ops.one_hot(labels, 10, 1.0, 0.0)
+        return -ops.reduce_mean(ops.reduce_sum(onehot * ops.log_softmax(logits), -1))
+
+    grad_fn = ms.value_and_grad(loss_fn, (1, 2, 3, 4))
+
+    def step(x, w1, b1, w2, b2, labels):
+        loss, grads = grad_fn(x, w1, b1, w2, b2, labels)
+        return (loss,) + tuple(w - LR * g for w, g in zip((w1, b1, w2, b2), grads))
+    return _jit(step)
+
+
 N4M = 4 * 1024 * 1024
 
 BENCHMARKS = [
@@ -125,12 +193,15 @@ BENCHMARKS = [
     Benchmark("matmul_1024", lambda: [_f32(1024, 1024), _f32(1024, 1024)], np.matmul,
               ms=matmul_ms, torch=lambda torch, a, b: a @ b, goal=0.9, flops=2 * 1024 ** 3,
               rtol=1e-3, atol=1e-3),
-    # ---- slots for the Python frontend (ms.jit / ms.grad / nn): see the module docstring.
-    Benchmark("mlp_forward_784_512_10_b256", lambda: [], None, needs="frontend",
-              flops=2 * 256 * (784 * 512 + 512 * 10)),
-    Benchmark("mlp_train_step_784_512_10_b256", lambda: [], None, needs="frontend", goal=1.2,
-              flops=6 * 256 * (784 * 512 + 512 * 10)),
-    Benchmark("jit_cache_hit_overhead", lambda: [], None, needs="frontend", goal=3.0,
+    # ---- written with the Python frontend
+    Benchmark("mlp_forward_784_512_10_b256", lambda: _mlp_inputs(), mlp_forward_np,
+              frontend=mlp_forward_ms, flops=2 * 256 * (784 * 512 + 512 * 10), rtol=1e-3,
+              atol=1e-3),
+    Benchmark("mlp_train_step_784_512_10_b256", lambda: _mlp_inputs(labels=True),
+              mlp_train_step_np, frontend=mlp_train_step_ms, goal=1.2,
+              flops=6 * 256 * (784 * 512 + 512 * 10), rtol=1e-3, atol=1e-4),
+    Benchmark("jit_cache_hit_overhead", lambda: [np.ones(4, np.float32), np.ones(4, np.float32)],
+              np.add, frontend=lambda a, b: _jit(lambda x, y: x + y), goal=3.0,
               goal_kind="max_us"),
 ]
 

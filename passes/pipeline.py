@@ -42,8 +42,8 @@ _FRONT_STAGES = (
                 "ms-inline", "ms-canonicalize", "ms-fuse")),
 )
 _CPU_STAGES = _FRONT_STAGES + (
-    ("linalg", ("convert-ms-to-linalg", "ms-outline-matmul", "canonicalize", "cse",
-                "ms-cpu-fuse-rows", "canonicalize")),
+    ("linalg", ("convert-ms-to-linalg", "ms-cpu-materialize-transposes", "ms-outline-matmul",
+                "canonicalize", "cse", "ms-cpu-fuse-rows", "canonicalize")),
     # the small per-tile buffers of ms-cpu-fuse-rows go on the stack: no malloc per tile
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
     ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-parallelize", "ms-cpu-math-approx",

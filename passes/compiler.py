@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..dialects.ir import get_context, spec_of
+from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
 from .cpu import public_functions
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
@@ -113,6 +114,13 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
     if target != "cpu":
         raise CompileError([Diagnostic("error", "", 0, 0, f"unknown target '{target}'")])
     from ..runtime.cpu import CpuExecutable
+    from . import exe_cache
+    t0 = time.perf_counter()
+    key = exe_cache.key_for(module, sig.name, target, start_after) if exe_cache.cache_dir() else None
+    cached = exe_cache.load(key) if key else None
+    if cached is not None:
+        cached.compile_times = {"disk-cache": time.perf_counter() - t0}
+        return cached
     times = {}
     names = [n for n, _ in pipeline.TARGET_STAGES[target]]
     previous = start_after
@@ -121,6 +129,11 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         pipeline.run_pipeline(module, target, stop_after=name, start_after=previous)
         times[name] = time.perf_counter() - t0
         previous = name
+    if key:  # the shared library for the disk cache is built in the background
+        exe_cache.store_later(key, str(module), {
+            "format": FORMAT, "version": FORMAT_VERSION, "target": "cpu", "entry": sig.name,
+            "inputs": [spec_to_json(s) for s in sig.inputs],
+            "outputs": [spec_to_json(s) for s in sig.outputs]})
     t0 = time.perf_counter()
     with module.context:
         exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)

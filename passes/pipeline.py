@@ -236,11 +236,12 @@ def mlir_tool(name: str) -> str:
     return os.path.join(list(mlir.__path__)[0], "bin", name)
 
 
-def translate_to_llvm_ir(module: ir.Module) -> str:
-    """LLVM IR text of a module in the LLVM dialect (mlir-translate; the bindings have no
-    translation API)."""
+def translate_to_llvm_ir(module) -> str:
+    """LLVM IR text of a module (or its text) in the LLVM dialect (mlir-translate; the
+    bindings have no translation API)."""
     proc = subprocess.run([mlir_tool("mlir-translate"), "--mlir-to-llvmir"],
-                          input=str(module), capture_output=True, text=True)
+                          input=module if isinstance(module, str) else str(module),
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise CompileError([Diagnostic("error", "", 0, 0,
                                        "mlir-translate failed: " + proc.stderr.strip())],

@@ -18,7 +18,18 @@ import tempfile
 import numpy as np
 
 from .calls import CallError, check_inputs
-from .memref import ArgBlock
+from .memref import ArgBlock, data_pointer
+
+
+def _preload_openmp(entry):
+    """Parallel code needs the OpenMP runtime's symbols: load it globally before the library
+    (which names it by soname)."""
+    from .openmp import openmp_library
+    lib = openmp_library()
+    if lib is None:
+        raise CallError(f"'{entry}' was compiled with parallel loops and needs an OpenMP "
+                        "runtime (pip install intel-openmp)")
+    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
 
 
 class CpuLibraryExecutable:
@@ -52,6 +63,8 @@ class CpuLibraryExecutable:
             raise ArtifactError(f"the library of '{artifact.entry}' was built for {built_for} "
                                 f"({cpu.get('mcpu', '?')}), this machine is "
                                 f"{platform.machine()}")
+        if cpu.get("openmp"):
+            _preload_openmp(artifact.entry)
         # dlopen needs a file: the library goes to a private temporary folder, removed when
         # the executable is collected (the mapping stays valid after unlinking on Linux).
         folder = tempfile.mkdtemp(prefix="mscc-")
@@ -64,14 +77,15 @@ class CpuLibraryExecutable:
             os.unlink(path)
             os.rmdir(folder)
 
-    def __call__(self, *arrays, outputs=None):
-        arrays = check_inputs(self.entry, self.in_specs, arrays)
-        if outputs is None:
-            outputs = [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
-        args = self._args
-        for i, a in enumerate(arrays):
-            args.set(i, a)
-        for j, o in enumerate(outputs):
-            args.set(self._n_in + j, o)
+    def __call__(self, *arrays):
+        """Checked call: inputs are converted to the entry's dtypes; returns new arrays."""
+        return self.run(check_inputs(self.entry, self.in_specs, arrays))
+
+    def run(self, arrays):
+        """Unchecked call (as runtime/cpu.CpuExecutable.run)."""
+        outputs = [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
+        descriptors = self._args.descriptors
+        for d, a in zip(descriptors, list(arrays) + outputs):
+            d.allocated = d.aligned = data_pointer(a)
         self._fn(*self._ptrs)
         return outputs

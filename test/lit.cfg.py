@@ -27,6 +27,7 @@ repo = os.path.dirname(config.test_source_root)
 config.environment["PATH"] = os.pathsep.join(
     [bindir, _site_bin("llvm"), _site_bin("mlir"), config.environment.get("PATH", "")])
 config.environment["PYTHONUNBUFFERED"] = "1"
+config.environment["MSCC_CACHE_DIR"] = ""  # no on-disk executable cache in tests
 # A checkout that is not the installed one (a git worktree) is found through PYTHONPATH.
 if os.environ.get("PYTHONPATH"):
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -11,3 +11,10 @@ def mode(request):
     ms.set_context(mode=request.param)
     yield request.param
     ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def pytest_configure(config):
+    # Tests compile thousands of small functions: no on-disk executable cache, except where a
+    # test turns it on with its own folder (test_exe_cache.py).
+    import os
+    os.environ["MSCC_CACHE_DIR"] = ""

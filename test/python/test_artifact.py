@@ -62,6 +62,23 @@ def test_cpu_round_trip_matches_numpy(cpu_msx):
             assert_matches(g, w.astype(np.float32))
 
 
+def test_cpu_artifact_with_parallel_loops(tmp_path):
+    """Large loops run on OpenMP threads; the library names the runtime by soname and the
+    loader preloads it."""
+    from mscc.runtime.openmp import openmp_library
+    if openmp_library() is None:
+        pytest.skip("no OpenMP runtime (intel-openmp) installed: code is sequential")
+    specs = [spec((1024, 1024), "float32")]
+    path = str(tmp_path / "big.msx")
+    build_artifact(module_of(specs, lambda x: op("ms.add", op("ms.tanh", x), x)), "f",
+                   "cpu").save(path)
+    art = read(path)
+    assert art.manifest["cpu"]["openmp"] is True
+    x = np.random.default_rng(3).standard_normal((1024, 1024)).astype(np.float32)
+    got, = art.load()(x)
+    np.testing.assert_allclose(got, np.tanh(x) + x, rtol=1e-5, atol=1e-6)
+
+
 def test_manifest_describes_the_entry(cpu_msx):
     art = read(cpu_msx)
     m = art.manifest

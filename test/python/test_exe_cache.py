@@ -1,0 +1,50 @@
+"""The on-disk executable cache: a second process loads the compiled code instead of
+compiling it, and the results are the same."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+PROGRAM = r'''
+import json, sys, numpy as np, mscc as ms
+from mscc import ops
+from mscc.passes import exe_cache
+f = ms.jit(lambda a, b: ops.relu(a @ b) * 0.5 + ops.reduce_sum(a, 1, keep_dims=True))
+x = ms.Tensor(np.arange(48, dtype=np.float32).reshape(6, 8) / 10)
+w = ms.Tensor(np.ones((8, 8), np.float32))
+y = f(x, w).asnumpy()
+exe = next(iter(f._flat_cache.values())).exe
+exe_cache.wait()
+print(json.dumps({"kind": type(exe).__name__, "stages": sorted(exe.compile_times),
+                  "y": y.tolist()}))
+'''
+
+
+def _run(cache_dir):
+    env = dict(os.environ, MSCC_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_second_process_loads_instead_of_compiling(tmp_path):
+    first = _run(tmp_path)
+    assert first["kind"] == "CpuExecutable" and "codegen" in first["stages"]
+    assert len(list(tmp_path.glob("*.msx"))) == 1
+    second = _run(tmp_path)
+    assert second["kind"] == "CpuLibraryExecutable" and second["stages"] == ["disk-cache"]
+    x = np.arange(48, dtype=np.float64).reshape(6, 8) / 10
+    want = np.maximum(x @ np.ones((8, 8)), 0) * 0.5 + x.sum(1, keepdims=True)
+    np.testing.assert_allclose(second["y"], want, rtol=1e-5)
+    np.testing.assert_allclose(second["y"], first["y"], rtol=1e-6)
+
+
+def test_a_damaged_entry_is_rebuilt(tmp_path):
+    _run(tmp_path)
+    entry, = tmp_path.glob("*.msx")
+    entry.write_bytes(b"not a zip file")
+    again = _run(tmp_path)
+    assert again["kind"] == "CpuExecutable"  # compiled, and the entry written anew
+    assert _run(tmp_path)["kind"] == "CpuLibraryExecutable"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .context import default_target
 from .location import user_location
 from .state import active_tapes, active_traces
 from .tensor import Tensor
@@ -53,31 +54,36 @@ def _traced(trace, op_name, operands, attrs, consts):
 
 
 def _eager(op_name, operands, attrs, consts):
+    target = default_target()
+    on_device = target == "cuda"
     parts, arrays = [], []
     operands = list(operands)
     for i, x in enumerate(operands):
         if isinstance(x, np.ndarray):
             x = operands[i] = Tensor(x)
         if isinstance(x, Tensor):
-            if x._data is None:
+            if x.is_placeholder:
                 raise TypeError(f"For '{op_name}', input #{i} is a placeholder Tensor without data")
             parts.append(x._spec)
-            arrays.append(x._data)
+            arrays.append(x._device if on_device and x._device is not None else x.asnumpy())
         elif isinstance(x, _SCALARS):
             parts.append(("scalar", type(x), x))
         else:
             raise _bad_operand(op_name, i, x)
-    key = (op_name, _freeze(attrs), _freeze(consts), tuple(parts))
+    key = (op_name, _freeze(attrs), _freeze(consts), tuple(parts), target)
     exe = _EAGER_CACHE.get(key)
     if exe is None:
-        exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs, consts)
-    outs = [Tensor._wrap(o) for o in exe.run(arrays)]
+        exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs, consts, target)
+    if on_device:
+        outs = [Tensor._wrap_device(o, s) for o, s in zip(exe.run(arrays), exe.out_specs)]
+    else:
+        outs = [Tensor._wrap(o) for o in exe.run(arrays)]
     if active_tapes:
         active_tapes[-1].record(op_name, attrs, consts, operands, outs)
     return outs[0] if len(outs) == 1 else outs
 
 
-def _compile_single_op(op_name, operands, attrs, consts):
+def _compile_single_op(op_name, operands, attrs, consts, target):
     global eager_compiles
     from ..passes.compiler import compile_module
     from .trace import Trace
@@ -88,4 +94,4 @@ def _compile_single_op(op_name, operands, attrs, consts):
                   for x in operands]
         tr.finish(tr.emit(op_name, values, attrs, consts, where))
     eager_compiles += 1
-    return compile_module(tr.module, tr.name)
+    return compile_module(tr.module, tr.name, target=target)

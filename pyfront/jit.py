@@ -25,9 +25,10 @@ class CompiledEntry:
     """One specialization: the executable and how Python values map onto its arguments."""
 
     __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
-                 "out_specs", "single_output")
+                 "out_specs", "single_output", "on_device")
 
-    def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks):
+    def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks,
+                 on_device=False):
         self.exe = exe
         self.tensor_leaves = tensor_leaves  # indexes of the argument leaves that are Tensors
         self.params = params                # implicit Parameter inputs, in argument order
@@ -36,14 +37,17 @@ class CompiledEntry:
         self.writebacks = writebacks        # per assigned Parameter: the object or a leaf index
         self.out_specs = exe.out_specs[:n_outputs]
         self.single_output = treedef == ("leaf",)
+        self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
 
     def run(self, leaves, arrays=None):
+        if self.on_device:
+            return self.run_on_device(leaves)
         if arrays is None:
             arrays = [leaves[i]._data for i in self.tensor_leaves]
         if self.params:
             arrays += [p._data for p in self.params]
         if _NONE_ID in map(id, arrays):  # (`None in arrays` would compare arrays elementwise)
-            raise TypeError("a placeholder Tensor (no data) was passed to a compiled function")
+            arrays = self._host_arrays(leaves)
         outs = self.exe.run(arrays)
         n = self.n_outputs
         if self.writebacks:
@@ -54,10 +58,48 @@ class CompiledEntry:
             return wrap(outs[0], self.out_specs[0])
         return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
 
+    def _host_arrays(self, leaves):
+        """The inputs when some are not plain host arrays: Tensors in GPU memory are copied
+        back; a placeholder is an error."""
+        tensors = [leaves[i] for i in self.tensor_leaves] + self.params
+        if any(t.is_placeholder for t in tensors):
+            raise TypeError("a placeholder Tensor (no data) was passed to a compiled function")
+        return [t.asnumpy() for t in tensors]
+
+    def run_on_device(self, leaves):
+        """Tensors already in GPU memory are passed as they are; host Tensors are copied by
+        the executable; Parameters are copied once and stay resident; outputs stay on the
+        device until asnumpy()."""
+        inputs = [_device_input(leaves[i]) for i in self.tensor_leaves]
+        inputs += [_resident(p) for p in self.params]
+        outs = self.exe(*inputs)
+        n = self.n_outputs
+        for target, new in zip(self.writebacks, outs[n:]):
+            t = leaves[target] if type(target) is int else target
+            t._device, t._data = new, None
+        wrap = Tensor._wrap_device
+        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
+
+
+def _device_input(t):
+    if t._device is not None:
+        return t._device
+    if t._data is None:
+        raise TypeError("a placeholder Tensor (no data) was passed to a compiled function")
+    return t._data
+
+
+def _resident(p):
+    """A Parameter's device copy, made on first use and kept (ms.assign updates it there)."""
+    if p._device is None:
+        from ..runtime.cuda import device
+        p._device = device().to_device(p.asnumpy())
+    return p._device
+
 
 def _leaf_key(x, i, name):
     if isinstance(x, Tensor):
-        if x._data is None:
+        if x.is_placeholder:
             raise TypeError(f"argument #{i} of '{name}' is a placeholder Tensor without data")
         return x._spec
     try:
@@ -119,7 +161,7 @@ class JitFunction:
             entry = self._flat_cache[key]
         except (AttributeError, KeyError, TypeError):
             return self._call_general(args)
-        return entry.run(args, [a._data for a in args])
+        return entry.run(args, None if entry.on_device else [a._data for a in args])
 
     def _call_general(self, args):
         leaves, treedef = self._leaves(args)
@@ -172,7 +214,8 @@ class JitFunction:
         self.compile_count += 1
         writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]
         implicit = [p for p in tr.param_order if id(p) not in tr.explicit_params]
-        entry = CompiledEntry(exe, tensor_leaves, implicit, out_tree, n_out, writebacks)
+        entry = CompiledEntry(exe, tensor_leaves, implicit, out_tree, n_out, writebacks,
+                              on_device=key[1] == "cuda")
         self._cache[key] = entry
         return entry
 
@@ -199,10 +242,33 @@ class Lowered:
         pipeline.run_pipeline(module, self.target, stop_after=stage)
         return module.operation.get_asm(enable_debug_info=debug_info)
 
-    def compile(self):
-        from ..passes.compiler import clone_module, compile_module
-        return compile_module(clone_module(self._trace.module), self._trace.name,
-                              target=self.target)
+    def compile(self) -> "Compiled":
+        return Compiled(self._trace, self.target)
+
+
+class Compiled:
+    """One compiled specialization: call it here, or `save(path)` it as an .msx artifact that
+    `mscc.runtime.load` runs without the compiler (its inputs: the function's Tensor
+    arguments, then the Parameters it reads, in the order of `parameters`)."""
+
+    def __init__(self, trace, target):
+        self._module = trace.module
+        self.entry = trace.name
+        self.target = target
+        self.parameters = list(trace.param_order)
+        self._exe = None
+
+    def __call__(self, *arrays):
+        if self._exe is None:
+            from ..passes.compiler import clone_module, compile_module
+            self._exe = compile_module(clone_module(self._module), self.entry,
+                                       target=self.target)
+        return self._exe(*arrays)
+
+    def save(self, path: str) -> str:
+        from ..passes.artifact import build_artifact
+        from ..passes.compiler import clone_module
+        return build_artifact(clone_module(self._module), self.entry, self.target).save(path)
 
 
 def jit(fn=None, *, input_signature=None, target=None):

@@ -18,11 +18,14 @@ class Tensor:
 
     __array_priority__ = 100  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
-    __slots__ = ("_data", "_spec", "_value", "_trace", "__weakref__")
+    # _data: the host array (None for a placeholder, a traced Tensor, or a device Tensor not
+    # yet copied back); _device: its copy in GPU memory (runtime/cuda.DeviceArray) or None.
+    __slots__ = ("_data", "_spec", "_value", "_trace", "_device", "__weakref__")
 
     def __init__(self, data=None, dtype=None, shape=None):
         self._value = None
         self._trace = None
+        self._device = None
         if data is None:
             if shape is None or dtype is None:
                 raise TypeError("Tensor() needs data, or both shape and dtype for a placeholder")
@@ -63,6 +66,18 @@ class Tensor:
         t._spec = spec
         t._value = None
         t._trace = None
+        t._device = None
+        return t
+
+    @classmethod
+    def _wrap_device(cls, array, spec: TensorSpec) -> "Tensor":
+        """A Tensor that lives in GPU memory (copied to the host by asnumpy, once)."""
+        t = object.__new__(cls)
+        t._data = None
+        t._spec = spec
+        t._value = None
+        t._trace = None
+        t._device = array
         return t
 
     @classmethod
@@ -72,6 +87,7 @@ class Tensor:
         t._spec = spec
         t._value = value
         t._trace = trace
+        t._device = None
         return t
 
     # ------------------------------------------------------------- properties
@@ -93,7 +109,13 @@ class Tensor:
 
     @property
     def is_placeholder(self) -> bool:
-        return self._data is None and self._trace is None
+        return self._data is None and self._trace is None and self._device is None
+
+    @property
+    def device(self) -> str:
+        """Where the value lives: "CPU", or "GPU:<ordinal>" for a Tensor kept in GPU memory
+        between compiled calls."""
+        return "CPU" if self._device is None else "GPU:0"
 
     def __len__(self):
         if not self.shape:
@@ -106,6 +128,9 @@ class Tensor:
                 "asnumpy() on a traced Tensor: inside jit its value is only known when the "
                 "compiled function runs; return it from the function instead")
         if self._data is None:
+            if self._device is not None:
+                self._data = self._device.asnumpy()  # one copy back; the device copy stays
+                return self._data
             raise RuntimeError(f"asnumpy() on a placeholder Tensor {self._spec} holds no data")
         return self._data
 
@@ -116,7 +141,7 @@ class Tensor:
     def __repr__(self):
         if self._trace is not None:
             return f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, traced)"
-        if self._data is None:
+        if self._data is None and self._device is None:
             return f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, placeholder)"
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, "
                 f"value={np.array2string(self._data, separator=', ')})")
@@ -216,6 +241,7 @@ class Parameter(Tensor):
         if arr.shape != self.shape:
             raise ValueError(f"Parameter '{self.name}' has shape {self.shape}; got {arr.shape}")
         self._data = arr
+        self._device = None  # a device copy is stale now
         return self
 
     def __repr__(self):

@@ -240,6 +240,10 @@ class CudaExecutable:
         return cls(plan, artifact.inputs, artifact.outputs, images, constants, dev,
                    cuda.get("arch", "sm_90"))
 
+    def run(self, arrays):
+        """The same call as `exe(*arrays)` (the interface jit and eager ops use)."""
+        return self(*arrays)
+
     def __call__(self, *inputs):
         dev, drv, stream = self.device, self.device.driver, self.stream
         inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))

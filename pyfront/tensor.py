@@ -54,41 +54,32 @@ class Tensor:
 
     # ------------------------------------------------------------- construction helpers
     @classmethod
+    def _make(cls, spec: TensorSpec, data=None, device=None, value=None, trace=None):
+        t = object.__new__(cls)
+        t._data, t._spec, t._device, t._value, t._trace = data, spec, device, value, trace
+        return t
+
+    @classmethod
     def _wrap(cls, array: np.ndarray) -> "Tensor":
         """A Tensor owning `array` (already C-contiguous with a supported dtype)."""
-        return cls._wrap_spec(array, TensorSpec(array.shape, dt.from_numpy(array.dtype)))
+        return cls._make(TensorSpec(array.shape, dt.from_numpy(array.dtype)), data=array)
 
     @classmethod
     def _wrap_spec(cls, array: np.ndarray, spec: TensorSpec) -> "Tensor":
-        """_wrap when the spec is known (the jit cache-hit path)."""
+        """_wrap when the spec is known: the jit cache-hit path, written out (no keyword
+        call) because it runs on every call."""
         t = object.__new__(cls)
-        t._data = array
-        t._spec = spec
-        t._value = None
-        t._trace = None
-        t._device = None
+        t._data, t._spec, t._device, t._value, t._trace = array, spec, None, None, None
         return t
 
     @classmethod
     def _wrap_device(cls, array, spec: TensorSpec) -> "Tensor":
         """A Tensor that lives in GPU memory (copied to the host by asnumpy, once)."""
-        t = object.__new__(cls)
-        t._data = None
-        t._spec = spec
-        t._value = None
-        t._trace = None
-        t._device = array
-        return t
+        return cls._make(spec, device=array)
 
     @classmethod
     def _traced(cls, value, spec: TensorSpec, trace) -> "Tensor":
-        t = object.__new__(cls)
-        t._data = None
-        t._spec = spec
-        t._value = value
-        t._trace = trace
-        t._device = None
-        return t
+        return cls._make(spec, value=value, trace=trace)
 
     # ------------------------------------------------------------- properties
     @property

@@ -7,6 +7,7 @@ verifies: it patches the prebuilt argument block and calls the compiled code.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -149,7 +150,11 @@ class JitFunction:
         return (treedef, self.target or default_target(),
                 tuple(_leaf_key(x, i, name) for i, x in enumerate(leaves)))
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:  # keyword arguments become positional (part of the key like any other)
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = bound.args
         if active_traces:
             return self.fn(*args)  # called from another traced function: trace inline
         if active_tapes:  # inside a PyNative gradient's recording: one replayable node

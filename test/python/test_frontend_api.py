@@ -71,6 +71,25 @@ def test_jit_cache_reuses_and_respecializes():
     assert f.cache_info()["compiles"] == 4
 
 
+def test_keyword_arguments_and_none_results():
+    @ms.jit
+    def f(x, scale=2.0):
+        return x * scale
+
+    x = ms.Tensor([1.0, 2.0])
+    np.testing.assert_allclose(f(x, scale=3.0).asnumpy(), [3.0, 6.0])
+    np.testing.assert_allclose(f(x).asnumpy(), [2.0, 4.0])
+    assert f.cache_info()["compiles"] == 2  # scale is a static value of the key
+    p = ms.Parameter(np.zeros(2, np.float32), name="p_none")
+
+    @ms.jit
+    def write(v):
+        ops.assign(p, v)  # returns nothing
+
+    assert write(x) is None
+    np.testing.assert_allclose(p.asnumpy(), [1.0, 2.0])
+
+
 def test_cache_hit_does_not_retrace():
     calls = []
 

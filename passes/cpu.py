@@ -261,9 +261,10 @@ def split_script(dimension, chunk):
     return _script(lambda root: structured.SplitOp(root, dimension, chunk))
 
 
-# Matmuls with fewer flops than this run on one thread: on a loaded 2-core machine a fork and
-# join can cost more than the work.
-MIN_PARALLEL_FLOPS = 1 << 24
+# Matmuls with fewer flops than this run on one thread: a fork and join costs a few
+# microseconds. (The training step's 2.6 MFLOP products, ~20 us on one thread, saved ~40 us per
+# step on two threads, even on a loaded machine.)
+MIN_PARALLEL_FLOPS = 1 << 21
 
 
 def tile_matmul_script(tm, tn, tk, mr, nr, parallel):

@@ -327,27 +327,43 @@ class FuseRows(ModulePass):
 # ------------------------------------------------------------------ LLVM loop hints
 
 # LLVM unrolls every loop with a small constant trip count completely, after vectorizing it
-# 4 wide: the 1024-wide rows of a softmax became 16 copies of the vectorized exp per row
-# loop, 55 KB of code for one op and 60% of its compile time; the training step's LLVM time
-# fell from ~450 ms to ~310 ms without it, at the same speed. The loops that profit from
-# unrolling (the matmul register tiles, vector transfers) are unrolled in MLIR already.
-NO_UNROLL = "#llvm.loop_annotation<unroll = <disable = true>>"
+# (4 vectors per iteration): a softmax's 8-row tiles of 1024-wide rows became 8 x 16 copies of
+# the vectorized exp, 55 KB of code for one op and 60% of its compile time. The loops that
+# profit from unrolling (matmul register tiles, vector transfers) are unrolled in MLIR already.
+# An innermost loop may still be vectorized and interleaved (its reductions need several
+# accumulators): only the loops LLVM makes of it are not unrolled. ('unroll disable' on the
+# loop itself would also turn interleaving off: softmax ran 45% slower.)
+_NO_UNROLL = "#llvm.loop_annotation<unroll = <disable = true>>"
+_NO_UNROLL_AFTER_VECTORIZING = (
+    f"#llvm.loop_annotation<vectorize = <followupVectorized = {_NO_UNROLL}, "
+    f"followupEpilogue = {_NO_UNROLL}>>")
 
 
 @register
 class LoopHints(ModulePass):
     name = "ms-cpu-loop-hints"
-    summary = ("mark every scf.for 'do not unroll' for LLVM (llvm.loop_annotation; "
-               "convert-scf-to-cf moves it to the loop's back edge)")
+    summary = ("LLVM loop metadata on every scf.for (llvm.loop_annotation; convert-scf-to-cf "
+               "moves it to the back edge): outer loops are not unrolled, innermost loops are "
+               "not unrolled once vectorized")
 
     def run(self, module):
-        hint = ir.Attribute.parse(NO_UNROLL)
+        outer = ir.Attribute.parse(_NO_UNROLL)
+        inner = ir.Attribute.parse(_NO_UNROLL_AFTER_VECTORIZING)
         loops = []
 
-        def visit(op):
+        def visit(op):  # post-order: a loop comes after the loops it contains
             if op.name == "scf.for":
                 loops.append(op)
             return ir.WalkResult.ADVANCE
-        module.walk(visit)
+        module.walk(visit, ir.WalkOrder.POST_ORDER)
+        has_inner = set()
         for loop in loops:
-            loop.attributes["loop_annotation"] = hint
+            parent = loop.parent
+            while parent is not None and parent.name != "func.func":
+                if parent.name == "scf.for":
+                    has_inner.add(parent)
+                    break
+                parent = parent.parent
+            reduces = len(loop.results) > 0  # loop-carried accumulators (iter_args)
+            loop.attributes["loop_annotation"] = (inner if reduces and loop not in has_inner
+                                                  else outer)

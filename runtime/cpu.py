@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
 from .calls import CallError
 from .memref import ArgBlock, data_pointer
+from .outputs import OutputArrays
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -45,7 +45,7 @@ class CpuExecutable:
         self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]
         self._n_in = len(self.in_specs)
-        self._out_cache = [None] * len(self.out_specs)
+        self._outputs = OutputArrays(self._out_np)
 
     def check_inputs(self, arrays):
         if len(arrays) != self._n_in:
@@ -61,23 +61,15 @@ class CpuExecutable:
             out.append(a)
         return out
 
-    # Off by default: merged with the autodiff tests, re-use made gradient checks fail at
-    # random (see the fusion branch report); enable per executable once that is understood.
-    reuse_outputs = False
+    @property
+    def reuse_outputs(self) -> bool:
+        """Whether calls re-use the previous call's output arrays once nothing else refers to
+        them (runtime/outputs.py; on by default)."""
+        return self._outputs.reuse
 
-    def fresh_outputs(self):
-        """Output arrays for a call. With `reuse_outputs`, the previous call's arrays are used
-        again when nobody else holds them any more (a fresh large array costs page faults on
-        every call: ~4 ms for 16 MiB); an output the caller still holds, directly or through a
-        view, is never written again."""
-        if not self.reuse_outputs:
-            return [np.empty(shape, dtype) for shape, dtype in self._out_np]
-        cache = self._out_cache
-        for j, spec in enumerate(self.out_specs):
-            # References: the cache's and getrefcount's argument; any other is a holder.
-            if cache[j] is None or sys.getrefcount(cache[j]) > 2:
-                cache[j] = np.empty(spec.shape, spec.dtype.np)
-        return list(cache)
+    @reuse_outputs.setter
+    def reuse_outputs(self, value: bool):
+        self._outputs.reuse = bool(value)
 
     def __call__(self, *arrays):
         """Checked call: inputs are converted to the entry's dtypes; returns new arrays."""
@@ -86,11 +78,12 @@ class CpuExecutable:
     def run(self, arrays):
         """Unchecked call (the jit cache-hit path): `arrays` are C-contiguous with the entry's
         shapes and dtypes."""
-        outputs = self.fresh_outputs()
         ptr = data_pointer
-        for d, a in zip(self._args.descriptors, arrays + outputs):
-            d.allocated = d.aligned = ptr(a)
-        self._fn(self._args.address)
+        with self._outputs.lock:
+            outputs = self._outputs.take()
+            for d, a in zip(self._args.descriptors, arrays + outputs):
+                d.allocated = d.aligned = ptr(a)
+            self._fn(self._args.address)
         return outputs
 
     def dump_object(self, path: str):

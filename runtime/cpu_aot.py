@@ -15,10 +15,9 @@ import os
 import platform
 import tempfile
 
-import numpy as np
-
 from .calls import CallError, check_inputs
 from .memref import ArgBlock, data_pointer
+from .outputs import OutputArrays
 
 
 def _preload_openmp(entry):
@@ -53,6 +52,7 @@ class CpuLibraryExecutable:
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._ptrs = self._args.descriptor_addresses
         self._n_in = len(self.in_specs)
+        self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
 
     @classmethod
     def from_artifact(cls, artifact):
@@ -83,9 +83,10 @@ class CpuLibraryExecutable:
 
     def run(self, arrays):
         """Unchecked call (as runtime/cpu.CpuExecutable.run)."""
-        outputs = [np.empty(s.shape, s.dtype.np) for s in self.out_specs]
-        descriptors = self._args.descriptors
-        for d, a in zip(descriptors, list(arrays) + outputs):
-            d.allocated = d.aligned = data_pointer(a)
-        self._fn(*self._ptrs)
+        with self._outputs.lock:
+            outputs = self._outputs.take()
+            descriptors = self._args.descriptors
+            for d, a in zip(descriptors, list(arrays) + outputs):
+                d.allocated = d.aligned = data_pointer(a)
+            self._fn(*self._ptrs)
         return outputs

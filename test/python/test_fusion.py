@@ -254,7 +254,6 @@ def test_parallel_loops_use_openmp_when_available():
 def test_output_buffers_are_reused_only_when_released():
     from mstest import compile_fn
     exe = compile_fn([spec((64,), F32)], lambda a: op("ms.mul", a, a))
-    exe.reuse_outputs = True
     x = np.arange(64, dtype=np.float32)
     first, = exe(x)
     held = first.copy()

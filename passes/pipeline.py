@@ -23,7 +23,7 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
-               cpu_transpose, fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, verify)
+               cpu_rows, cpu_terms, cpu_transpose, fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -43,12 +43,11 @@ _FRONT_STAGES = (
 )
 _CPU_STAGES = _FRONT_STAGES + (
     ("linalg", ("convert-ms-to-linalg", "ms-cpu-materialize-transposes", "ms-outline-matmul",
-                "canonicalize", "cse", "ms-cpu-fuse-rows", "canonicalize")),
-    # the small per-tile buffers of ms-cpu-fuse-rows go on the stack: no malloc per tile
+                "canonicalize", "cse")),
+    # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
-    ("llvm", ("ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes", "ms-cpu-parallelize",
-              "ms-cpu-math-approx",
-              "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
+    ("llvm", ("ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
+              "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
               # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)

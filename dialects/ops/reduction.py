@@ -134,9 +134,11 @@ def _softmax_infer(ins, attrs):
 
 def _lower_softmax(log):
     """max-subtracted softmax along one axis, computed in float32 for float16 inputs: max,
-    sum of exp(x - max), then exp(x - max) * (1 / sum) (or x - max - log(sum)). The
-    exponential is recomputed rather than stored: the three loops only read x (which CPU row
-    tiling keeps in cache, passes/cpu_loops.FuseRows), and no element is divided."""
+    sum of exp(x - max), then exp(x - max) * (1 / sum) (or x - max - log(sum)). As tensors the
+    exponential is recomputed rather than stored: the three loops only read x, and no element
+    is divided. On the CPU the loops run per tile of rows (passes/cpu_rows.py, x read from
+    cache after the first loop) and the summing loop stores the exponentials into the output,
+    which the last loop then scales (passes/cpu_terms.py)."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
         axis = R.normalize_axis(lc.attrs["axis"], spec.rank)

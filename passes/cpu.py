@@ -1,6 +1,6 @@
 """CPU-specific passes: destination-passing entry points and the matmul schedule."""
 from mlir import ir
-from mlir.dialects import bufferization, func, linalg, tensor, transform
+from mlir.dialects import arith, bufferization, func, linalg, memref, tensor, transform
 from mlir.dialects.transform import interpreter
 from mlir.dialects.transform import memref as tmemref
 from mlir.dialects.transform import structured, vector  # noqa: F401
@@ -342,6 +342,121 @@ def matmul_ranges(op):
     return [m, n, k]
 
 
+# B is packed when its rows are a multiple of this many bytes apart: a K-panel's rows then
+# fall into a few L2 sets and evict each other (1024^3: ~365 GFLOP/s unpacked, ~480 packed,
+# the copy included; 256x1024x256 with B^T: 335-835 us -> 315 us)...
+PACK_ROW_BYTES = 4096
+# ...when A has enough rows to amortize the copy of B (one pass over B per call), and the
+# K-panels are deep enough to conflict (64x1024x64 was slower packed: 27 -> 29-105 us).
+PACK_MIN_ROWS = 128
+PACK_MIN_DEPTH = 128
+
+
+def _plain_matmul(op) -> bool:
+    if "indexing_maps" not in op.attributes:
+        return True
+    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return maps == ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)",
+                    "(d0, d1, d2) -> (d0, d1)"]
+
+
+def _should_pack(mm, nr) -> bool:
+    a, b, _ = (ir.MemRefType(v.type) for v in mm.operands)
+    if not (_plain_matmul(mm) and a.has_static_shape and b.has_static_shape):
+        return False
+    k, n = b.shape
+    return (n % nr == 0 and n > nr and (n * _elem_bytes(mm)) % PACK_ROW_BYTES == 0
+            and a.shape[0] >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH)
+
+
+def _calls_of(module_block, fn):
+    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    found = []
+
+    def visit(op):
+        if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    for other in module_block.operations:
+        if other.operation.name == "func.func" and other != fn:
+            other.operation.walk(visit)
+    return found
+
+
+def pack_b(module_block, fn, mm, nr) -> bool:
+    """C += A B with B (K x N) read from a copy packed into strips of nr columns,
+    Bp[N/nr][K][nr], so that register tiles read B contiguously. The caller packs (a
+    linalg.transpose of B's expand_shape into a buffer freed after the call; parallel loops
+    make it a parallel copy) and passes Bp for B and C as C[M][N/nr][nr]; the product becomes
+    a linalg.generic over (i, strip, column, k). Only where B and C are kernel arguments that
+    only the matmul uses (no epilogue), with one call. (A view of C made inside the kernel
+    sent the vectorization's alias folding into an endless loop, or, as a reinterpret_cast,
+    kept C's register tile from staying in registers.)"""
+    a, b, c = mm.operands
+    calls = _calls_of(module_block, fn)
+    if (len(calls) != 1 or any(not isinstance(v.owner, ir.Block) or len(list(v.uses)) != 1
+                               for v in (b, c))):
+        return False
+    (m, k), n = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape[1]
+    elem = ir.MemRefType(b.type).element_type
+    packed = ir.MemRefType.get([n // nr, k, nr], elem)
+    strips = ir.MemRefType.get([m, n // nr, nr], elem)
+    call = calls[0]
+    bi, ci = b.arg_number, c.arg_number
+    with ir.InsertionPoint(call), call.location:
+        bp = memref.alloc(packed, [], [], alignment=64)
+        bv = memref.expand_shape(ir.MemRefType.get([k, n // nr, nr], elem), call.operands[bi],
+                                 [[0], [1, 2]], [], [k, n // nr, nr])
+        linalg.transpose(bv, outs=[bp], permutation=[1, 0, 2])
+        cv = memref.expand_shape(strips, call.operands[ci], [[0], [1, 2]], [], [m, n // nr, nr])
+    call.operands[bi] = bp
+    call.operands[ci] = cv
+    with ir.InsertionPoint.after(call), call.location:
+        memref.dealloc(bp)
+    b.set_type(packed)
+    c.set_type(strips)
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    inputs = list(ftype.inputs)
+    inputs[bi], inputs[ci] = packed, strips
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, ftype.results))
+    loc = mm.location
+    with ir.InsertionPoint(mm), loc:
+        maps = [ir.Attribute.parse(f"affine_map<(i, s, j, k) -> ({e})>")
+                for e in ("i, k", "s, k, j", "i, s, j")]
+        kinds = [ir.Attribute.parse(f"#linalg.iterator_type<{t}>")
+                 for t in ("parallel", "parallel", "parallel", "reduction")]
+        gen = linalg.GenericOp([], [a, b], [c], ir.ArrayAttr.get(maps), ir.ArrayAttr.get(kinds))
+        if REGION_ATTR in mm.attributes:
+            gen.attributes[REGION_ATTR] = mm.attributes[REGION_ATTR]
+        gen.attributes[PACKED_ATTR] = ir.UnitAttr.get()
+        body = gen.regions[0].blocks.append(elem, elem, elem)
+    with ir.InsertionPoint(body), loc:
+        x, y, acc = body.arguments
+        linalg.YieldOp([arith.addf(acc, arith.mulf(x, y))])
+    mm.erase()
+    return True
+
+
+PACKED_ATTR = "ms.packed_b"  # a product made by pack_b (kept by its tiles and split pieces)
+
+
+def _is_packed(op) -> bool:
+    """A product made by pack_b, not yet tiled (at the kernel's top level)."""
+    return PACKED_ATTR in op.attributes and op.parent.name == "func.func"
+
+
+def tile_packed_script(tm, strips, tk, mr, nr, parallel):
+    """tile_matmul_script for pack_b's generic: loops (i, strip, column, k)."""
+    def build(root):
+        if parallel:
+            tiled = structured.TileUsingForallOp(root, tile_sizes=[tm, strips]).tiled_op
+        else:
+            tiled = structured.TileUsingForOp(root, sizes=[tm, strips]).tiled_linalg_op
+        panel = structured.TileUsingForOp(tiled, sizes=[0, 0, 0, tk])
+        structured.TileUsingForOp(panel.tiled_linalg_op, sizes=[mr, 1, nr, 1])
+    return _script(build)
+
+
 @register
 class CpuMatmulSchedule(ModulePass):
     name = "ms-cpu-matmul-schedule"
@@ -364,11 +479,19 @@ class CpuMatmulSchedule(ModulePass):
             if not _ops(fn, "linalg.matmul"):
                 continue  # folded away (an epilogue that ignores the product): plain loops
             nr = max(8, NR_BYTES // _elem_bytes(_ops(fn, "linalg.matmul")[0]))
+            for mm in _ops(fn, "linalg.matmul"):
+                if _should_pack(mm, nr):
+                    pack_b(block, fn, mm, nr)
             # Split off the rows and columns beyond the last full register tile, so that
-            # every piece has static tile shapes (dynamic tiles would not vectorize).
+            # every piece has static tile shapes (dynamic tiles would not vectorize). (Packed
+            # products have whole strips of columns.)
             for dim, unit in ((0, MR), (1, nr)):
-                for mm in _ops(fn, "linalg.matmul"):
-                    size = matmul_ranges(mm)[dim]
+                products = _ops(fn, "linalg.matmul")
+                if dim == 0:
+                    products += [op for op in _ops(fn, "linalg.generic") if _is_packed(op)]
+                for mm in products:
+                    size = (loop_ranges(mm)[0][0] if mm.name == "linalg.generic"
+                            else matmul_ranges(mm)[dim])
                     if size > unit and size % unit:
                         _apply(mm, script(("split", dim, size // unit * unit),
                                           lambda: split_script(dim, size // unit * unit)),
@@ -378,6 +501,13 @@ class CpuMatmulSchedule(ModulePass):
                 tiles = (_largest_tile(m, MR, MC), _largest_tile(n, nr, NC), min(k, KC),
                          min(m, MR), min(n, nr), 2 * m * n * k >= MIN_PARALLEL_FLOPS)
                 _apply(mm, script(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
+                       "matmul tiling")
+            for gen in [op for op in _ops(fn, "linalg.generic") if _is_packed(op)]:
+                m, strips, nr_, k = loop_ranges(gen)[0]
+                tiles = (_largest_tile(m, MR, MC), _largest_tile(strips * nr_, nr_, NC) // nr_,
+                         min(k, KC), min(m, MR), nr_,
+                         2 * m * strips * nr_ * k >= MIN_PARALLEL_FLOPS)
+                _apply(gen, script(("packed",) + tiles, lambda: tile_packed_script(*tiles)),
                        "matmul tiling")
             for ep in _ops(fn, "linalg.generic"):
                 ranges = loop_ranges(ep)

@@ -240,6 +240,38 @@ def test_matmul_tiled_shapes(shape):
     np.testing.assert_allclose(got, f64(a) @ f64(b), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,k,dtype,tb,bias,packed", [
+    (128, 1024, 128, dt.float32, False, False, True),    # B's rows 4 KiB apart: packed
+    (130, 1024, 256, dt.float32, False, False, True),    # ... with a ragged row edge
+    (128, 1024, 256, dt.float32, True, False, True),     # ... B transposed (copied, then packed)
+    (128, 512, 128, dt.float64, False, False, True),     # 512 float64 = 4 KiB
+    (128, 1024, 128, dt.float32, False, True, False),    # an epilogue reads C: not packed
+    (128, 512, 128, dt.float32, False, False, False),    # 2 KiB apart: not packed
+], ids=lambda v: str(v) if not isinstance(v, dt.DType) else v.name)
+def test_matmul_packed_b(m, n, k, dtype, tb, bias, packed):
+    """CPU matmuls whose B rows are a multiple of 4 KiB apart read B from a packed copy."""
+    from mlir import ir
+    from mscc.passes import pipeline
+    from mstest import module_of
+    a = values((m, k), dtype, seed=14)
+    b = values((n, k) if tb else (k, n), dtype, seed=15)
+    c = values((n,), dtype, seed=16)
+    specs = [spec(a.shape, dtype), spec(b.shape, dtype), spec(c.shape, dtype)]
+
+    def body(x, y, z):
+        r = op("ms.matmul", x, y, transpose_a=False, transpose_b=tb)
+        return op("ms.add", r, z) if bias else r
+    module = module_of(specs, body)
+    with module.context, ir.Location.unknown():
+        pipeline.run_pipeline(module, "cpu", stop_after="bufferized")
+        pipeline.run_steps(module, pipeline.parse_pipeline("ms-cpu-matmul-schedule"))
+    assert ("permutation = [1, 0, 2]" in str(module)) == packed  # the caller's packing copy
+    exe = compile_fn(specs, body)
+    got, = exe(a, b, c)
+    want = f64(a) @ f64(b.T if tb else b) + (f64(c) if bias else 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.int64], ids=lambda d: d.name)
 @pytest.mark.parametrize("shapes,ta,tb", [(((2, 3, 4), (2, 4, 5)), False, False),
                                           (((2, 1, 3, 4), (3, 5, 4)), False, True),

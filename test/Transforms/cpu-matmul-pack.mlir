@@ -1,0 +1,55 @@
+// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule | FileCheck %s
+
+// B's rows are 4 KiB apart: the caller copies B into strips of 32 columns (Bp[32][128][32])
+// and passes C as C[128][32][32]; the kernel computes the product from the strips, tiled
+// and vectorized.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %[[A:.+]]: memref<128x128xf32>, %[[B:.+]]: memref<128x1024xf32>, %[[C:.+]]: memref<128x1024xf32>)
+// CHECK:         %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128x32xf32>
+// CHECK-NEXT:    %[[BV:.+]] = memref.expand_shape %[[B]] {{\[}}[0], [1, 2]] output_shape [128, 32, 32]
+// CHECK-NEXT:    linalg.transpose ins(%[[BV]] : memref<128x32x32xf32>) outs(%[[BP]] : memref<32x128x32xf32>) permutation = [1, 0, 2]
+// CHECK-NEXT:    %[[CV:.+]] = memref.expand_shape %[[C]] {{\[}}[0], [1, 2]] output_shape [128, 32, 32]
+// CHECK-NEXT:    call @main__matmul0(%[[A]], %[[BP]], %[[CV]]) : (memref<128x128xf32>, memref<32x128x32xf32>, memref<128x32x32xf32>) -> ()
+// CHECK-NEXT:    memref.dealloc %[[BP]]
+// CHECK-LABEL: func.func private @main__matmul0(
+// CHECK-SAME:    %{{.+}}: memref<128x128xf32>, %{{.+}}: memref<32x128x32xf32>, %{{.+}}: memref<128x32x32xf32>)
+// CHECK:         scf.forall
+// CHECK:           vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     linalg.generic
+func.func @main(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<128x1024xf32>)
+  call @main__matmul0(%a, %b, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<128x1024xf32>) -> ()
+  return
+}
+func.func private @main__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  return
+}
+
+// -----
+
+// Not packed: B's rows 2 KiB apart; too few rows of A to pay for the copy.
+// CHECK-LABEL: func.func @narrow(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @narrow__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<128x128xf32>, memref<128x512xf32>, memref<128x512xf32>) -> ()
+// CHECK-LABEL: func.func @short(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         call @short__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<64x128xf32>, memref<128x1024xf32>, memref<64x1024xf32>) -> ()
+func.func @narrow(%a: memref<128x128xf32>, %b: memref<128x512xf32>, %c: memref<128x512xf32>) {
+  call @narrow__matmul0(%a, %b, %c) : (memref<128x128xf32>, memref<128x512xf32>, memref<128x512xf32>) -> ()
+  return
+}
+func.func private @narrow__matmul0(%a: memref<128x128xf32>, %b: memref<128x512xf32>, %c: memref<128x512xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x512xf32>) outs(%c : memref<128x512xf32>)
+  return
+}
+func.func @short(%a: memref<64x128xf32>, %b: memref<128x1024xf32>, %c: memref<64x1024xf32>) {
+  call @short__matmul0(%a, %b, %c) : (memref<64x128xf32>, memref<128x1024xf32>, memref<64x1024xf32>) -> ()
+  return
+}
+func.func private @short__matmul0(%a: memref<64x128xf32>, %b: memref<128x1024xf32>, %c: memref<64x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x1024xf32>) outs(%c : memref<64x1024xf32>)
+  return
+}

@@ -1,6 +1,7 @@
 """Reductions and the normalizations built on them (softmax, log_softmax)."""
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith
 
 from .. import dtypes as dt
 from .. import lowering as L
@@ -148,7 +149,10 @@ def _lower_softmax(log):
         drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
         red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
         s = L.ScalarBuilder(cd, reassoc=True)
-        mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: s.max(a, e))
+        # The maximum only shifts the exponent: a NaN it skips (maxnum) still makes its row's
+        # sum, and so the whole row, NaN, as numpy's. maxnum is cheaper than the
+        # NaN-propagating maximum on the CPU (~3% of a softmax).
+        mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: arith.maxnumf(a, e))
         iters = ["parallel"] * rank
         red_iters = ["reduction" if i == axis else "parallel" for i in range(rank)]
 

@@ -213,6 +213,25 @@ def test_softmax(dtype, axis, log):
     assert_matches(got, np.log(want) if log else want, dtype)
 
 
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_special_values(log):
+    """Rows with NaN, +inf or only -inf give numpy's results (all-NaN rows), the other rows
+    are unaffected; wide enough to take the CPU's row-tiled path."""
+    x = values((32, 1024), dt.float32, seed=20)  # 4-row tiles (passes/cpu_rows.py)
+    x[1, 5] = np.nan
+    x[6, 7] = np.inf
+    x[17, :] = -np.inf
+    name = "ms.log_softmax" if log else "ms.softmax"
+    exe = compile_fn([spec(x.shape, dt.float32)], lambda a: op(name, a, axis=-1))
+    got, = exe(x)
+    with np.errstate(invalid="ignore"):
+        want = _softmax64(x, -1)
+        want = np.log(want) if log else want
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=2e-5, atol=1e-6)
+
+
 # ------------------------------------------------------------------ contractions
 
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8],

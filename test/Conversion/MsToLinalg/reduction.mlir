@@ -151,15 +151,16 @@ func.func @min_keep_dims_2d(%a: tensor<2x3xi32>) -> tensor<2x1xi32> {
 
 // -----
 
-// softmax: max along the axis, sum of exp(x - max), one reciprocal per row, then
-// exp(x - max) * (1 / sum): a multiply per element instead of a division.
+// softmax: max along the axis (maxnum: a NaN makes the row's sum NaN anyway), sum of
+// exp(x - max), one reciprocal per row, then exp(x - max) * (1 / sum): a multiply per element
+// instead of a division.
 // CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @softmax(
 // CHECK-SAME:    %[[A:.+]]: tensor<2x5xf32>) -> tensor<2x5xf32>
 // CHECK:         %[[NINF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[A]] : tensor<2x5xf32>)
-// CHECK:           arith.maximumf
+// CHECK:           arith.maxnumf
 // CHECK:         %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
 // CHECK-SAME:      ins(%[[A]], %[[MAX]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[M:.+]]: f32, %[[O:.+]]: f32):

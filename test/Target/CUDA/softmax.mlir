@@ -19,8 +19,8 @@
 // CHECK: gpu.func @[[ROW_MAX]](
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 512, 1, 1>
 // CHECK: scf.for
-// CHECK: arith.maximumf
-// CHECK: gpu.all_reduce maximumf %{{.+}} uniform
+// CHECK: arith.maxnumf
+// CHECK: gpu.all_reduce maxnumf %{{.+}} uniform
 // CHECK: gpu.func @[[ROW_SUM]](
 // CHECK: scf.for
 // CHECK: math.exp

@@ -131,6 +131,7 @@ def available(bench, impl):
 
 def run_one(name, impl, repeat, timeout):
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+    env["MSCC_CACHE_DIR"] = ""  # time real compiles, without a background library build
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name, impl,
                            "--repeat", str(repeat)], capture_output=True, text=True, env=env,
                           timeout=timeout)

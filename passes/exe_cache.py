@@ -1,8 +1,9 @@
 """An on-disk cache of compiled CPU executables, so that a second process does not recompile.
 
 The key is a sha256 of everything the machine code depends on: the module's IR as it enters
-the pipeline (without source locations), the pipeline's pass lists, the versions of mscc and
-of the MLIR/LLVM wheels, the host CPU, and the OpenMP setup (threads compiled for). An entry
+the pipeline (without source locations), the pipeline's pass lists, the versions of mscc (and
+a digest of its code) and of the MLIR/LLVM wheels, the host CPU, and the OpenMP setup
+(threads compiled for). An entry
 is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
 
 A miss compiles in process with the ExecutionEngine as usual, then builds the entry's shared
@@ -13,6 +14,7 @@ atomically. MSCC_CACHE_DIR picks the folder (default
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import queue
@@ -35,9 +37,23 @@ def cache_dir() -> str | None:
     return path or None
 
 
+@functools.lru_cache(maxsize=None)
+def _source_digest() -> str:
+    """A digest of mscc's own code: a pass edited in a checkout invalidates the cache."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for folder in ("dialects", "passes", "runtime"):
+        for dirpath, _, names in sorted(os.walk(os.path.join(root, folder))):
+            for name in sorted(names):
+                if name.endswith((".py", ".mlir", ".c")):
+                    with open(os.path.join(dirpath, name), "rb") as f:
+                        h.update(f.read())
+    return h.hexdigest()
+
+
 def _versions() -> str:
     from .. import __version__
-    parts = [f"mscc={__version__}"]
+    parts = [f"mscc={__version__}", f"source={_source_digest()}"]
     for name in _WHEELS:
         try:
             parts.append(f"{name}={metadata.version(name)}")

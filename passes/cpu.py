@@ -1,13 +1,14 @@
 """CPU-specific passes: destination-passing entry points and the matmul schedule."""
 from mlir import ir
-from mlir.dialects import arith, bufferization, func, linalg, memref, tensor, transform
+from mlir.dialects import arith, bufferization, func, linalg, memref, tensor
 from mlir.dialects.transform import interpreter
-from mlir.dialects.transform import memref as tmemref
-from mlir.dialects.transform import structured, vector  # noqa: F401
+from mlir.dialects.transform import structured
 
 from ..dialects.lowering import REGION_ATTR
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
 from .base import ModulePass, PatternPass, fail, register
+from .transforms import transform_script as _script
+from .transforms import vectorize_register_tiles
 
 C_INTERFACE = "llvm.emit_c_interface"
 
@@ -217,21 +218,6 @@ MR, NR_BYTES = 8, 128
 MC, NC, KC = 64, 256, 256
 
 
-def _script(build):
-    """A transform module whose entry sequence applies `build(root_handle)` to the payload
-    it is applied to."""
-    any_op = transform.AnyOpType.get()
-    mod = ir.Module.create()
-    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
-    with ir.InsertionPoint(mod.body):
-        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
-                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
-    with ir.InsertionPoint(seq.body):
-        build(seq.bodyTarget)
-        transform.YieldOp([])
-    return mod, seq
-
-
 def _apply(target, script, what):
     mod, seq = script
     try:
@@ -289,38 +275,7 @@ def tile_epilogue_script(rows, cols, parallel):
 
 
 def vectorize_script():
-    """Vectorize the tiled kernel (full register tiles become vector.contract), keep C in
-    registers across k, and lower contractions to outer-product FMAs (measured in the notes
-    at ~190-230 GFLOP/s on one core at 1024^3)."""
-    any_op = transform.AnyOpType.get()
-
-    def build(kernel):
-        fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
-        p = transform.ApplyPatternsOp(fv)
-        with ir.InsertionPoint(p.patterns):
-            tmemref.ApplyFoldMemrefAliasOpsPatternsOp()
-            transform.ApplyCanonicalizationPatternsOp()
-        licm = transform.ApplyRegisteredPassOp(any_op, fv, "loop-invariant-code-motion")
-        transform.ApplyCommonSubexpressionEliminationOp(licm.result)
-        hoisted = structured.HoistRedundantVectorTransfersOp(any_op, licm.result)
-        p = transform.ApplyPatternsOp(hoisted.transformed)
-        with ir.InsertionPoint(p.patterns):
-            vector.ApplyLowerContractionPatternsOp(
-                lowering_strategy=vector.VectorContractLowering.OuterProduct)
-            vector.ApplyTransferPermutationPatternsOp()
-            vector.ApplyLowerMultiReductionPatternsOp(
-                lowering_strategy=vector.VectorMultiReductionLowering.InnerParallel)
-            vector.ApplyLowerOuterProductPatternsOp()
-            vector.ApplyLowerBroadcastPatternsOp()
-            vector.ApplyLowerTransposePatternsOp(
-                lowering_strategy=vector.VectorTransposeLowering.Shuffle1D)
-        # Kept apart from canonicalization: together with lower_shape_cast it rewrites forever.
-        p = transform.ApplyPatternsOp(hoisted.transformed)
-        with ir.InsertionPoint(p.patterns):
-            vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
-            vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
-            vector.ApplyLowerShapeCastPatternsOp()
-    return _script(build)
+    return _script(vectorize_register_tiles)
 
 
 def _ops(fn, name):

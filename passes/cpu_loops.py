@@ -157,18 +157,11 @@ def loop_ranges(op, indexing_maps=None):
 
 
 def _forall_script(threads):
-    from mlir.dialects import transform
     from mlir.dialects.transform import structured
-    any_op = transform.AnyOpType.get()
-    mod = ir.Module.create()
-    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
-    with ir.InsertionPoint(mod.body):
-        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
-                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
-    with ir.InsertionPoint(seq.body):
-        structured.TileUsingForallOp(seq.bodyTarget, num_threads=list(threads))
-        transform.YieldOp([])
-    return mod, seq
+
+    from .transforms import transform_script
+    return transform_script(lambda root: structured.TileUsingForallOp(
+        root, num_threads=list(threads)))
 
 
 @register

@@ -13,12 +13,12 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import gpu as tgpu
-from mlir.dialects.transform import interpreter, structured, vector
-from mlir.dialects.transform import memref as tmemref
+from mlir.dialects.transform import interpreter, structured
 
 from . import gpu_kernels as K
 from .base import ModulePass, fail, functions, register
 from .cpu import KERNEL_ATTR, public_functions
+from .transforms import vectorize_register_tiles
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 
@@ -92,37 +92,9 @@ def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
         if map_to_gpu:
             launch = tgpu.MapForallToBlocks(any_op, blocks.forall_op, generate_gpu_launch=True)
             tgpu.MapNestedForallToThreads(any_op, launch.result, block_dims=[tx, ty, 1])
-        _register_tiles(kernel, any_op)
+        vectorize_register_tiles(kernel)
         transform.YieldOp([])
     return mod, seq
-
-
-def _register_tiles(kernel, any_op):
-    fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
-    p = transform.ApplyPatternsOp(fv)
-    with ir.InsertionPoint(p.patterns):
-        tmemref.ApplyFoldMemrefAliasOpsPatternsOp()
-        transform.ApplyCanonicalizationPatternsOp()
-    licm = transform.ApplyRegisteredPassOp(any_op, fv, "loop-invariant-code-motion")
-    transform.ApplyCommonSubexpressionEliminationOp(licm.result)
-    hoisted = structured.HoistRedundantVectorTransfersOp(any_op, licm.result)
-    p = transform.ApplyPatternsOp(hoisted.transformed)
-    with ir.InsertionPoint(p.patterns):
-        vector.ApplyLowerContractionPatternsOp(
-            lowering_strategy=vector.VectorContractLowering.OuterProduct)
-        vector.ApplyTransferPermutationPatternsOp()
-        vector.ApplyLowerMultiReductionPatternsOp(
-            lowering_strategy=vector.VectorMultiReductionLowering.InnerParallel)
-        vector.ApplyLowerOuterProductPatternsOp()
-        vector.ApplyLowerBroadcastPatternsOp()
-        vector.ApplyLowerTransposePatternsOp(
-            lowering_strategy=vector.VectorTransposeLowering.Shuffle1D)
-    # Kept apart from canonicalization: together with lower_shape_cast it rewrites forever.
-    p = transform.ApplyPatternsOp(hoisted.transformed)
-    with ir.InsertionPoint(p.patterns):
-        vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
-        vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
-        vector.ApplyLowerShapeCastPatternsOp()
 
 
 def _matmul_shape(fn):

@@ -17,4 +17,8 @@ def pytest_configure(config):
     # Tests compile thousands of small functions: no on-disk executable cache, except where a
     # test turns it on with its own folder (test_exe_cache.py).
     import os
+    import sys
     os.environ["MSCC_CACHE_DIR"] = ""
+    # The CLI tests run `mscc`/`ms-opt` as commands: use the ones installed next to this
+    # interpreter even when its venv is not activated (cmake's check-mscc calls it by path).
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]

@@ -161,38 +161,51 @@ def uses_openmp(llvm_ir: str) -> bool:
     return "@__kmpc_" in llvm_ir
 
 
-def shared_library(llvm_ir: str, mcpu: str = "native", background=False) -> tuple[bytes, str]:
-    """(bytes of a shared library compiled from LLVM IR, the CPU it was tuned for). Code with
-    parallel loops is linked against the OpenMP runtime by its soname, so the loader finds the
-    copy the runtime preloads (runtime/cpu_aot.py) wherever it is installed."""
-    openmp = []
-    if uses_openmp(llvm_ir):
-        from ..runtime.openmp import openmp_library
-        lib = openmp_library()
-        if lib is None:
-            raise _tool_error("obj", "the code has parallel loops but no OpenMP runtime "
-                                     "(libiomp5.so from intel-openmp) was found to link")
-        openmp = [lib]
+def _openmp_link_args(openmp: bool) -> list[str]:
+    """Code with parallel loops is linked against the OpenMP runtime by its soname, so the
+    loader finds the copy the runtime preloads (runtime/cpu_aot.py) wherever it is installed."""
+    if not openmp:
+        return []
+    from ..runtime.openmp import openmp_library
+    lib = openmp_library()
+    if lib is None:
+        raise _tool_error("obj", "the code has parallel loops but no OpenMP runtime "
+                                 "(libiomp5.so from intel-openmp) was found to link")
+    return [lib]
+
+
+def link_shared(obj: str, openmp: bool, background=False, text_relocations=False) -> bytes:
+    """The bytes of a shared library made of the object file `obj` and cpu_support.c.
+    `text_relocations` admits an object that is not position independent (the
+    ExecutionEngine's, large code model): the loader patches its code when it maps it."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise _tool_error("obj", "no C compiler (cc) was found to link the shared library")
+    libs = _openmp_link_args(openmp)
+    with tempfile.TemporaryDirectory(prefix="mscc-link-") as d:
+        support, lib = os.path.join(d, "support.o"), os.path.join(d, "entry.so")
+        _run([cc, "-O2", "-fPIC", "-c", _SUPPORT_C, "-o", support], "obj", "cc", background)
+        # --no-undefined: a symbol nothing provides fails here, not at the first call.
+        flags = ["-Wl,--no-undefined"] + (["-Wl,-z,notext"] if text_relocations else [])
+        _run([cc, "-shared", *flags, obj, support, "-o", lib, "-lm"] + libs,
+             "obj", "cc -shared", background)
+        with open(lib, "rb") as f:
+            return f.read()
+
+
+def shared_library(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
+    """(bytes of a position-independent shared library compiled from LLVM IR, the CPU it was
+    tuned for)."""
     cpu = host_cpu() if mcpu == "native" else mcpu
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
         ll, obj = os.path.join(d, "entry.ll"), os.path.join(d, "entry.o")
-        support, lib = os.path.join(d, "support.o"), os.path.join(d, "entry.so")
         with open(ll, "w") as f:
             f.write(llvm_ir)
         # The IR optimizer first (loop vectorization, unrolling as the loop hints say): what
         # the ExecutionEngine runs at opt level 3, so a library is as fast as the jit code.
         opt_ll = os.path.join(d, "entry.opt.ll")
         target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
-        _run([llvm_tool("opt"), "-O3", *target, "-S", ll, "-o", opt_ll], "obj", "opt",
-             background)
+        _run([llvm_tool("opt"), "-O3", *target, "-S", ll, "-o", opt_ll], "obj", "opt")
         _run([llvm_tool("llc"), "-O3", "-filetype=obj", "-relocation-model=pic", *target,
-              opt_ll, "-o", obj], "obj", "llc", background)
-        _run([cc, "-O2", "-fPIC", "-c", _SUPPORT_C, "-o", support], "obj", "cc", background)
-        # --no-undefined: a symbol nothing provides fails here, not at the first call.
-        _run([cc, "-shared", "-Wl,--no-undefined", obj, support, "-o", lib, "-lm"] + openmp,
-             "obj", "cc -shared", background)
-        with open(lib, "rb") as f:
-            return f.read(), cpu
+              opt_ll, "-o", obj], "obj", "llc")
+        return link_shared(obj, uses_openmp(llvm_ir)), cpu

@@ -129,15 +129,15 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         pipeline.run_pipeline(module, target, stop_after=name, start_after=previous)
         times[name] = time.perf_counter() - t0
         previous = name
-    if key:  # the shared library for the disk cache is built in the background
-        exe_cache.store_later(key, str(module), {
-            "format": FORMAT, "version": FORMAT_VERSION, "target": "cpu", "entry": sig.name,
-            "inputs": [spec_to_json(s) for s in sig.inputs],
-            "outputs": [spec_to_json(s) for s in sig.outputs]})
     t0 = time.perf_counter()
     with module.context:
         exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
+    if key:  # the engine's machine code becomes the cache entry, linked in the background
+        exe_cache.store_later(key, exe, {
+            "format": FORMAT, "version": FORMAT_VERSION, "target": "cpu", "entry": sig.name,
+            "inputs": [spec_to_json(s) for s in sig.inputs],
+            "outputs": [spec_to_json(s) for s in sig.outputs]})
     exe.compile_times = times
     if os.environ.get("MSCC_TIME_REPORT"):
         print(time_report(sig.name, times), file=sys.stderr)

@@ -6,10 +6,12 @@ a digest of its code) and of the MLIR/LLVM wheels, the host CPU, and the OpenMP 
 (threads compiled for). An entry
 is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
 
-A miss compiles in process with the ExecutionEngine as usual, then builds the entry's shared
-library (llc + cc) in one background worker, niced, one entry at a time (a PyNative run
-compiles many single ops), so the first process does not wait for it; each file appears
-atomically. MSCC_CACHE_DIR picks the folder (default
+A miss compiles in process with the ExecutionEngine as usual; the engine's object code is then
+linked into the entry's shared library (cc, ~40 ms) in one background worker, niced, one entry
+at a time (a PyNative run compiles many single ops), so the first process does not wait for
+it; each file appears atomically. Re-using the engine's machine code rather than compiling the
+module again (opt + llc, up to a second of a core) matters: a background compile on one of two
+cores halved the speed of the first process's parallel loops while it ran. MSCC_CACHE_DIR picks the folder (default
 ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
 """
 from __future__ import annotations
@@ -19,7 +21,6 @@ import hashlib
 import os
 import queue
 import threading
-from importlib import metadata
 
 from mlir import ir
 
@@ -51,7 +52,10 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
 def _versions() -> str:
+    from importlib import metadata  # ~8 ms to import: only when the cache is on
+
     from .. import __version__
     parts = [f"mscc={__version__}", f"source={_source_digest()}"]
     for name in _WHEELS:
@@ -92,14 +96,20 @@ def load(key: str):
         return None  # a stale or damaged entry is rebuilt by this compile
 
 
-def store_later(key: str, llvm_dialect: str, manifest: dict):
-    """Queue the entry: translate the module (its LLVM-dialect text), build the shared
-    library and write the file, in the background worker."""
+def store_later(key: str, exe, manifest: dict):
+    """Queue the entry: the object code of `exe` (a runtime.cpu.CpuExecutable), linked into a
+    shared library and written with `manifest` by the background worker."""
     global _worker
     path = path_for(key)
     if path is None:
         return
-    _work.put((path, llvm_dialect, manifest))
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        obj = f"{path}.{os.getpid()}.o"
+        exe.dump_object(obj)
+    except (OSError, RuntimeError):
+        return  # an unwritable cache folder: the cache is an optimization
+    _work.put((path, obj, exe.openmp, manifest))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
         _worker.start()
@@ -107,30 +117,33 @@ def store_later(key: str, llvm_dialect: str, manifest: dict):
 
 def _drain():
     while True:
-        path, llvm_dialect, manifest = _work.get()
+        item = _work.get()
         try:
-            _build(path, llvm_dialect, manifest)
+            _build(*item)
         finally:
             _work.task_done()
 
 
-def _build(path, llvm_dialect, manifest):
+def _build(path, obj, openmp, manifest):
     from ..runtime.artifact import Artifact
-    from .artifact import shared_library, uses_openmp
+    from .artifact import host_cpu, link_shared
     from .diagnostics import CompileError
     try:
-        llvm_ir = pipeline.translate_to_llvm_ir(llvm_dialect)
-        library, cpu = shared_library(llvm_ir, background=True)
+        library = link_shared(obj, openmp, background=True, text_relocations=True)
         lib_name = f"lib/{manifest['entry']}.so"
         manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{manifest['entry']}",
-                           "machine": os.uname().machine, "mcpu": cpu,
-                           "openmp": uses_openmp(llvm_ir)}
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+                           "machine": os.uname().machine, "mcpu": host_cpu(),
+                           "openmp": openmp}
         tmp = f"{path}.{os.getpid()}.tmp"
         Artifact(manifest, {lib_name: library}).save(tmp)
         os.replace(tmp, path)
     except (CompileError, OSError):
         pass  # no C compiler, a full disk...: the cache is an optimization
+    finally:
+        try:
+            os.remove(obj)
+        except OSError:
+            pass
 
 
 def wait():

@@ -33,7 +33,9 @@ class CpuExecutable:
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
         libs = [mlir_lib("libmlir_c_runner_utils.so")]
-        if "ms.openmp" in llvm_module.operation.attributes:  # passes/cpu_loops.OPENMP_ATTR
+        # passes/cpu_loops.OPENMP_ATTR: the code calls the OpenMP runtime
+        self.openmp = "ms.openmp" in llvm_module.operation.attributes
+        if self.openmp:
             from .openmp import openmp_library
             libs.append(openmp_library())
         self.engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs)
@@ -87,4 +89,6 @@ class CpuExecutable:
         return outputs
 
     def dump_object(self, path: str):
+        """Write the machine code as an object file (not position independent: large code
+        model with absolute relocations)."""
         self.engine.dump_to_object_file(path)

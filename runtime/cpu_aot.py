@@ -34,8 +34,10 @@ def _preload_openmp(entry):
 class CpuLibraryExecutable:
     """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
 
-    def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs):
+    def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs,
+                 openmp=False):
         self.entry = entry
+        self.openmp = openmp  # the library calls the OpenMP runtime (preloaded)
         self.in_specs, self.out_specs = list(in_specs), list(out_specs)
         try:
             self._lib = ctypes.CDLL(library_path)
@@ -72,7 +74,8 @@ class CpuLibraryExecutable:
         with open(path, "wb") as f:
             f.write(artifact.blobs[cpu["library"]])
         try:
-            return cls(path, cpu["symbol"], artifact.entry, artifact.inputs, artifact.outputs)
+            return cls(path, cpu["symbol"], artifact.entry, artifact.inputs, artifact.outputs,
+                       openmp=bool(cpu.get("openmp")))
         finally:
             os.unlink(path)
             os.rmdir(folder)

@@ -21,10 +21,24 @@ print(json.dumps({"kind": type(exe).__name__, "stages": sorted(exe.compile_times
                   "y": y.tolist()}))
 '''
 
+# Large enough for parallel loops: the entry calls the OpenMP runtime.
+PARALLEL = r'''
+import json, numpy as np, mscc as ms
+from mscc import ops
+from mscc.passes import exe_cache
+f = ms.jit(lambda a: ops.tanh(a) * 2.0 + a)
+x = np.linspace(-3, 3, 1 << 20, dtype=np.float32).reshape(1024, 1024)
+y = f(ms.Tensor(x)).asnumpy()
+exe = next(iter(f._flat_cache.values())).exe
+exe_cache.wait()
+print(json.dumps({"kind": type(exe).__name__, "openmp": exe.openmp,
+                  "err": float(np.abs(y - (np.tanh(x.astype(np.float64)) * 2 + x)).max())}))
+'''
 
-def _run(cache_dir):
+
+def _run(cache_dir, program=PROGRAM):
     env = dict(os.environ, MSCC_CACHE_DIR=str(cache_dir))
-    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", program], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.splitlines()[-1])
 
@@ -39,6 +53,16 @@ def test_second_process_loads_instead_of_compiling(tmp_path):
     want = np.maximum(x @ np.ones((8, 8)), 0) * 0.5 + x.sum(1, keepdims=True)
     np.testing.assert_allclose(second["y"], want, rtol=1e-5)
     np.testing.assert_allclose(second["y"], first["y"], rtol=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in
+                                                         tmp_path.glob("*.msx")]
+
+
+def test_parallel_code_is_cached_with_its_openmp_runtime(tmp_path):
+    first = _run(tmp_path, PARALLEL)
+    assert first["kind"] == "CpuExecutable" and first["openmp"]
+    second = _run(tmp_path, PARALLEL)
+    assert second["kind"] == "CpuLibraryExecutable" and second["openmp"]
+    assert first["err"] < 1e-5 and second["err"] < 1e-5
 
 
 def test_a_damaged_entry_is_rebuilt(tmp_path):

@@ -139,6 +139,21 @@ def mlp_forward_ms(x, w1, b1, w2, b2):
                                                              + b1), w2, transpose_b=True) + b2)
 
 
+def mlp_forward_torch(torch, x, w1, b1, w2, b2):
+    F = torch.nn.functional
+    return F.linear(torch.relu(F.linear(x, w1, b1)), w2, b2)
+
+
+def mlp_train_step_torch(torch, x, w1, b1, w2, b2, labels):
+    """torch eager with autograd: the same loss and SGD step as mlp_train_step_np."""
+    params = [p.detach().requires_grad_() for p in (w1, b1, w2, b2)]
+    logits = mlp_forward_torch(torch, x, *params)
+    loss = torch.nn.functional.cross_entropy(logits, labels.long())
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        return (loss,) + tuple(p - LR * g for p, g in zip(params, grads))
+
+
 def mlp_train_step_np(x, w1, b1, w2, b2, labels):
     """Loss and SGD-updated weights: Dense-ReLU-Dense, mean softmax cross-entropy."""
     h = x @ w1.T + b1
@@ -195,10 +210,11 @@ BENCHMARKS = [
               rtol=1e-3, atol=1e-3),
     # ---- written with the Python frontend
     Benchmark("mlp_forward_784_512_10_b256", lambda: _mlp_inputs(), mlp_forward_np,
-              frontend=mlp_forward_ms, flops=2 * 256 * (784 * 512 + 512 * 10), rtol=1e-3,
+              frontend=mlp_forward_ms, torch=mlp_forward_torch,
+              flops=2 * 256 * (784 * 512 + 512 * 10), rtol=1e-3,
               atol=1e-3),
     Benchmark("mlp_train_step_784_512_10_b256", lambda: _mlp_inputs(labels=True),
-              mlp_train_step_np, frontend=mlp_train_step_ms, goal=1.2,
+              mlp_train_step_np, frontend=mlp_train_step_ms, torch=mlp_train_step_torch, goal=1.2,
               flops=6 * 256 * (784 * 512 + 512 * 10), rtol=1e-3, atol=1e-4),
     Benchmark("jit_cache_hit_overhead", lambda: [np.ones(4, np.float32), np.ones(4, np.float32)],
               np.add, frontend=lambda a, b: _jit(lambda x, y: x + y), goal=3.0,

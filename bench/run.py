@@ -102,6 +102,12 @@ def worker(name, impl, repeat):
         import torch
         tensors = [torch.from_numpy(a) for a in inputs]
         fn = lambda: bench.torch(torch, *tensors)  # noqa: E731
+        out = fn()
+        got = [t.detach().numpy() for t in (out if isinstance(out, tuple) else (out,))]
+        want = bench.numpy(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs])
+        want = want if isinstance(want, tuple) else (want,)
+        result["correct"] = all(np.allclose(g, w, rtol=bench.rtol, atol=bench.atol)
+                                for g, w in zip(got, want))
     else:
         raise SystemExit(f"unknown implementation {impl}")
     times = timed_calls(fn, repeat)
@@ -175,6 +181,8 @@ def report(rows, benches, impls):
             notes.append(f"{b.flops / ms_r['median_s'] / 1e9:.0f} GFLOP/s")
         if ms_r.get("correct") is False:
             notes.append(f"WRONG (max abs err {ms_r['max_abs_err']:.2e})")
+        if by.get((b.name, "torch"), {}).get("correct") is False:
+            notes.append("torch result differs from numpy")
         for r in (np_r, ms_r):
             if "error" in r:
                 notes.append(f"{r['impl']} failed: {' '.join(r['error'])}")

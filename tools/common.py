@@ -7,6 +7,25 @@ import sys
 import traceback
 
 
+class UsageError(Exception):
+    """A bad command line or input file: reported as `tool: error: message`, exit code 1."""
+
+
+def read_input(path: str) -> str:
+    """The text of an input file ('-': stdin)."""
+    try:
+        if path == "-":  # as bytes: a text stdin would smuggle bad bytes in as surrogates
+            return sys.stdin.buffer.read().decode("utf-8")
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        where = "<stdin>" if path == "-" else path
+        raise UsageError(f"{where} is not UTF-8 text (byte {e.start}): expected MLIR or "
+                         "Python source") from None
+
+
 def format_diagnostic(d, sources=None) -> str:
     """mlir-opt style: `file:line:col: error: message`, then the source line and a caret."""
     text = d.format() if not d.notes else d._replace(notes=()).format()

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from .common import guarded_main, print_diagnostics
+from .common import UsageError, guarded_main, print_diagnostics, read_input
 
 SPLIT_MARKER = "// -----"
 _FLAGS = {"--split-input-file", "--verify-diagnostics", "--mlir-print-op-generic",
           "--mlir-print-debuginfo", "--list-passes", "--help", "-h"}
-
-
-class UsageError(Exception):
-    pass
 
 
 def parse_args(argv):
@@ -111,17 +107,12 @@ def main(argv):
             print(f"  --{name:28s} {cls.summary}")
         return 0
     path = opts["input"] or "-"
-    if path == "-":
-        text, filename = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(path) as f:
-                text = f.read()
-        except OSError as e:
-            print(f"ms-opt: error: could not open input file '{path}': {e.strerror}",
-                  file=sys.stderr)
-            return 1
-        filename = path
+    try:
+        text = read_input(path)
+    except UsageError as e:
+        print(f"ms-opt: error: {e}", file=sys.stderr)
+        return 1
+    filename = "<stdin>" if path == "-" else path
     from .verify_diagnostics import check, parse_expectations
     verify = "--verify-diagnostics" in flags
     outputs, failed = [], False

@@ -16,11 +16,7 @@ import argparse
 import os
 import sys
 
-from .common import guarded_main, print_diagnostics
-
-
-class UsageError(Exception):
-    pass
+from .common import UsageError, guarded_main, print_diagnostics, read_input
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,14 +80,6 @@ def _split_signature(text):
     if cur.strip():
         items.append(cur.strip())
     return items
-
-
-def read_source(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise UsageError(f"could not open input file '{path}': {e.strerror}") from None
 
 
 def load_module(args, text):
@@ -212,7 +200,7 @@ def main(argv):
         return 1
     text = ""
     try:
-        text = read_source(args.file)
+        text = read_input(args.file)
         module, parameters = load_module(args, text)
         if args.run:
             run_entry(module, args, parameters)

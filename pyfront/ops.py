@@ -200,6 +200,13 @@ def assign(variable, value):
     return out
 
 
+def _index_error(message):
+    """An indexing mistake, named like the op it would have built and located in user code."""
+    from .location import user_location
+    file, line, _ = user_location()
+    return IndexError(f"For 'ms.strided_slice' (x[...]), {message} (at {file}:{line})")
+
+
 def getitem(x, index):
     """x[index] for ints, slices (positive steps), None and Ellipsis; a Tensor index gathers
     along axis 0."""
@@ -211,9 +218,9 @@ def getitem(x, index):
     shape = x.shape
     n_real = sum(i is not None and i is not Ellipsis for i in index)
     if n_real > len(shape):
-        raise IndexError(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
+        raise _index_error(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
     if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise _index_error("an index can only have a single ellipsis ('...')")
     full = builtins.slice(None)
     expanded = []
     for i in index:
@@ -229,14 +236,14 @@ def getitem(x, index):
         if isinstance(i, builtins.slice):
             start, stop, step = i.indices(size)
             if step <= 0:
-                raise IndexError("negative slice steps are not supported")
+                raise _index_error("negative slice steps are not supported")
             stop = max(stop, start)
             begin.append(start), end.append(stop), strides.append(step)
             out_shape.append(len(range(start, stop, step)))
         else:
             k = operator.index(i)
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {size}")
+                raise _index_error(f"index {k} is out of bounds for axis {axis} with size {size}")
             k %= size
             begin.append(k), end.append(k + 1), strides.append(1)
         axis += 1

@@ -205,6 +205,20 @@ def test_dtype_error():
     assert str(e.value).endswith(f"{HERE}:{line_of('DTYPE-LINE')})")
 
 
+@pytest.mark.parametrize("index, message", [
+    ((7,), "index 7 is out of bounds for axis 0 with size 3"),
+    ((0, 0, 0), "too many indices (3) for a tensor of rank 2"),
+    ((Ellipsis, Ellipsis), "a single ellipsis"),
+    ((slice(None, None, -1),), "negative slice steps are not supported"),
+])
+def test_indexing_error_names_op_and_user_line(index, message):
+    x = ms.Tensor(np.ones((3, 4), np.float32))
+    with pytest.raises(IndexError) as e:
+        ms.jit(lambda t: t[index])(x)  # INDEX-LINE
+    assert str(e.value).startswith("For 'ms.strided_slice' (x[...]), ") and message in str(e.value)
+    assert str(e.value).endswith(f"{HERE}:{line_of('INDEX-LINE')})")
+
+
 def test_python_if_on_a_traced_tensor_says_what_to_do():
     @ms.jit
     def f(x):

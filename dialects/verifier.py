@@ -55,7 +55,7 @@ def check_op(opdef: OpDef, op) -> str | None:
                                              and op.results[0].type == opattrs["value"].type):
         return (f"result type {op.results[0].type} does not match the value's type "
                 f"{opattrs['value'].type}")
-    problem = check_dtypes(opdef, specs)
+    problem = check_dtypes(opdef, specs) or (opdef.verify_op and opdef.verify_op(op))
     if problem:
         return problem
     if opdef.infer is None:

@@ -49,6 +49,33 @@ define("ms.grad", [], None,
               "sens_param": "bool", "with_value": "bool"},
        doc="the gradient function of @callee (a function value; ms-autodiff generates it)")
 
+def _fused_structure(op):
+    """What IRDL cannot say about a region: a known kind, ms ops inside (not fused regions
+    or side effects), and a gpu.yield of exactly the op's result types."""
+    from ..registry import OPS
+    kinds = {"elementwise"} | {d.fusion.kind for d in OPS.values() if d.fusion is not None}
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    if kind not in kinds:
+        return f"kind '{kind}' is not one of {', '.join(sorted(kinds))}"
+    block = op.regions[0].blocks[0]
+    if len(block.arguments):
+        return "region must not have block arguments (it reads values from above)"
+    inner = list(block.operations)
+    for o in inner[:-1]:
+        name = o.operation.name
+        if name not in OPS or name in ("ms.fused", "ms.grad") or not OPS[name].pure:
+            return f"region may hold only pure ms ops, found '{name}'"
+    term = inner[-1].operation
+    if term.name != "gpu.yield":
+        return f"region must end in gpu.yield, found '{term.name}'"
+    yielded, results = [v.type for v in term.operands], [r.type for r in op.results]
+    if yielded != results:
+        return (f"region yields ({', '.join(map(str, yielded))}) but the op returns "
+                f"({', '.join(map(str, results))})")
+    return None
+
+
 define("ms.fused", [], None, attrs={"kind": "string"}, lower=lambda lc: L.lower_fused(lc),
+       verify_op=_fused_structure,
        doc="ops that lower to one loop nest (CPU) or one kernel (GPU); the region reads "
            "values from above and ends in gpu.yield")

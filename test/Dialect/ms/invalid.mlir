@@ -273,3 +273,49 @@ func.func @assign_shape(%w: tensor<3xf32> {ms.parameter = "w"}, %v: tensor<4xf32
   %0 = "ms.assign"(%w, %v) : (tensor<3xf32>, tensor<4xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @fused_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ms.fused' op kind 'bogus' is not one of elementwise, matmul, reduction}}
+  %0 = "ms.fused"() ({
+    %1 = "ms.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    "gpu.yield"(%1) : (tensor<4xf32>) -> ()
+  }) {kind = "bogus"} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_foreign_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ms.fused' op region may hold only pure ms ops, found 'arith.addf'}}
+  %0 = "ms.fused"() ({
+    %1 = "arith.addf"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "gpu.yield"(%1) : (tensor<4xf32>) -> ()
+  }) {kind = "elementwise"} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_nested(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ms.fused' op region may hold only pure ms ops, found 'ms.fused'}}
+  %0 = "ms.fused"() ({
+    %1 = "ms.fused"() ({
+      "gpu.yield"(%a) : (tensor<4xf32>) -> ()
+    }) {kind = "elementwise"} : () -> tensor<4xf32>
+    "gpu.yield"(%1) : (tensor<4xf32>) -> ()
+  }) {kind = "elementwise"} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_yield(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ms.fused' op region yields (tensor<4xf32>, tensor<4xf32>) but the op returns (tensor<4xf32>)}}
+  %0 = "ms.fused"() ({
+    %1 = "ms.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    "gpu.yield"(%1, %1) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }) {kind = "elementwise"} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

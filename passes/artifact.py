@@ -193,19 +193,53 @@ def link_shared(obj: str, openmp: bool, background=False, text_relocations=False
             return f.read()
 
 
-def shared_library(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
-    """(bytes of a position-independent shared library compiled from LLVM IR, the CPU it was
-    tuned for)."""
+def compile_object(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
+    """(a position-independent ELF object compiled from LLVM IR, the CPU it was tuned for):
+    the `obj` stage."""
     cpu = host_cpu() if mcpu == "native" else mcpu
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
-        ll, obj = os.path.join(d, "entry.ll"), os.path.join(d, "entry.o")
+        ll, opt_ll, obj = (os.path.join(d, n) for n in ("entry.ll", "entry.opt.ll", "entry.o"))
         with open(ll, "w") as f:
             f.write(llvm_ir)
         # The IR optimizer first (loop vectorization, unrolling as the loop hints say): what
         # the ExecutionEngine runs at opt level 3, so a library is as fast as the jit code.
-        opt_ll = os.path.join(d, "entry.opt.ll")
         target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
         _run([llvm_tool("opt"), "-O3", *target, "-S", ll, "-o", opt_ll], "obj", "opt")
         _run([llvm_tool("llc"), "-O3", "-filetype=obj", "-relocation-model=pic", *target,
               opt_ll, "-o", obj], "obj", "llc")
+        with open(obj, "rb") as f:
+            return f.read(), cpu
+
+
+def shared_library(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
+    """(bytes of a position-independent shared library compiled from LLVM IR, the CPU it was
+    tuned for)."""
+    code, cpu = compile_object(llvm_ir, mcpu)
+    with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
+        obj = os.path.join(d, "entry.o")
+        with open(obj, "wb") as f:
+            f.write(code)
         return link_shared(obj, uses_openmp(llvm_ir)), cpu
+
+
+# ------------------------------------------------------------------ stages
+
+def emit_stage(module: ir.Module, target: str, stage: str, *, after_each=None,
+               debug_info=False) -> str | bytes:
+    """The module at a named stage (passes/pipeline.py; the module is changed in place):
+    IR text for pipeline stages, except the exported forms: `llvm-ir` (LLVM IR text), `ptx`
+    (the kernels' PTX text) and `obj` (bytes: the CPU's ELF object, or CUDA's cubin from
+    ptxas). What `mscc --emit` writes and `Lowered.as_text` returns."""
+    if stage not in pipeline.stage_names(target):
+        raise ValueError(f"unknown stage '{stage}'; stages: "
+                         f"{', '.join(pipeline.stage_names(target))}")
+    if target == "cpu" and stage in ("llvm-ir", "obj"):
+        pipeline.run_pipeline(module, target, stop_after="llvm", after_each=after_each)
+        llvm_ir = pipeline.translate_to_llvm_ir(module)
+        return llvm_ir if stage == "llvm-ir" else compile_object(llvm_ir)[0]
+    if target == "cuda" and stage in ("ptx", "obj"):
+        pipeline.run_pipeline(module, target, stop_after="ptx", after_each=after_each)
+        ptx = kernel_ptx(module)
+        return ptx if stage == "ptx" else ptxas(ptx, required=True)
+    pipeline.run_pipeline(module, target, stop_after=stage, after_each=after_each)
+    return module.operation.get_asm(enable_debug_info=debug_info)

@@ -4,8 +4,9 @@ Stages, in order (DESIGN.md): ms (as traced or parsed) -> ms-opt (front-end pass
 -> bufferized -> llvm (LLVM dialect) -> llvm-ir (textual LLVM IR) for the CPU; for CUDA the
 same stages through bufferized, then gpu (host functions launching outlined gpu.func kernels)
 -> ptx (kernels compiled to PTX in gpu.binary ops; the host side stays at the memref level and
-becomes the launch plan, passes/launch_plan.py). jit, the mscc CLI, ms-opt and the tests all
-take their pass lists from here.
+becomes the launch plan, passes/launch_plan.py); then obj for both (the CPU's ELF object, the
+kernels' cubin: passes/artifact.emit_stage). jit, the mscc CLI, ms-opt and the tests all take
+their pass lists from here.
 
 A step is written in MLIR's textual pipeline syntax; names of mscc passes (passes.base.PASSES)
 run as Python passes, everything else runs in an upstream PassManager.
@@ -87,7 +88,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
 
 TARGET_STAGES = {"cpu": _CPU_STAGES, "cuda": _CUDA_STAGES}
 # Stages produced by exporting the final module rather than by passes, per target.
-EXPORT_STAGES = {"cpu": ("llvm-ir",), "cuda": ()}
+EXPORT_STAGES = {"cpu": ("llvm-ir", "obj"), "cuda": ("obj",)}
 
 
 def stage_names(target="cpu"):

@@ -238,14 +238,20 @@ class Lowered:
 
     def as_text(self, stage: str = "ms", debug_info: bool = False) -> str:
         """The IR at a named stage (passes/pipeline.py); `debug_info` prints locations."""
-        from ..passes import pipeline
+        if stage == "obj":
+            raise ValueError("stage 'obj' is machine code, not text: use as_bytes('obj')")
+        return self._emit(stage, debug_info)
+
+    def as_bytes(self, stage: str = "obj") -> bytes:
+        """Object code: the CPU's ELF object (position independent), or CUDA's cubin."""
+        out = self._emit(stage, False)
+        return out if isinstance(out, bytes) else out.encode()
+
+    def _emit(self, stage, debug_info):
+        from ..passes.artifact import emit_stage
         from ..passes.compiler import clone_module
-        module = clone_module(self._trace.module)
-        if stage == "llvm-ir":
-            pipeline.run_pipeline(module, self.target, stop_after="llvm")
-            return pipeline.translate_to_llvm_ir(module)
-        pipeline.run_pipeline(module, self.target, stop_after=stage)
-        return module.operation.get_asm(enable_debug_info=debug_info)
+        return emit_stage(clone_module(self._trace.module), self.target, stage,
+                          debug_info=debug_info)
 
     def compile(self) -> "Compiled":
         return Compiled(self._trace, self.target)

@@ -109,15 +109,22 @@ def _dumper(folder):
     return dump
 
 
-def _write(text, output):
+def _write(content, output):
+    """Text, or bytes (object code: only to a file, never to a terminal)."""
+    binary = isinstance(content, bytes)
     if output and output != "-":
         try:
-            with open(output, "w") as f:
-                f.write(text)
+            with open(output, "wb" if binary else "w") as f:
+                f.write(content)
         except OSError as e:
             raise UsageError(f"could not write '{output}': {e.strerror}") from None
+    elif binary:
+        if sys.stdout.isatty():
+            raise UsageError("--emit=obj writes binary object code: give -o FILE")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(content)
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(content if content.endswith("\n") else content + "\n")
 
 
 def write_artifact(module, args):
@@ -211,16 +218,10 @@ def main(argv):
             if after is not None:
                 raise UsageError("--dump-dir applies to --emit stages, not to .msx outputs")
             write_artifact(module, args)
-        elif args.emit == "llvm-ir":
-            pipeline.run_pipeline(module, stop_after="llvm", after_each=after)
-            _write(pipeline.translate_to_llvm_ir(module), args.output)
         else:
-            pipeline.run_pipeline(module, args.target, stop_after=args.emit, after_each=after)
-            if args.emit == "ptx":
-                from ..passes.artifact import kernel_ptx
-                _write(kernel_ptx(module), args.output)
-            else:
-                _write(module.operation.get_asm(enable_debug_info=args.debug_info), args.output)
+            from ..passes.artifact import emit_stage
+            _write(emit_stage(module, args.target, args.emit, after_each=after,
+                              debug_info=args.debug_info), args.output)
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

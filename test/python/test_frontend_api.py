@@ -284,6 +284,16 @@ def test_lower_as_text_every_stage(stage, marker):
     assert marker in lowered.as_text(stage)
 
 
+def test_lower_as_bytes_gives_the_object_code():
+    lowered = ms.jit(lambda a: ops.exp(a) + 1).lower(ms.Tensor(np.ones(8, np.float32)))
+    obj = lowered.as_bytes("obj")
+    assert obj[:4] == b"\x7fELF" and b"_mlir_ciface_" in obj  # a relocatable ELF object
+    with pytest.raises(ValueError, match="as_bytes"):
+        lowered.as_text("obj")
+    with pytest.raises(ValueError, match="unknown stage 'bogus'"):
+        lowered.as_text("bogus")
+
+
 def test_lowered_compile_runs():
     exe = ms.jit(lambda a: a * 2).lower(ms.Tensor(np.ones(3, np.float32))).compile()
     np.testing.assert_allclose(exe(np.arange(3, dtype=np.float32))[0], [0, 2, 4])

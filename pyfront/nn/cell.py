@@ -1,7 +1,8 @@
 """nn.Cell: the unit of a network, as in MindSpore.
 
 Parameters and sub-cells assigned as attributes are registered (and named "sub.weight");
-`__call__` runs `construct`, compiled through jit in GRAPH_MODE and op by op in PYNATIVE_MODE.
+`__call__` runs `construct`, compiled through jit in GRAPH_MODE and op by op in PYNATIVE_MODE
+(except cells with `always_compiled`, such as optimizers: MindSpore's carry `@jit`).
 `to_float(dtype)` makes a cell compute in that dtype: its float inputs and its own Parameters
 are cast (ms.cast ops, visible in the IR) while the Parameters stay float32 masters.
 """
@@ -15,6 +16,8 @@ from ..tensor import Parameter, Tensor
 
 
 class Cell:
+    always_compiled = False  # construct compiled through jit in PYNATIVE_MODE too
+
     def __init__(self):
         object.__setattr__(self, "_params", OrderedDict())
         object.__setattr__(self, "_cells", OrderedDict())
@@ -39,14 +42,23 @@ class Cell:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args):
-        if get_context("mode") == GRAPH_MODE and not active_traces:
+        if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces:
             if self._graph_fn is None:
                 from ..jit import jit
                 object.__setattr__(self, "_graph_fn",
-                                   jit(lambda training, *a: self._run(*a)))
+                                   jit(lambda static_state, *a: self._run(*a)))
                 self._graph_fn.__name__ = type(self).__name__
-            return self._graph_fn(self.training, *args)
+            return self._graph_fn(self._static_state(), *args)
         return self._run(*args)
+
+    def _static_state(self):
+        """The plain Python values among the attributes of this cell and its sub-cells
+        (training flags, hyperparameters such as a learning rate): part of the compiled
+        function's cache key, so that changing one recompiles rather than running with the
+        value traced before."""
+        return tuple((name, v) for _, cell in self.cells_and_names()
+                     for name, v in cell.__dict__.items()
+                     if type(v) in (bool, int, float, str) and not name.startswith("_"))
 
     def _run(self, *args):
         dtype = self._compute_dtype

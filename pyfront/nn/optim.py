@@ -11,6 +11,10 @@ from .cell import Cell
 
 
 class Optimizer(Cell):
+    # As MindSpore's optimizers (`@jit def construct`): in PyNative mode too the update of all
+    # parameters is one compiled function, not a dozen eager ops per parameter.
+    always_compiled = True
+
     def __init__(self, learning_rate, parameters, weight_decay=0.0):
         super().__init__()
         params = list(parameters)

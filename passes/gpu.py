@@ -18,7 +18,7 @@ from mlir.dialects.transform import interpreter, structured
 from . import gpu_kernels as K
 from .base import ModulePass, fail, functions, register
 from .cpu import KERNEL_ATTR, public_functions
-from .transforms import vectorize_register_tiles
+from .transforms import transform_script, vectorize_register_tiles
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 
@@ -70,13 +70,8 @@ def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
     tiling's numerics on the CPU."""
     any_op = transform.AnyOpType.get()
     ty, tx = tiles.threads
-    mod = ir.Module.create()
-    mod.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
-    with ir.InsertionPoint(mod.body):
-        seq = transform.NamedSequenceOp("__transform_main", [any_op], [],
-                                        arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
-    with ir.InsertionPoint(seq.body):
-        kernel = seq.bodyTarget
+
+    def build(kernel):
         mm = structured.MatchOp.match_op_names(kernel, ["linalg.matmul"]).result
         blocks = structured.TileUsingForallOp(
             mm, tile_sizes=[tiles.bm, tiles.bn],
@@ -93,8 +88,7 @@ def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
             launch = tgpu.MapForallToBlocks(any_op, blocks.forall_op, generate_gpu_launch=True)
             tgpu.MapNestedForallToThreads(any_op, launch.result, block_dims=[tx, ty, 1])
         vectorize_register_tiles(kernel)
-        transform.YieldOp([])
-    return mod, seq
+    return transform_script(build)
 
 
 def _matmul_shape(fn):

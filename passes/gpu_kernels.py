@@ -21,7 +21,7 @@ Every kernel is a `gpu.launch` with constant grid and block sizes, so outlining 
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -203,29 +203,36 @@ def _round_threads(n: int, cap: int = BLOCK) -> int:
     return min(cap, max(32, (n + 31) // 32 * 32))
 
 
+@contextmanager
+def _thread_per_item(total: int, loc):
+    """A 1-D gpu.launch of warp-multiple blocks with a thread per item; inside the `with`,
+    code is inserted where thread `gid` (guarded to gid < total) does its item. Yields
+    (launch, gid)."""
+    block = _round_threads(total)
+    grid = max(1, (total + block - 1) // block)
+    launch, bid, tid = _launch(grid, block, loc)
+    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
+        gid = arith.addi(arith.muli(bid, _index(block)), tid)
+        if grid * block == total:
+            yield launch, gid
+            return
+        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total)))
+        with ir.InsertionPoint(guard.then_block):
+            yield launch, gid
+            scf.YieldOp([])
+
+
 def map_parallel(nest: LoopNest):
     width = vector_width(nest)
     total = nest.extent(range(len(nest.sizes))) // width
-    block = _round_threads(total)
-    grid = max(1, (total + block - 1) // block)
-    launch, bid, tid = _launch(grid, block, nest.op.location)
-    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
-        gid = arith.addi(arith.muli(bid, _index(block)), tid)
-        guard = None
-        if grid * block != total:
-            cond = arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total))
-            guard = scf.IfOp(cond)
-        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
-            if width == 1:
-                idx = delinearize(gid, nest.sizes)
-                ins = nest.load_inputs(idx)
-                outs = nest.load_outputs(idx)
-                nest.store_outputs(nest.emit_body(ins, outs, idx), idx)
-            else:
-                _vector_points(nest, delinearize(arith.muli(gid, _index(width)), nest.sizes),
-                               width)
-            if guard:
-                scf.YieldOp([])
+    with _thread_per_item(total, nest.op.location) as (launch, gid):
+        if width == 1:
+            idx = delinearize(gid, nest.sizes)
+            ins = nest.load_inputs(idx)
+            outs = nest.load_outputs(idx)
+            nest.store_outputs(nest.emit_body(ins, outs, idx), idx)
+        else:
+            _vector_points(nest, delinearize(arith.muli(gid, _index(width)), nest.sizes), width)
     return launch
 
 
@@ -301,25 +308,14 @@ def _alignment(elem: ir.Type, width: int) -> int:
 def map_thread_reduction(nest: LoopNest):
     """One thread per output element; the reduced dimensions are sequential loops."""
     pdims, rdims = nest.parallel_dims, nest.reduction_dims
-    total = nest.extent(pdims)
-    block = _round_threads(total)
-    grid = max(1, (total + block - 1) // block)
-    launch, bid, tid = _launch(grid, block, nest.op.location)
-    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
-        gid = arith.addi(arith.muli(bid, _index(block)), tid)
-        guard = None
-        if grid * block != total:
-            guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total)))
-        with ir.InsertionPoint(guard.then_block) if guard else nullcontext():
-            pidx = delinearize(gid, [nest.sizes[d] for d in pdims])
-            # Output maps use only parallel dims: any index works for the reduced ones.
-            zeros = [_index(0)] * len(rdims)
-            out_idx = merge(pdims, pidx, rdims, zeros, len(nest.sizes))
-            accs = nest.load_outputs(out_idx, only_used=False)
-            accs = _reduction_loops(nest, pdims, pidx, rdims, 0, [], accs)
-            nest.store_outputs(accs, out_idx)
-            if guard:
-                scf.YieldOp([])
+    with _thread_per_item(nest.extent(pdims), nest.op.location) as (launch, gid):
+        pidx = delinearize(gid, [nest.sizes[d] for d in pdims])
+        # Output maps use only parallel dims: any index works for the reduced ones.
+        zeros = [_index(0)] * len(rdims)
+        out_idx = merge(pdims, pidx, rdims, zeros, len(nest.sizes))
+        accs = nest.load_outputs(out_idx, only_used=False)
+        accs = _reduction_loops(nest, pdims, pidx, rdims, 0, [], accs)
+        nest.store_outputs(accs, out_idx)
     return launch
 
 

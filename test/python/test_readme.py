@@ -29,7 +29,12 @@ def _runnable(cmd):
 
 @pytest.mark.parametrize("cmd", [c for c in COMMANDS if _runnable(c)])
 def test_cli_examples_run(cmd, tmp_path):
-    argv = [a.replace("dumps/", str(tmp_path) + "/") for a in shlex.split(cmd)]
+    # What a command writes (-o FILE, --dump-dir dumps/) goes to tmp_path, not the checkout.
+    argv = []
+    for arg in shlex.split(cmd):
+        if argv and argv[-1] == "-o":
+            arg = str(tmp_path / os.path.basename(arg))
+        argv.append(arg.replace("dumps/", str(tmp_path) + "/"))
     subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
 
 

@@ -31,7 +31,8 @@ def _parser():
     p.add_argument("--input-signature", help='e.g. "f32[8,16],f32[16]" (for .py entries)')
     p.add_argument("--emit", default=None, help="stage to print: " + ", ".join(_stages()))
     p.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("-o", dest="output", help="write the emitted stage here")
+    p.add_argument("-o", dest="output",
+                   help="write the emitted stage here (NAME.msx: an executable artifact)")
     p.add_argument("--dump-dir", help="write the IR after every pass into this folder")
     p.add_argument("--mlir-print-debuginfo", dest="debug_info", action="store_true",
                    help="print source locations (the Python lines ops came from)")

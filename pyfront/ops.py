@@ -3,10 +3,9 @@
 Each function applies one ms op (pyfront/dispatch.call): inside jit it is traced, outside it
 runs eagerly. Arguments may be Tensors, numpy arrays or Python numbers (implicit cast applies).
 """
-from __future__ import annotations
 
-import builtins
-import operator
+import builtins as _builtins
+import operator as _operator
 
 from ..dialects import dtypes as _dt
 from .dispatch import call as _call
@@ -221,7 +220,7 @@ def getitem(x, index):
         raise _index_error(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
     if sum(i is Ellipsis for i in index) > 1:
         raise _index_error("an index can only have a single ellipsis ('...')")
-    full = builtins.slice(None)
+    full = _builtins.slice(None)
     expanded = []
     for i in index:
         expanded += [full] * (len(shape) - n_real) if i is Ellipsis else [i]
@@ -233,7 +232,7 @@ def getitem(x, index):
             out_shape.append(1)
             continue
         size = shape[axis]
-        if isinstance(i, builtins.slice):
+        if isinstance(i, _builtins.slice):
             start, stop, step = i.indices(size)
             if step <= 0:
                 raise _index_error("negative slice steps are not supported")
@@ -241,7 +240,7 @@ def getitem(x, index):
             begin.append(start), end.append(stop), strides.append(step)
             out_shape.append(len(range(start, stop, step)))
         else:
-            k = operator.index(i)
+            k = _operator.index(i)
             if not -size <= k < size:
                 raise _index_error(f"index {k} is out of bounds for axis {axis} with size {size}")
             k %= size

@@ -109,13 +109,24 @@ def _data_movement(x, idx):
             op("ms.gather", x, idx, axis=2), op("ms.broadcast_to", x, shape=(5, 2, 3, 40)),
             op("ms.reshape", x, shape=(6, -1)),
             op("ms.strided_slice_grad", op("ms.slice", x, begin=(0, 1, 0), size=(2, 2, -1)),
-               shape=(2, 3, 40), begin=(0, 1, 0), end=(2, 3, 40), strides=(1, 1, 1))]
+               shape=(2, 3, 40), begin=(0, 1, 0), end=(2, 3, 40), strides=(1, 1, 1)),
+            # ids in [0, 40), 32 segments: the ids from 32 up are dropped
+            op("ms.unsorted_segment_sum", op("ms.transpose", op("ms.gather", x, idx, axis=2),
+                                             perm=(2, 0, 1)), idx, num_segments=32)]
 
 
 def _data_movement_ref(x, idx):
     return [x.transpose(2, 0, 1), np.concatenate([x, x], 1), np.tile(x, (1, 2, 1)),
             x[0:2, 1:3, :], x[0:2, 0:3:2, 1:40:3], np.take(x, idx, axis=2),
-            np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1), _scatter_rows(x)]
+            np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1), _scatter_rows(x),
+            _segment_sum(np.take(x, idx, axis=2).transpose(2, 0, 1), idx, 32)]
+
+
+def _segment_sum(data, ids, segments):
+    out = np.zeros((segments,) + data.shape[1:], data.dtype)
+    keep = (ids >= 0) & (ids < segments)
+    np.add.at(out, ids[keep], data[keep])
+    return out
 
 
 def _scatter_rows(x):

@@ -496,7 +496,7 @@ def _prod(shape):
 class LowerCtx:
     """What an op's lower rule sees: the op, its specs (ms dtypes) and attributes."""
 
-    def __init__(self, op, opdef, ins, outs, attrs, origin=None, regions=None):
+    def __init__(self, op, opdef, ins, outs, attrs, origin=None, regions=None, options=None):
         self.op = op
         self.opdef = opdef
         self.ins = ins      # TensorSpec of each data operand
@@ -505,6 +505,7 @@ class LowerCtx:
         self.loc = op.location
         self.origin = origin if origin is not None else {}  # lowered value -> its ms type
         self.regions = regions  # numbers the fused regions of the function being lowered
+        self.options = options or {}  # convert-ms-to-linalg's options (target choices)
 
     @property
     def out(self) -> TensorSpec:
@@ -566,7 +567,7 @@ def lower_fused(lc: LowerCtx):
                     if opdef.fusion is None or not opdef.fusion.prologue:
                         data = [materialize(v) for v in data]
                     inner = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups),
-                                     lc.origin, lc.regions)
+                                     lc.origin, lc.regions, lc.options)
                     value = anchor = opdef.rule("lower")(inner, *data)
             env[op.results[0]] = (value, outs[0])
         with lc.loc:

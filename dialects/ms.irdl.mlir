@@ -384,6 +384,14 @@ irdl.dialect @ms {
     irdl.operands(params: %params, indices: %indices, axis: optional %axis)
     irdl.results(output: %output)
   }
+  irdl.operation @unsorted_segment_sum {
+    %data = irdl.base "!builtin.tensor"
+    %segment_ids = irdl.base "!builtin.tensor"
+    %num_segments = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(data: %data, segment_ids: %segment_ids, num_segments: optional %num_segments)
+    irdl.results(output: %output)
+  }
   irdl.operation @assign {
     %variable = irdl.base "!builtin.tensor"
     %value = irdl.base "!builtin.tensor"

@@ -40,12 +40,17 @@ class ModulePass:
     name = ""
     summary = ""
     options: dict = {}  # option name -> default value (its type parses the textual form)
+    choices: dict = {}  # option name -> the values a string option may take
 
     def __init__(self, **options):
         unknown = set(options) - set(self.options)
         if unknown:
             raise ValueError(f"pass '{self.name}' has no option {', '.join(sorted(unknown))}; "
                              f"options: {', '.join(self.options) or 'none'}")
+        for key, value in options.items():
+            if key in self.choices and value not in self.choices[key]:
+                raise ValueError(f"option '{key}' of pass '{self.name}' is one of "
+                                 f"{', '.join(self.choices[key])}, not '{value}'")
         self.opts = {**self.options, **options}
 
     @classmethod

@@ -34,10 +34,10 @@ def check_const_inputs(op):
                         else ""))
 
 
-def lower_op(op, origin: dict, regions=None):
+def lower_op(op, origin: dict, regions=None, options=None):
     """Replace one ms op by its lowering. `origin` maps lowered values whose type changed
     (uint8 or bool -> i8) back to their ms type, so rules see the ms dtypes; `regions`
-    numbers the function's fused regions."""
+    numbers the function's fused regions; `options` are the pass's."""
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
@@ -52,7 +52,7 @@ def lower_op(op, origin: dict, regions=None):
         lower = opdef.rule("lower")
     except MissingRuleError as e:
         fail(op, str(e))
-    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups), origin, regions)
+    lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups), origin, regions, options)
     with ir.InsertionPoint(op), op.location:
         new = lower(lc, *data)
     new = list(new) if isinstance(new, (list, tuple)) else [new]
@@ -81,6 +81,11 @@ def convert_signature(fn, origin: dict):
 class ConvertMsToLinalg(ModulePass):
     name = "convert-ms-to-linalg"
     summary = "lower ms ops to linalg, tensor, arith and math on tensors"
+    # How data-dependent writes (unsorted_segment_sum) lower: "loops" (an scf.for writing
+    # each row where its index says) or "reduction" (pure linalg, every output reduces over
+    # all rows: for targets whose host code must stay straight-line, as CUDA's launch plans)
+    options = {"scatter": "loops"}
+    choices = {"scatter": ("loops", "reduction")}
 
     def run(self, module):
         for fn in functions(module):
@@ -91,7 +96,7 @@ class ConvertMsToLinalg(ModulePass):
             origin, regions = {}, itertools.count()
             convert_signature(fn, origin)
             for op in ms_ops:
-                lower_op(op, origin, regions)
+                lower_op(op, origin, regions, self.opts)
             leftover = []
 
             def find_leftover(op):

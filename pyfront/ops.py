@@ -176,6 +176,12 @@ def gather(params, indices, axis=0):
     return _call("ms.gather", (params, indices), consts={"axis": int(axis)})
 
 
+def unsorted_segment_sum(input_x, segment_ids, num_segments):
+    """out[s] = sum of input_x[k] over k with segment_ids[k] == s (ids out of range dropped)."""
+    return _call("ms.unsorted_segment_sum", (input_x, segment_ids),
+                 consts={"num_segments": int(num_segments)})
+
+
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
     return _call("ms.one_hot", (indices, on_value, off_value), {"axis": int(axis)},
                  {"depth": int(depth)})

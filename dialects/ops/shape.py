@@ -1,18 +1,17 @@
-"""Ops that move data without arithmetic: reshape, transpose, broadcast, slicing, gather, ...
+"""Ops that move data without arithmetic: reshape, transpose, broadcast, concat, tile, slicing.
 
 Their shape/axis/perm/... arguments are const inputs: operands from ms.constant before
 ms-const-input-to-attr, attributes after it. Their gradients move the cotangent back the other
 way (reshape back, inverse permutation, sum over broadcast or tiled copies, scatter into zeros).
 """
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import linalg, tensor
 
-from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
 from ..grad import broadcasting, each
-from ..ir import element_type, tensor_type
+from ..ir import tensor_type
 from ..registry import ShapeError, define
 
 D = ir.AffineDimExpr.get
@@ -349,115 +348,3 @@ define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
        grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
            "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")
-
-
-# ------------------------------------------------------------------ gather / one_hot
-
-_INDEX_DTYPES = (dt.int32, dt.int64)
-
-
-def _gather_infer(ins, attrs):
-    _need(attrs, "axis")
-    params, indices = ins
-    if indices.dtype not in _INDEX_DTYPES:
-        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
-    axis = R.normalize_axis(attrs["axis"], params.rank)
-    return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
-
-
-def _lower_gather(lc, params, indices, *_):
-    """out[..., i..., ...] = params[..., indices[i...], ...]; out-of-range indices give 0."""
-    sp, si = lc.ins
-    out = lc.out
-    axis = R.normalize_axis(lc.attrs["axis"], sp.rank)
-    n = out.rank
-    idx_map = L.affine_map(n, [D(axis + j) for j in range(si.rank)])
-    index_t = ir.IndexType.get()
-    bound = sp.shape[axis]
-
-    def body(i, _out):
-        s = L.ScalarBuilder(si.dtype)
-        ok = arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
-        safe = arith.select(ok, i, s.const(0))
-        coords = [linalg.IndexOp(d).result for d in range(axis)]
-        coords.append(arith.index_cast(index_t, safe))
-        coords += [linalg.IndexOp(axis + si.rank + j).result for j in range(sp.rank - axis - 1)]
-        v = L.to_compute(tensor.extract(params, coords), sp.dtype)
-        return arith.select(ok, v, L.ScalarBuilder(sp.dtype).const(0))
-    return L.generic([indices], [L.empty(out)], [idx_map, L.identity_map(n)], ["parallel"] * n,
-                     body, [si.dtype, out.dtype])
-
-
-def _gather_grad(g, d):
-    """Scatter-add of the cotangent rows back to the gathered positions, as one contraction:
-    dparams[pre, p, post] = sum_n onehot(indices)[n, p] * d[pre, n, post]. Out-of-range
-    indices select nothing (their one-hot row is zero), as in the forward."""
-    params, indices = g.in_specs
-    axis = R.normalize_axis(g.attrs["axis"], params.rank)
-    depth, n = params.shape[axis], indices.size
-    pre, post = R.prod(params.shape[:axis]), R.prod(params.shape[axis + 1:])
-    hot = g.emit("ms.one_hot", g.y, g.const(1, d), g.const(0, d), depth=depth, axis=-1)
-    rows = g.emit("ms.batch_matmul", g.reshape(hot, (1, n, depth)), g.reshape(d, (pre, n, post)),
-                  transpose_a=True, transpose_b=False)
-    return g.reshape(rows, params.shape)
-
-
-define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
-       const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
-       grad=each(_gather_grad, None),
-       canonicalize=lambda ins, a: {**a, "axis": R.normalize_axis(a["axis"], ins[0].rank)},
-       doc="take slices of params along axis at indices (MindSpore Gather)")
-
-
-def _one_hot_infer(ins, attrs):
-    _need(attrs, "depth")
-    indices, on, off = ins
-    if indices.dtype not in _INDEX_DTYPES:
-        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
-    if on.rank != 0 or off.rank != 0:
-        raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and {off.shape}")
-    if attrs["depth"] < 0:
-        raise ShapeError(f"depth {attrs['depth']} must be non-negative")
-    axis = attrs["axis"]
-    if not -1 <= axis <= indices.rank:
-        raise ShapeError(f"axis {axis} is out of range for the rank-{indices.rank + 1} result")
-    axis = indices.rank if axis == -1 else axis
-    return TensorSpec(indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:],
-                      R.same_group_dtype(ins[1:]))
-
-
-def _lower_one_hot(lc, indices, on, off):
-    si = lc.ins[0]
-    out = lc.out
-    axis = si.rank if lc.attrs["axis"] == -1 else lc.attrs["axis"]
-    n = out.rank
-    idx_map = L.affine_map(n, [D(i) for i in range(n) if i != axis])
-    scalar_map = L.affine_map(n, [])
-    i64 = ir.IntegerType.get_signless(64)
-
-    def body(i, on_v, off_v, _out):
-        pos = arith.index_cast(i64, linalg.IndexOp(axis).result)
-        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, si.dtype, dt.int64), pos)
-        return arith.select(hit, L.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
-                            L.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
-    return L.generic([indices, on, off], [L.empty(out)],
-                     [idx_map, scalar_map, scalar_map, L.identity_map(n)], ["parallel"] * n, body,
-                     [si.dtype, lc.ins[1].dtype, lc.ins[2].dtype, out.dtype])
-
-
-def _one_hot_value_grad(on):
-    """on_value receives the cotangent summed where the index hits, off_value elsewhere."""
-    def rule(g, d):
-        hit = g.emit("ms.one_hot", g.x, g.const(1, d), g.const(0, d), depth=g.attrs["depth"],
-                     axis=g.attrs["axis"])
-        total = g.emit("ms.reduce_sum", g.mul(d, hit), axis=(), keep_dims=False)
-        return total if on else g.sub(g.emit("ms.reduce_sum", d, axis=(), keep_dims=False),
-                                      total)
-    return rule
-
-
-define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],
-       _one_hot_infer, attrs={"axis": "int"}, const_inputs={"depth": "int"},
-       signature=(None, "T", "T"), lower=_lower_one_hot,
-       grad=each(None, _one_hot_value_grad(True), _one_hot_value_grad(False)),
-       doc="on_value where the position along `axis` equals the index, else off_value")

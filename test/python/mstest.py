@@ -4,6 +4,7 @@ from mlir import ir
 
 from mscc.dialects import dtypes as dt
 from mscc.dialects.ir import build_function, build_op, get_context
+from mscc.passes import pipeline
 from mscc.passes.compiler import compile_module
 
 TOLERANCE = {"float16": dict(rtol=2e-3, atol=2e-3), "float32": dict(rtol=2e-5, atol=1e-6),
@@ -28,9 +29,17 @@ def module_of(in_specs, body, name="f"):
         return module
 
 
-def compile_fn(in_specs, body, name="f"):
-    """Compile `body(*args) -> value(s)` over tensors of in_specs into a CPU executable."""
-    return compile_module(module_of(in_specs, body, name), name)
+def compile_fn(in_specs, body, name="f", linalg_options=""):
+    """Compile `body(*args) -> value(s)` over tensors of in_specs into a CPU executable;
+    `linalg_options` are convert-ms-to-linalg options to use instead of the pipeline's."""
+    module = module_of(in_specs, body, name)
+    if not linalg_options:
+        return compile_module(module, name)
+    pipeline.run_pipeline(module, "cpu", stop_after="ms-opt")
+    steps = [f"convert-ms-to-linalg{{{linalg_options}}}" if s == "convert-ms-to-linalg" else s
+             for s in dict(pipeline.TARGET_STAGES["cpu"])["linalg"]]
+    pipeline.run_steps(module, pipeline.parse_pipeline(",".join(steps)))
+    return compile_module(module, name, start_after="linalg")
 
 
 def assert_matches(got, want, dtype=None):

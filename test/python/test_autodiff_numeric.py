@@ -151,6 +151,9 @@ CASES = [
     Case("gather-1", ("ms.gather",), ((2, 5, 3), (4,)), lambda p, i: op("ms.tanh", op(
         "ms.gather", p, i, axis=1)), domains=("any", np.array([4, 1, 1, 0])),
          dtypes=(F64, dt.int64)),
+    Case("unsorted_segment_sum", ("ms.unsorted_segment_sum",), ((5, 3), (5,)),
+         lambda d, i: op("ms.tanh", op("ms.unsorted_segment_sum", d, i, num_segments=4)),
+         domains=("any", np.array([0, 3, 3, 7, -1])), dtypes=(F64, dt.int32)),
     Case("one_hot", ("ms.one_hot",), ((2, 3), (), ()), lambda i, on, off: op("ms.tanh",
                                                                               _one_hot(i, on, off)),
          domains=(np.array([[0, 3, 1], [5, 2, 2]]),), dtypes=(dt.int64, F64, F64)),

@@ -119,6 +119,7 @@ def test_every_op_with_a_lowering_is_tested_here():
     tested = ({c.name for c in ELEMENTWISE} | set(REDUCTIONS) | {c[0] for c in SHAPE_CASES}
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
                  "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
+                 "ms.unsorted_segment_sum",
                  "ms.fused"})  # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
@@ -374,6 +375,33 @@ def test_gather_out_of_range_gives_zeros():
                      lambda p, i: op("ms.gather", p, i, axis=0))
     got, = exe(params, indices)
     assert_matches(got, np.stack([params[1], np.zeros(2), np.zeros(2)]).astype(np.float32))
+
+
+def _segment_sum_ref(data, ids, segments):
+    out = np.zeros((segments,) + data.shape[ids.ndim:], np.float64)
+    for k in np.ndindex(ids.shape):
+        if 0 <= ids[k] < segments:
+            out[ids[k]] += data[k]
+    return out
+
+
+@pytest.mark.parametrize("scatter", ["loops", "reduction"])
+@pytest.mark.parametrize("dtype,index_dtype,shapes", [
+    (dt.float32, dt.int32, ((6, 4), (6,))),
+    (dt.float64, dt.int64, ((2, 3, 5), (2, 3))),
+    (dt.int32, dt.int32, ((5,), (5,))),
+    (dt.float16, dt.int64, ((7, 2, 2), (7,))),
+], ids=lambda v: getattr(v, "name", None))
+def test_unsorted_segment_sum(dtype, index_dtype, shapes, scatter):
+    """Both lowerings (the CPU's loop, the GPU's reduction) on the CPU; ids outside
+    [0, num_segments) -- negative ones and 4, 5 -- are dropped."""
+    data = values(shapes[0], dtype, seed=19)
+    ids = np.random.default_rng(20).integers(-2, 6, shapes[1]).astype(index_dtype.np)
+    exe = compile_fn([spec(shapes[0], dtype), spec(shapes[1], index_dtype)],
+                     lambda d, i: op("ms.unsorted_segment_sum", d, i, num_segments=4),
+                     linalg_options=f"scatter={scatter}")
+    got, = exe(data, ids)
+    assert_matches(got, _segment_sum_ref(data, ids, 4), dtype)
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])

@@ -184,6 +184,18 @@ func.func @gather_axis(%p: tensor<4x5xf32>, %i: tensor<3xi32>) -> tensor<4x3xf32
 
 // -----
 
+// CHECK-LABEL: func.func @segment_sum_num_segments(
+// CHECK-SAME:    %[[D:.+]]: tensor<5x3xf32>, %[[I:.+]]: tensor<5xi32>) -> tensor<4x3xf32>
+// CHECK-NEXT:    %[[R:.+]] = "ms.unsorted_segment_sum"(%[[D]], %[[I]]) {num_segments = 4 : i64} : (tensor<5x3xf32>, tensor<5xi32>) -> tensor<4x3xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @segment_sum_num_segments(%d: tensor<5x3xf32>, %i: tensor<5xi32>) -> tensor<4x3xf32> {
+  %n = "ms.constant"() {value = dense<4> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ms.unsorted_segment_sum"(%d, %i, %n) : (tensor<5x3xf32>, tensor<5xi32>, tensor<i32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 // A constant that is also used as data is folded but kept.
 // CHECK-LABEL: func.func @constant_still_used(
 // CHECK-NEXT:    %[[S:.+]] = "ms.constant"() {value = dense<[3, 2]> : tensor<2xi64>} : () -> tensor<2xi64>

@@ -319,3 +319,27 @@ func.func @fused_yield(%a: tensor<4xf32>) -> tensor<4xf32> {
   }) {kind = "elementwise"} : () -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @segment_ids_dtype(%d: tensor<4x3xf32>, %i: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'ms.unsorted_segment_sum' op segment_ids must be int32 or int64, got float32}}
+  %0 = "ms.unsorted_segment_sum"(%d, %i) {num_segments = 2 : i64} : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @segment_ids_shape(%d: tensor<4x3xf32>, %i: tensor<3xi32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'ms.unsorted_segment_sum' op segment_ids of shape (3,) must match the leading dimensions of data (4, 3)}}
+  %0 = "ms.unsorted_segment_sum"(%d, %i) {num_segments = 2 : i64} : (tensor<4x3xf32>, tensor<3xi32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @segment_count(%d: tensor<4x3xf32>, %i: tensor<4xi32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'ms.unsorted_segment_sum' op result #0 has type tensor<2x3xf32>, but its inputs give tensor<5x3xf32>}}
+  %0 = "ms.unsorted_segment_sum"(%d, %i) {num_segments = 5 : i64} : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -1,0 +1,225 @@
+"""Ops that read or write at positions held in a tensor: gather, one_hot and
+unsorted_segment_sum (gather's gradient).
+
+Out-of-range positions read zeros (gather), select nothing (one_hot) and are dropped
+(unsorted_segment_sum), as MindSpore's GPU kernels do, so no index is ever used unchecked.
+"""
+from mlir import ir
+from mlir.dialects import arith, linalg, scf, tensor
+
+from .. import dtypes as dt
+from .. import lowering as L
+from .. import shape_rules as R
+from ..dtypes import TensorSpec
+from ..grad import each
+from ..registry import ShapeError, define
+
+D = ir.AffineDimExpr.get
+
+
+def _need(attrs, *names):
+    if not R.known(attrs, *names):
+        raise ShapeError(f"{' and '.join(names)} must be a compile-time constant")
+
+
+_INDEX_DTYPES = (dt.int32, dt.int64)
+
+
+def _gather_infer(ins, attrs):
+    _need(attrs, "axis")
+    params, indices = ins
+    if indices.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    axis = R.normalize_axis(attrs["axis"], params.rank)
+    return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
+
+
+def _lower_gather(lc, params, indices, *_):
+    """out[..., i..., ...] = params[..., indices[i...], ...]; out-of-range indices give 0."""
+    sp, si = lc.ins
+    out = lc.out
+    axis = R.normalize_axis(lc.attrs["axis"], sp.rank)
+    n = out.rank
+    idx_map = L.affine_map(n, [D(axis + j) for j in range(si.rank)])
+    index_t = ir.IndexType.get()
+    bound = sp.shape[axis]
+
+    def body(i, _out):
+        s = L.ScalarBuilder(si.dtype)
+        ok = arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
+        safe = arith.select(ok, i, s.const(0))
+        coords = [linalg.IndexOp(d).result for d in range(axis)]
+        coords.append(arith.index_cast(index_t, safe))
+        coords += [linalg.IndexOp(axis + si.rank + j).result for j in range(sp.rank - axis - 1)]
+        v = L.to_compute(tensor.extract(params, coords), sp.dtype)
+        return arith.select(ok, v, L.ScalarBuilder(sp.dtype).const(0))
+    return L.generic([indices], [L.empty(out)], [idx_map, L.identity_map(n)], ["parallel"] * n,
+                     body, [si.dtype, out.dtype])
+
+
+def _gather_grad(g, d):
+    """Scatter-add of the cotangent back to the gathered positions: with d viewed as
+    (pre, n, post), dparams[:, p, :] = sum of d[:, k, :] over k with indices[k] == p. Summed
+    along the leading axis by unsorted_segment_sum, so axis != 0 moves n to the front and back.
+    Out-of-range indices are dropped, as the forward reads zeros there."""
+    params, indices = g.in_specs
+    axis = R.normalize_axis(g.attrs["axis"], params.rank)
+    depth, n = params.shape[axis], indices.size
+    pre, post = R.prod(params.shape[:axis]), R.prod(params.shape[axis + 1:])
+    ids = g.reshape(g.y, (n,))
+    if pre == 1:
+        rows = g.emit("ms.unsorted_segment_sum", g.reshape(d, (n, post)), ids,
+                      num_segments=depth)
+        return g.reshape(rows, params.shape)
+    front = g.emit("ms.transpose", g.reshape(d, (pre, n, post)), perm=(1, 0, 2))
+    rows = g.emit("ms.unsorted_segment_sum", front, ids, num_segments=depth)
+    return g.reshape(g.emit("ms.transpose", rows, perm=(1, 0, 2)), params.shape)
+
+
+define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
+       const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
+       grad=each(_gather_grad, None),
+       canonicalize=lambda ins, a: {**a, "axis": R.normalize_axis(a["axis"], ins[0].rank)},
+       doc="take slices of params along axis at indices (MindSpore Gather)")
+
+
+def _one_hot_infer(ins, attrs):
+    _need(attrs, "depth")
+    indices, on, off = ins
+    if indices.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    if on.rank != 0 or off.rank != 0:
+        raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and {off.shape}")
+    if attrs["depth"] < 0:
+        raise ShapeError(f"depth {attrs['depth']} must be non-negative")
+    axis = attrs["axis"]
+    if not -1 <= axis <= indices.rank:
+        raise ShapeError(f"axis {axis} is out of range for the rank-{indices.rank + 1} result")
+    axis = indices.rank if axis == -1 else axis
+    return TensorSpec(indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:],
+                      R.same_group_dtype(ins[1:]))
+
+
+def _lower_one_hot(lc, indices, on, off):
+    si = lc.ins[0]
+    out = lc.out
+    axis = si.rank if lc.attrs["axis"] == -1 else lc.attrs["axis"]
+    n = out.rank
+    idx_map = L.affine_map(n, [D(i) for i in range(n) if i != axis])
+    scalar_map = L.affine_map(n, [])
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(i, on_v, off_v, _out):
+        pos = arith.index_cast(i64, linalg.IndexOp(axis).result)
+        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, si.dtype, dt.int64), pos)
+        return arith.select(hit, L.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
+                            L.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
+    return L.generic([indices, on, off], [L.empty(out)],
+                     [idx_map, scalar_map, scalar_map, L.identity_map(n)], ["parallel"] * n, body,
+                     [si.dtype, lc.ins[1].dtype, lc.ins[2].dtype, out.dtype])
+
+
+def _one_hot_value_grad(on):
+    """on_value receives the cotangent summed where the index hits, off_value elsewhere."""
+    def rule(g, d):
+        hit = g.emit("ms.one_hot", g.x, g.const(1, d), g.const(0, d), depth=g.attrs["depth"],
+                     axis=g.attrs["axis"])
+        total = g.emit("ms.reduce_sum", g.mul(d, hit), axis=(), keep_dims=False)
+        return total if on else g.sub(g.emit("ms.reduce_sum", d, axis=(), keep_dims=False),
+                                      total)
+    return rule
+
+
+define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],
+       _one_hot_infer, attrs={"axis": "int"}, const_inputs={"depth": "int"},
+       signature=(None, "T", "T"), lower=_lower_one_hot,
+       grad=each(None, _one_hot_value_grad(True), _one_hot_value_grad(False)),
+       doc="on_value where the position along `axis` equals the index, else off_value")
+
+
+# ------------------------------------------------------------------ unsorted_segment_sum
+
+def _segment_sum_infer(ins, attrs):
+    _need(attrs, "num_segments")
+    data, ids = ins
+    if ids.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
+    if data.dtype.is_bool:
+        raise ShapeError("data must be a number tensor, got bool")
+    if data.shape[:ids.rank] != ids.shape:
+        raise ShapeError(f"segment_ids of shape {ids.shape} must match the leading dimensions "
+                         f"of data {data.shape}")
+    if attrs["num_segments"] < 0:
+        raise ShapeError(f"num_segments {attrs['num_segments']} must be non-negative")
+    return TensorSpec((attrs["num_segments"],) + data.shape[ids.rank:], data.dtype)
+
+
+def _lower_segment_sum(lc, data, ids, *_):
+    """On (n, width) rows: out[ids[k], :] += data[k, :] for in-range ids. `scatter=loops`
+    (the CPU) writes each row where its id says, O(n * width); `scatter=reduction` (the GPU,
+    whose launch plans have no host loops) computes each output as a reduction over all rows,
+    O(segments * n * width)."""
+    sd, si = lc.ins
+    out = lc.out
+    n, segments = si.size, out.shape[0]
+    width = R.prod(sd.shape[si.rank:])
+    rows = L.reshape(data, sd.shape, (n, width), sd.dtype)
+    flat_ids = L.reshape(ids, si.shape, (n,), si.dtype)
+    flat_out = TensorSpec((segments, width), out.dtype)
+    scatter = _scatter_reduction if lc.options.get("scatter") == "reduction" else _scatter_loop
+    summed = scatter(rows, flat_ids, flat_out, si.dtype)
+    return L.reshape(summed, flat_out.shape, out.shape, out.dtype)
+
+
+def _in_range(s: L.ScalarBuilder, i, bound):
+    return arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
+
+
+def _scatter_loop(rows, ids, out: TensorSpec, id_dtype):
+    index = ir.IndexType.get()
+    n, width = ir.RankedTensorType(rows.type).shape
+    acc0 = L.fill(out, 0)
+    c = lambda v: arith.constant(index, v)  # noqa: E731
+    loop = scf.ForOp(c(0), c(n), c(1), [acc0])
+    with ir.InsertionPoint(loop.body):
+        k, acc = loop.induction_variable, loop.inner_iter_args[0]
+        i = tensor.extract(ids, [k])
+        branch = scf.IfOp(_in_range(L.ScalarBuilder(id_dtype), i, out.shape[0]), [acc.type],
+                          has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+            row_t = ir.RankedTensorType.get([1, width], ir.RankedTensorType(acc.type).element_type)
+            at = arith.index_cast(index, i)
+            src = tensor.extract_slice(row_t, rows, [k], [], [], [dyn, 0], [1, width], [1, 1])
+            dst = tensor.extract_slice(row_t, acc, [at], [], [], [dyn, 0], [1, width], [1, 1])
+            # dst as the generic's output (not an input): updated in place after bufferization
+            total = L.generic([src], [dst], [L.identity_map(2)] * 2, ["parallel"] * 2,
+                              lambda x, a: L.ScalarBuilder(out.dtype).add(a, x),
+                              [out.dtype, out.dtype])
+            scf.YieldOp([tensor.insert_slice(total, acc, [at], [], [], [dyn, 0], [1, width],
+                                             [1, 1])])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([acc])
+        scf.YieldOp([branch.results[0]])
+    return loop.results[0]
+
+
+def _scatter_reduction(rows, ids, out: TensorSpec, id_dtype):
+    maps = [L.affine_map(3, [D(2), D(1)]), L.affine_map(3, [D(2)]), L.affine_map(3, [D(0), D(1)])]
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(x, i, acc):
+        s = L.ScalarBuilder(out.dtype)
+        here = arith.index_cast(i64, linalg.IndexOp(0).result)
+        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, id_dtype, dt.int64), here)
+        return s.add(acc, arith.select(hit, x, s.const(0)))
+    return L.generic([rows, ids], [L.fill(out, 0)], maps, ["parallel", "parallel", "reduction"],
+                     body, [out.dtype, id_dtype, out.dtype])
+
+
+define("ms.unsorted_segment_sum", ["data", "segment_ids", ("num_segments", "optional")],
+       _segment_sum_infer, const_inputs={"num_segments": "int"}, signature=(None, None),
+       lower=_lower_segment_sum,
+       grad=each(lambda g, d: g.emit("ms.gather", d, g.y, axis=0), None),
+       doc="out[s, ...] = sum of data[k..., ...] over k with segment_ids[k...] == s; ids "
+           "outside [0, num_segments) are dropped (MindSpore UnsortedSegmentSum)")

@@ -34,6 +34,10 @@ def _gather_infer(ins, attrs):
     return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
 
 
+def _in_range(s: L.ScalarBuilder, i, bound):
+    return arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
+
+
 def _lower_gather(lc, params, indices, *_):
     """out[..., i..., ...] = params[..., indices[i...], ...]; out-of-range indices give 0."""
     sp, si = lc.ins
@@ -46,7 +50,7 @@ def _lower_gather(lc, params, indices, *_):
 
     def body(i, _out):
         s = L.ScalarBuilder(si.dtype)
-        ok = arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
+        ok = _in_range(s, i, bound)
         safe = arith.select(ok, i, s.const(0))
         coords = [linalg.IndexOp(d).result for d in range(axis)]
         coords.append(arith.index_cast(index_t, safe))
@@ -169,10 +173,6 @@ def _lower_segment_sum(lc, data, ids, *_):
     scatter = _scatter_reduction if lc.options.get("scatter") == "reduction" else _scatter_loop
     summed = scatter(rows, flat_ids, flat_out, si.dtype)
     return L.reshape(summed, flat_out.shape, out.shape, out.dtype)
-
-
-def _in_range(s: L.ScalarBuilder, i, bound):
-    return arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
 
 
 def _scatter_loop(rows, ids, out: TensorSpec, id_dtype):

@@ -16,6 +16,8 @@ ms.fused to one result) through the producers of its operands. A producer joins 
   outside (it is duplicated, a copy moves in): expensive work is never duplicated;
 - it is evaluated no more often in the region than on its own (a producer broadcast into a
   larger loop, or read by a softmax's three loops, is recomputed per read), unless cheap;
+- inside a reduction's loops (its prologue), it does not create dimensions its operands lack
+  (broadcast_to): each reduced loop must be spanned by some input;
 - the region stays within `max-ops` ops (bounded loop bodies and compile time).
 Producers are visited latest first, so every user that can join has been decided before its
 producer is, and because a producer only moves when all its users are inside, no value
@@ -52,6 +54,7 @@ class Region:
         self.moved = {root}      # ops that move into the region
         self.copied = set()      # cheap ops whose copy moves in (the original stays)
         self.anchor = None
+        self.prologue = set()    # members computed inside the anchor's loops
         self.position = position
 
     @property
@@ -93,6 +96,18 @@ class BlockFuser:
         d = self.opdef(op)
         return data_values(d, operand_groups(d, op))
 
+    def expands(self, op):
+        """Whether a dimension of op's result comes from none of its operands (broadcast_to
+        does that; numpy broadcasting does not): inside a reduction's loops such an op would
+        leave a reduced loop that no input spans."""
+        out = spec_of(op.results[0].type).shape
+        covered = set()
+        for v in self.data(op):
+            shape = spec_of(v.type).shape
+            offset = len(out) - len(shape)
+            covered |= {offset + i for i, d in enumerate(shape) if d == out[offset + i]}
+        return any(d != 1 and i not in covered for i, d in enumerate(out))
+
     # -- growing one region
     def reads(self, region, member, evals):
         """(producer, times it would be evaluated) for each data operand of a member."""
@@ -124,6 +139,8 @@ class BlockFuser:
                 if how is None:
                     continue
                 (region.moved if how == "move" else region.copied).add(producer)
+                if member is region.anchor or member in region.prologue:
+                    region.prologue.add(producer)
                 if how == "move" and self.role(producer) is not None:
                     region.anchor = producer
                 evals[producer] = times
@@ -137,6 +154,8 @@ class BlockFuser:
         inside = (producer.results[0] not in self.pinned
                   and all(u.owner.operation in region.moved for u in producer.results[0].uses))
         if self.is_elementwise(producer):
+            if (member is region.anchor or member in region.prologue) and self.expands(producer):
+                return None
             cheap = self.cost(producer) <= CHEAP
             if times > _numel(producer.results[0]) and not cheap:
                 return None  # expensive work evaluated more often than on its own

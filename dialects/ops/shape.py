@@ -114,6 +114,9 @@ define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
        const_inputs={"shape": "ints"}, signature=(None,),
        canonicalize=lambda ins, a: {**a, "shape": _broadcast_infer(ins, a).shape},
        lower=lambda lc, x, *_: L.elementwise([x], lc.ins, lc.out, lambda v: v),
+       # The identity on each element, read through numpy broadcasting: so ms-fuse treats
+       # it as a (free) elementwise op and a fused loop reads x in place of a broadcast copy.
+       scalar=lambda s, x: x,
        grad=broadcasting(lambda g, d: d))
 
 

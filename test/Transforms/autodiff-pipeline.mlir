@@ -14,7 +14,12 @@ func.func private @f(%x: tensor<8xf32>, %w: tensor<8xf32> {ms.parameter = "w"}) 
 // CHECK-SAME: (%[[X:.+]]: tensor<8xf32>, %[[W:.+]]: tensor<8xf32>)
 // CHECK: %[[E:.+]] = "ms.exp"(%[[X]])
 // CHECK-NOT: "ms.exp"
-// CHECK: %[[DW:.+]] = "ms.mul"(%{{.+}}, %[[E]])
+// CHECK: {kind = "reduction"}
+// The seed's broadcast is fused into the product (a free elementwise read), not materialized.
+// CHECK: %[[DW:.+]] = "ms.fused"() ({
+// CHECK-NEXT: %[[SEED:.+]] = "ms.broadcast_to"
+// CHECK-NEXT: %[[P:.+]] = "ms.mul"(%[[SEED]], %[[E]])
+// CHECK-NEXT: gpu.yield %[[P]]
 // CHECK-NOT: "ms.exp"
 // CHECK: return %{{.+}}, %[[DW]] : tensor<f32>, tensor<8xf32>
 func.func @train_step(%x: tensor<8xf32>, %w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {

@@ -217,6 +217,40 @@ func.func @broadcast_producers(%x: tensor<4x8xf32>, %r: tensor<8xf32>) -> tensor
 
 // -----
 
+// broadcast_to is a free elementwise read: it joins a chain (the gradient seed times a value).
+// CHECK-LABEL: func.func @broadcast_to_in_chain
+func.func @broadcast_to_in_chain(%s: tensor<1xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-NEXT: %[[R:.+]] = "ms.fused"() ({
+  // CHECK-NEXT: %[[B:.+]] = "ms.broadcast_to"(%arg0) {shape = array<i64: 4, 8>}
+  // CHECK-NEXT: %[[M:.+]] = "ms.mul"(%[[B]], %arg1)
+  // CHECK-NEXT: gpu.yield %[[M]]
+  // CHECK-NEXT: }) {kind = "elementwise"}
+  // CHECK-NEXT: return %[[R]]
+  %0 = "ms.broadcast_to"(%s) {shape = array<i64: 4, 8>} : (tensor<1xf32>) -> tensor<4x8xf32>
+  %1 = "ms.mul"(%0, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Inside a reduction's loops a broadcast_to may not create the reduced dimension: no input
+// would span that loop. It stays outside; the elementwise op joins the prologue.
+// CHECK-LABEL: func.func @broadcast_to_into_reduction
+func.func @broadcast_to_into_reduction(%s: tensor<4x1xf32>) -> tensor<4xf32> {
+  // CHECK-NEXT: %[[B:.+]] = "ms.broadcast_to"(%arg0) {shape = array<i64: 4, 8>}
+  // CHECK-NEXT: %[[R:.+]] = "ms.fused"() ({
+  // CHECK-NEXT: %[[E:.+]] = "ms.exp"(%[[B]])
+  // CHECK-NEXT: %[[S:.+]] = "ms.reduce_sum"(%[[E]])
+  // CHECK-NEXT: gpu.yield %[[S]]
+  // CHECK-NEXT: }) {kind = "reduction"}
+  %0 = "ms.broadcast_to"(%s) {shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %1 = "ms.exp"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "ms.reduce_sum"(%1) {axis = array<i64: 1>, keep_dims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
 // A reduction result broadcast back is never an epilogue (it would be recomputed per
 // element), and two reductions never share a region.
 // CHECK-LABEL: func.func @two_reductions

@@ -13,12 +13,14 @@ This is what `mscc FILE --target cpu|cuda -o NAME.msx` and
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 
 from mlir import ir
 from mlir.dialects import gpu
@@ -174,6 +176,23 @@ def _openmp_link_args(openmp: bool) -> list[str]:
     return [lib]
 
 
+_support_lock = threading.Lock()
+
+
+def _support_object(cc: str, background: bool) -> str:
+    """cpu_support.c compiled once per process (every library links it; the disk cache's
+    worker links one per compiled function)."""
+    with _support_lock:
+        path = getattr(_support_object, "path", None)
+        if path is None or not os.path.exists(path):
+            folder = tempfile.mkdtemp(prefix="mscc-support-")
+            atexit.register(shutil.rmtree, folder, True)
+            path = os.path.join(folder, "support.o")
+            _run([cc, "-O2", "-fPIC", "-c", _SUPPORT_C, "-o", path], "obj", "cc", background)
+            _support_object.path = path
+        return path
+
+
 def link_shared(obj: str, openmp: bool, background=False, text_relocations=False) -> bytes:
     """The bytes of a shared library made of the object file `obj` and cpu_support.c.
     `text_relocations` admits an object that is not position independent (the
@@ -182,9 +201,9 @@ def link_shared(obj: str, openmp: bool, background=False, text_relocations=False
     if cc is None:
         raise _tool_error("obj", "no C compiler (cc) was found to link the shared library")
     libs = _openmp_link_args(openmp)
+    support = _support_object(cc, background)
     with tempfile.TemporaryDirectory(prefix="mscc-link-") as d:
-        support, lib = os.path.join(d, "support.o"), os.path.join(d, "entry.so")
-        _run([cc, "-O2", "-fPIC", "-c", _SUPPORT_C, "-o", support], "obj", "cc", background)
+        lib = os.path.join(d, "entry.so")
         # --no-undefined: a symbol nothing provides fails here, not at the first call.
         flags = ["-Wl,--no-undefined"] + (["-Wl,-z,notext"] if text_relocations else [])
         _run([cc, "-shared", *flags, obj, support, "-o", lib, "-lm"] + libs,

@@ -16,6 +16,7 @@ from mlir.dialects.transform import gpu as tgpu
 from mlir.dialects.transform import interpreter, structured
 
 from . import gpu_kernels as K
+from ..dialects.ops.indexing import SCATTER_ADD_ATTR
 from .base import ModulePass, fail, functions, register
 from .cpu import KERNEL_ATTR, public_functions
 from .transforms import transform_script, vectorize_register_tiles
@@ -196,6 +197,9 @@ class GpuMapLinalg(ModulePass):
         op.operation.erase()
 
     def generic(self, op):
+        if SCATTER_ADD_ATTR in op.attributes:
+            self._map(op, K.nest_of_generic, lambda nest: K.map_scatter_add)
+            return
         self._map(op, K.nest_of_generic, K.choose_mapping)
 
     def copy(self, op):

@@ -15,6 +15,8 @@ indexing maps, and a way to emit the body for one point. Three mappings (choose_
 - thread reduction: one thread per output element looping over the reduced dimensions (column
   reductions, contractions, and reductions whose combiner is not recognized): coalesced when
   the innermost dimension is parallel.
+- scatter-add (unsorted_segment_sum, tagged by its lowering): one thread per input element,
+  adding it atomically to the output row its index names.
 
 Every kernel is a `gpu.launch` with constant grid and block sizes, so outlining records
 `known_block_size` (PTX `.maxntid`).
@@ -316,6 +318,30 @@ def map_thread_reduction(nest: LoopNest):
         accs = nest.load_outputs(out_idx, only_used=False)
         accs = _reduction_loops(nest, pdims, pidx, rdims, 0, [], accs)
         nest.store_outputs(accs, out_idx)
+    return launch
+
+
+def map_scatter_add(nest: LoopNest):
+    """The tagged scatter-add reduction (dialects/ops/indexing.py), loops (segment, p, k):
+    out[ids[k], p] += rows[k, p]. Instead of every output scanning all k, one thread per
+    (k, p) adds its element with an atomic read-modify-write; out was zero-filled before."""
+    segments, width, n = nest.sizes
+    rows, ids = nest.inputs
+    out = nest.outputs[0]
+    elem = ir.MemRefType(out.type).element_type
+    kind = (arith.AtomicRMWKind.addf if isinstance(elem, (ir.F16Type, ir.F32Type, ir.F64Type))
+            else arith.AtomicRMWKind.addi)
+    with _thread_per_item(n * width, nest.op.location) as (launch, gid):
+        k, p = delinearize(gid, [n, width])
+        i = memref.load(ids, [k])
+        zero = arith.constant(i.type, 0)
+        ok = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, i, zero),
+                        arith.cmpi(arith.CmpIPredicate.slt, i, arith.constant(i.type, segments)))
+        guard = scf.IfOp(ok)
+        with ir.InsertionPoint(guard.then_block):
+            at = arith.index_cast(ir.IndexType.get(), i)
+            memref.atomic_rmw(kind, memref.load(rows, [k, p]), out, [at, p])
+            scf.YieldOp([])
     return launch
 
 

@@ -161,8 +161,8 @@ def _segment_sum_infer(ins, attrs):
 def _lower_segment_sum(lc, data, ids, *_):
     """On (n, width) rows: out[ids[k], :] += data[k, :] for in-range ids. `scatter=loops`
     (the CPU) writes each row where its id says, O(n * width); `scatter=reduction` (the GPU,
-    whose launch plans have no host loops) computes each output as a reduction over all rows,
-    O(segments * n * width)."""
+    whose launch plans have no host loops) is one linalg reduction, O(segments * n * width)
+    as written, tagged so that the GPU mapping makes it an atomic scatter, O(n * width)."""
     sd, si = lc.ins
     out = lc.out
     n, segments = si.size, out.shape[0]
@@ -204,6 +204,12 @@ def _scatter_loop(rows, ids, out: TensorSpec, id_dtype):
     return loop.results[0]
 
 
+# Marks the reduction form of a scatter-add: out[ids[k], p] += rows[k, p], with the loops
+# (segment, p, k). A GPU maps it to one thread per (k, p) adding atomically (passes/gpu.py);
+# elsewhere it runs as the reduction it is.
+SCATTER_ADD_ATTR = "ms.scatter_add"
+
+
 def _scatter_reduction(rows, ids, out: TensorSpec, id_dtype):
     maps = [L.affine_map(3, [D(2), D(1)]), L.affine_map(3, [D(2)]), L.affine_map(3, [D(0), D(1)])]
     i64 = ir.IntegerType.get_signless(64)
@@ -213,8 +219,10 @@ def _scatter_reduction(rows, ids, out: TensorSpec, id_dtype):
         here = arith.index_cast(i64, linalg.IndexOp(0).result)
         hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, id_dtype, dt.int64), here)
         return s.add(acc, arith.select(hit, x, s.const(0)))
-    return L.generic([rows, ids], [L.fill(out, 0)], maps, ["parallel", "parallel", "reduction"],
-                     body, [out.dtype, id_dtype, out.dtype])
+    summed = L.generic([rows, ids], [L.fill(out, 0)], maps, ["parallel", "parallel", "reduction"],
+                       body, [out.dtype, id_dtype, out.dtype])
+    summed.owner.attributes[SCATTER_ADD_ATTR] = ir.UnitAttr.get()
+    return summed
 
 
 define("ms.unsorted_segment_sum", ["data", "segment_ids", ("num_segments", "optional")],

@@ -133,6 +133,20 @@ def test_ptx_is_accepted_by_ptxas(in_specs, body):
     assert ptx.count(".maxntid") == len(entries)
 
 
+@needs_ptxas
+@pytest.mark.parametrize("d", [dt.float32, dt.float16, dt.float64, dt.int32, dt.int64, dt.int8,
+                               dt.uint8], ids=lambda d: d.name)
+def test_scatter_add_is_one_atomic_kernel(d):
+    """unsorted_segment_sum (gather's gradient) on CUDA: a zero fill and one kernel adding
+    atomically (a CAS loop for 8-bit types), accepted by ptxas for every element type."""
+    art = build_artifact(module_of([spec((64, 8), d), spec((64,), "int32")], lambda x, i: op(
+        "ms.unsorted_segment_sum", x, i, num_segments=10)), "f", "cuda")
+    assert art.manifest["cuda"]["cubin"], "ptxas produced no cubin"
+    ptx = art.blobs["kernels.ptx"].decode()
+    assert len(art.plan().kernels()) == 2
+    assert re.search(r"\batom\.[\w.]*\b(add|cas)\.", ptx), ptx[-2000:]
+
+
 def test_ptx_is_produced_without_ptxas():
     in_specs, body = elementwise(dt.float32)
     art = build_artifact(module_of(in_specs, body), "f", "cuda")

@@ -132,3 +132,41 @@ func.func @copies(%a: memref<2x3xf32>, %b: memref<2x3xf32>, %c: memref<2x8xf32>)
   return
 }
 
+
+// -----
+
+// A scatter-add reduction tagged by unsorted_segment_sum's lowering: one thread per element of
+// the 6x4 rows (24 threads in a block of 32), each adding its element atomically to the row
+// its id names when the id is in [0, 3); not a thread per output scanning all rows.
+#rows = affine_map<(d0, d1, d2) -> (d2, d1)>
+#ids = affine_map<(d0, d1, d2) -> (d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-SAME: (%[[ROWS:.+]]: memref<6x4xf32>, %[[IDS:.+]]: memref<6xi32>, %[[OUT:.+]]: memref<3x4xf32>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C1:.+]], {{.*}} = %[[C1]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %[[C32:.+]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+// CHECK: arith.cmpi ult, %[[GID:.+]], %{{.+}} : index
+// CHECK: %[[P:.+]] = arith.remui %[[GID]]
+// CHECK: %[[K:.+]] = arith.divui %[[GID]]
+// CHECK: %[[ID:.+]] = memref.load %[[IDS]][%[[K]]] : memref<6xi32>
+// CHECK: arith.cmpi sge, %[[ID]]
+// CHECK: arith.cmpi slt, %[[ID]]
+// CHECK: scf.if
+// CHECK: %[[AT:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK: %[[X:.+]] = memref.load %[[ROWS]][%[[K]], %[[P]]] : memref<6x4xf32>
+// CHECK: memref.atomic_rmw addf %[[X]], %[[OUT]][%[[AT]], %[[P]]] : (f32, memref<3x4xf32>) -> f32
+// CHECK-NOT: linalg.generic
+func.func @scatter_add(%rows: memref<6x4xf32>, %ids: memref<6xi32>, %out: memref<3x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#rows, #ids, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%rows, %ids : memref<6x4xf32>, memref<6xi32>) outs(%out : memref<3x4xf32>) attrs = {ms.scatter_add} {
+  ^bb0(%x: f32, %i: i32, %acc: f32):
+    %seg = linalg.index 0 : index
+    %seg64 = arith.index_cast %seg : index to i64
+    %i64 = arith.extsi %i : i32 to i64
+    %hit = arith.cmpi eq, %i64, %seg64 : i64
+    %pick = arith.select %hit, %x, %zero : f32
+    %sum = arith.addf %acc, %pick : f32
+    linalg.yield %sum : f32
+  }
+  return
+}

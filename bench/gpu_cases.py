@@ -4,6 +4,7 @@ bench/build_gpu_artifacts.py only.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,13 +138,14 @@ def _scatter_rows(x):
 
 def _math(x):
     return [op("ms.exp", x), op("ms.log", x), op("ms.tanh", x), op("ms.sigmoid", x),
-            op("ms.sqrt", x), op("ms.rsqrt", x), op("ms.pow", x, x)]
+            op("ms.sqrt", x), op("ms.rsqrt", x), op("ms.pow", x, x), op("ms.erf", x)]
 
 
 def _math_ref(x):
     xd = f64(x)
     return [a.astype(x.dtype) for a in (np.exp(xd), np.log(xd), np.tanh(xd), 1 / (1 + np.exp(-xd)),
-                                        np.sqrt(xd), 1 / np.sqrt(xd), xd ** xd)]
+                                        np.sqrt(xd), 1 / np.sqrt(xd), xd ** xd,
+                                        np.vectorize(math.erf)(xd))]
 
 
 def _ints(x, y):

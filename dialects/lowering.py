@@ -135,6 +135,9 @@ class ScalarBuilder:
     def tanh(self, x):
         return mmath.tanh(x, fastmath=self.fm)
 
+    def erf(self, x):
+        return mmath.erf(x, fastmath=self.fm)
+
     def sqrt(self, x):
         return mmath.sqrt(x, fastmath=self.fm)
 
@@ -160,7 +163,7 @@ class ScalarBuilder:
 # What a ScalarBuilder primitive costs relative to an add, for fusion decisions (passes/
 # fusion.py recomputes cheap ops rather than storing them, never expensive ones).
 SCALAR_COSTS = {"const": 0, "div": 4, "sqrt": 4, "rsqrt": 4, "exp": 10, "log": 10,
-                "tanh": 10, "pow": 10}
+                "tanh": 10, "erf": 10, "pow": 10}
 
 
 class _Cost(float):

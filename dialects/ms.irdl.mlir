@@ -133,6 +133,12 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
   }
+  irdl.operation @erf {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
   irdl.operation @sigmoid {
     %x = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"

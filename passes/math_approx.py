@@ -1,13 +1,14 @@
-"""ms-cpu-math-approx: exp, log and tanh on float32 (and float16) as polynomials.
+"""ms-cpu-math-approx: exp, log, tanh and erf on float32 (and float16) as polynomials.
 
 On the CPU, math.exp/log/tanh become libm calls that LLVM cannot vectorize, which leaves a
 fused elementwise loop at ~1 GB/s. These rewrites (the Cephes/Eigen approximations that
 upstream MLIR's PolynomialApproximation uses, which the Python wheels do not expose) turn them
-into arithmetic that vectorizes; accuracy is within a few ulp of float32. float64 keeps libm.
-The GPU path keeps math ops (libdevice implements them).
+into arithmetic that vectorizes; accuracy is within a few ulp of float32. float64 keeps libm:
+LLVM has intrinsics for exp, log and tanh, and erf (which has none) becomes a call of libm's
+erf here. The GPU path keeps math ops (libdevice implements them).
 """
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, func, vector
 from mlir.dialects import math as mmath
 
 from .base import PatternPass, register
@@ -27,6 +28,12 @@ _LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-
              1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
              3.3333331174e-1)
 _SQRT_HALF = 0.707106781186547524
+_ERF_CLAMP = 4.0  # |x| >= 4: erf is +-1 in float32
+_ERF_NUM = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+            -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+            -1.60960333262415e-02)
+_ERF_DEN = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+            -7.37332916720468e-03, -1.42647390514189e-02)
 
 
 class _F32:
@@ -86,6 +93,13 @@ def tanh_f32(f: _F32, x):
     return arith.select(tiny, x, arith.divf(p, q))
 
 
+def erf_f32(f: _F32, x):
+    """Eigen's rational approximation x P(x^2) / Q(x^2) on [-4, 4] (max error 4e-7)."""
+    xc = f.clamp(x, -_ERF_CLAMP, _ERF_CLAMP)
+    x2 = arith.mulf(xc, xc)
+    return arith.divf(arith.mulf(xc, f.horner(x2, _ERF_NUM)), f.horner(x2, _ERF_DEN))
+
+
 def log_f32(f: _F32, x):
     """Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a polynomial."""
     # Denormals are scaled by 2^23 first, so that frexp by bit manipulation works.
@@ -110,10 +124,17 @@ def log_f32(f: _F32, x):
     return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f.c(0.0)), f.c(float("nan")), y)
 
 
-def _approximate(expand):
+def _approximate(expand, libm=None):
+    """A pattern for a float32/float16 math op; float64 is left to LLVM, or with `libm` (a
+    function without an LLVM intrinsic) becomes a call of that C function, lane by lane."""
     def pattern(op, rewriter):
         t = op.result.type
         elem = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
+        if libm is not None and isinstance(elem, ir.F64Type):
+            with rewriter.ip, op.location:
+                y = _call_per_lane(libm, op.operands[0], op.operation)
+            rewriter.replace_op(op, [y])
+            return None
         if not isinstance(elem, (ir.F32Type, ir.F16Type)):
             return True  # did not match: float64 keeps libm
         with rewriter.ip, op.location:
@@ -128,9 +149,30 @@ def _approximate(expand):
     return pattern
 
 
+def _call_per_lane(name, x, op):
+    """`name(x)` for a float64 scalar or each lane of a float64 vector, declaring the C
+    function in the module once."""
+    f64 = ir.F64Type.get()
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module)
+    if name not in table:
+        with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):
+            decl = func.FuncOp(name, ir.FunctionType.get([f64], [f64]))
+            decl.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    if not isinstance(x.type, ir.VectorType):
+        return func.CallOp([f64], name, [x]).result
+    out = arith.constant(x.type, ir.DenseElementsAttr.get_splat(x.type, ir.FloatAttr.get(f64, 0)))
+    for lane in range(ir.VectorType(x.type).shape[0]):
+        y = func.CallOp([f64], name, [vector.extract(x, [], [lane])]).result
+        out = vector.insert(y, out, [], [lane])
+    return out
+
+
 @register
 class CpuMathApproximation(PatternPass):
     name = "ms-cpu-math-approx"
-    summary = "exp, log, tanh on float32/float16 as vectorizable polynomials (CPU)"
+    summary = "exp, log, tanh, erf on float32/float16 as vectorizable polynomials (CPU)"
     patterns = {"math.exp": _approximate(exp_f32), "math.tanh": _approximate(tanh_f32),
-                "math.log": _approximate(log_f32)}
+                "math.log": _approximate(log_f32), "math.erf": _approximate(erf_f32, "erf")}

@@ -49,6 +49,7 @@ abs = _unary("abs", "|x|")  # noqa: A001
 exp = _unary("exp", "e ** x")
 log = _unary("log", "natural logarithm")
 tanh = _unary("tanh", "hyperbolic tangent")
+erf = _unary("erf", "the error function")
 sigmoid = _unary("sigmoid", "1 / (1 + exp(-x))")
 relu = _unary("relu", "max(x, 0)")
 sqrt = _unary("sqrt", "square root")

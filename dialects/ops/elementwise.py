@@ -87,6 +87,11 @@ _unary("ms.log", lambda s, x: s.log(x), result=R.float_result, compute=R.float_r
        grad=each(lambda g, d: g.div(d, g.x)))
 _unary("ms.tanh", lambda s, x: s.tanh(x), result=R.float_result, compute=R.float_result,
        grad=each(lambda g, d: g.mul(d, g.sub(g.const(1, g.out), g.mul(g.out, g.out)))))
+_unary("ms.erf", lambda s, x: s.erf(x), result=R.float_result, compute=R.float_result,
+       doc="the error function (exact GELU: x/2 (1 + erf(x/sqrt 2)))",
+       # d erf(x) = 2/sqrt(pi) exp(-x^2)
+       grad=each(lambda g, d: g.mul(d, g.mul(g.const(1.1283791670955126, g.x),
+                                             g.emit("ms.exp", g.neg(g.mul(g.x, g.x)))))))
 _unary("ms.sqrt", lambda s, x: s.sqrt(x), result=R.float_result, compute=R.float_result,
        grad=each(lambda g, d: g.div(g.mul(d, g.const(0.5, g.out)), g.out)))
 _unary("ms.rsqrt", lambda s, x: s.rsqrt(x), result=R.float_result, compute=R.float_result,

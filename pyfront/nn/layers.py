@@ -60,14 +60,16 @@ class Sigmoid(Cell):
 
 
 class GELU(Cell):
-    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), MindSpore's default approximate=True."""
+    """approximate=True (MindSpore's default): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
+    approximate=False: the exact 0.5 x (1 + erf(x / sqrt(2)))."""
 
     def __init__(self, approximate=True):
         super().__init__()
-        if not approximate:
-            raise NotImplementedError("GELU(approximate=False) needs erf, which mscc lacks yet")
+        self.approximate = bool(approximate)
 
     def construct(self, x):
+        if not self.approximate:
+            return 0.5 * x * (1.0 + ops.erf(x * (1 / math.sqrt(2))))
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1.0 + ops.tanh(inner))
 

@@ -46,3 +46,38 @@ func.func @exp_f64(%x: f64) -> f64 {
   %0 = math.exp %x : f64
   return %0 : f64
 }
+
+// -----
+
+// erf on float32: x P(x^2) / Q(x^2) with x clamped to [-4, 4].
+// CHECK-LABEL: func.func @erf_f32
+// CHECK-NOT: math.erf
+// CHECK: %[[LO:.+]] = arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[X:.+]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK: %[[X2:.+]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK: arith.divf
+// CHECK-NOT: call
+// CHECK: return
+func.func @erf_f32(%x: f32) -> f32 {
+  %0 = math.erf %x : f32
+  return %0 : f32
+}
+
+// -----
+
+// erf on float64 has no LLVM intrinsic: libm's erf, declared once, called per lane.
+// CHECK-LABEL: func.func private @erf(f64) -> f64
+// CHECK-NOT: func.func private @erf
+// CHECK-LABEL: func.func @erf_f64
+// CHECK: %[[Y:.+]] = call @erf(%{{.+}}) : (f64) -> f64
+// CHECK: %[[A:.+]] = vector.extract %{{.+}}[0] : f64 from vector<2xf64>
+// CHECK: %[[B:.+]] = call @erf(%[[A]]) : (f64) -> f64
+// CHECK: vector.insert %[[B]], %{{.+}} [0] : f64 into vector<2xf64>
+// CHECK: call @erf
+// CHECK: vector.insert %{{.+}}, %{{.+}} [1] : f64 into vector<2xf64>
+// CHECK-NOT: math.erf
+func.func @erf_f64(%x: f64, %v: vector<2xf64>) -> (f64, vector<2xf64>) {
+  %0 = math.erf %x : f64
+  %1 = math.erf %v : vector<2xf64>
+  return %0, %1 : f64, vector<2xf64>
+}

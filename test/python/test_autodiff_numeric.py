@@ -105,7 +105,8 @@ def _piecewise(x, y):
 
 
 CASES = [
-    *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.sigmoid", "ms.relu", "ms.abs")),
+    *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.erf", "ms.sigmoid", "ms.relu",
+                         "ms.abs")),
     *(unary(n, "positive") for n in ("ms.log", "ms.sqrt", "ms.rsqrt")),
     *(binary(n, s) for n in ("ms.add", "ms.sub", "ms.mul") for s in BROADCAST),
     *(binary("ms.div", s, ("any", "positive")) for s in BROADCAST),

@@ -26,6 +26,8 @@ def test_dense_and_activations(mode):
     for cell, ref in [(nn.ReLU(), lambda v: np.maximum(v, 0)),
                       (nn.Sigmoid(), lambda v: 1 / (1 + np.exp(-v))),
                       (nn.GELU(), lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))),
+                      (nn.GELU(approximate=False),
+                       lambda v: 0.5 * v * (1 + np.vectorize(math.erf)(v / math.sqrt(2)))),
                       (nn.Softmax(), lambda v: np.exp(v) / np.exp(v).sum(-1, keepdims=True)),
                       (nn.Flatten(), lambda v: v.reshape(v.shape[0], -1))]:
         np.testing.assert_allclose(cell(ms.Tensor(x3)).asnumpy(), ref(x3), rtol=1e-10, atol=1e-12)

@@ -4,6 +4,7 @@ pipeline and run, against numpy (float64 reference where it matters).
 One table of ops with input domains and numpy references, expanded into test cases, in the
 manner of JAX's lax tests.
 """
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,6 +85,8 @@ ELEMENTWISE = [
                 result=float_result, in_float64=True, shapes=((3, 4),)),
     Elementwise("ms.tanh", lambda x: np.tanh(f64(x)), arity=1, result=float_result,
                 in_float64=True, shapes=((3, 4),)),
+    Elementwise("ms.erf", lambda x: np.vectorize(math.erf)(f64(x)), arity=1,
+                result=float_result, in_float64=True, shapes=((3, 4),)),
     Elementwise("ms.sqrt", lambda x: np.sqrt(f64(x)), arity=1, domains=("positive",),
                 result=float_result, in_float64=True, shapes=((3, 4),)),
     Elementwise("ms.rsqrt", lambda x: 1 / np.sqrt(f64(x)), arity=1, domains=("positive",),

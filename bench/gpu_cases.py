@@ -94,12 +94,14 @@ _AXES = ((2,), (0,), (0, 2), (0, 1, 2))   # row (tree), column, both, everything
 
 def _reductions(x):
     return [op(n, x, axis=axis, keep_dims=False)
-            for n in ("ms.reduce_sum", "ms.reduce_max", "ms.reduce_mean") for axis in _AXES]
+            for n in ("ms.reduce_sum", "ms.reduce_max", "ms.reduce_mean") for axis in _AXES] + [
+        op("ms.argmax", x, axis=2, keep_dims=False), op("ms.argmin", x, axis=0, keep_dims=False)]
 
 
 def _reductions_ref(x):
     return [np.asarray(fn(f64(x), axis=axis)).astype(x.dtype)
-            for fn in (np.sum, np.max, np.mean) for axis in _AXES]
+            for fn in (np.sum, np.max, np.mean) for axis in _AXES] + [
+        np.argmax(x, axis=2).astype(np.int32), np.argmin(x, axis=0).astype(np.int32)]
 
 
 def _data_movement(x, idx):

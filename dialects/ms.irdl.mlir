@@ -262,6 +262,24 @@ irdl.dialect @ms {
     irdl.results(output: %output)
     irdl.attributes {"keep_dims" = %keep_dims_attr}
   }
+  irdl.operation @argmax {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %axis_attr = irdl.base "#builtin.integer"
+    %keep_dims_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"axis" = %axis_attr, "keep_dims" = %keep_dims_attr}
+  }
+  irdl.operation @argmin {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %axis_attr = irdl.base "#builtin.integer"
+    %keep_dims_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"axis" = %axis_attr, "keep_dims" = %keep_dims_attr}
+  }
   irdl.operation @reduce_min {
     %x = irdl.base "!builtin.tensor"
     %axis = irdl.base "!builtin.tensor"

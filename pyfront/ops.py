@@ -173,6 +173,25 @@ def strided_slice(x, begin, end, strides):
                                                    "strides": _ints(strides)})
 
 
+def argmax(x, axis=None, keep_dims=False):
+    """int32 index of the first largest element along `axis` (None: of the flattened x)."""
+    return _arg("ms.argmax", x, axis, keep_dims)
+
+
+def argmin(x, axis=None, keep_dims=False):
+    """int32 index of the first smallest element along `axis` (None: of the flattened x)."""
+    return _arg("ms.argmin", x, axis, keep_dims)
+
+
+def _arg(name, x, axis, keep_dims):
+    if axis is None:
+        flat = reshape(x, (-1,))
+        index = _call(name, (flat,), {"axis": 0, "keep_dims": False})
+        ndim = len(x.shape) if hasattr(x, "shape") else 0
+        return reshape(index, (1,) * ndim) if keep_dims else index
+    return _call(name, (x,), {"axis": int(axis), "keep_dims": bool(keep_dims)})
+
+
 def gather(params, indices, axis=0):
     return _call("ms.gather", (params, indices), consts={"axis": int(axis)})
 

@@ -206,6 +206,8 @@ class Tensor:
     def mean(self, axis=(), keep_dims=False): return _ops().reduce_mean(self, axis, keep_dims)
     def max(self, axis=(), keep_dims=False): return _ops().reduce_max(self, axis, keep_dims)
     def min(self, axis=(), keep_dims=False): return _ops().reduce_min(self, axis, keep_dims)
+    def argmax(self, axis=None, keep_dims=False): return _ops().argmax(self, axis, keep_dims)
+    def argmin(self, axis=None, keep_dims=False): return _ops().argmin(self, axis, keep_dims)
     def exp(self): return _ops().exp(self)
     def log(self): return _ops().log(self)
     def sqrt(self): return _ops().sqrt(self)

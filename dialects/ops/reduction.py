@@ -1,13 +1,13 @@
 """Reductions and the normalizations built on them (softmax, log_softmax)."""
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg
 
 from .. import dtypes as dt
 from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
-from ..grad import each
+from ..grad import each, no_grad
 from ..registry import FusionRole, ShapeError, define
 
 # Elementwise producers of the input fuse into the reduction loop (read once).
@@ -123,6 +123,54 @@ define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)), grad=each(_extremum_grad))
+
+
+# ------------------------------------------------------------------ argmax / argmin
+
+def _arg_infer(ins, attrs):
+    x = ins[0]
+    if x.rank == 0:
+        raise ShapeError("needs a tensor of rank 1 or more")
+    axis = R.normalize_axis(attrs["axis"], x.rank)
+    return TensorSpec(R.reduced_shape(x.shape, (axis,), attrs["keep_dims"]), dt.int32)
+
+
+def _lower_arg(order, start):
+    """The first position along `axis` of the largest (smallest) value, NaN counting as the
+    extreme as in numpy: one reduction carrying (value, index)."""
+    def lower(lc, x):
+        spec, out = lc.ins[0], lc.out
+        axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
+        flat = R.reduced_shape(spec.shape, (axis,), False)
+        best = L.fill(TensorSpec(flat, spec.dtype), start(spec.dtype))
+        at = L.fill(TensorSpec(flat, dt.int32), 0)
+        kept = L.affine_map(spec.rank, [ir.AffineDimExpr.get(i) for i in range(spec.rank)
+                                        if i != axis])
+        iters = ["reduction" if i == axis else "parallel" for i in range(spec.rank)]
+        i32 = ir.IntegerType.get_signless(32)
+
+        def body(e, b, k):
+            s = L.ScalarBuilder(spec.dtype)
+            take = s.cmp(order, e, b)
+            if spec.dtype.is_float:  # a first NaN wins and stays
+                nan_e = arith.cmpf(arith.CmpFPredicate.UNO, e, e)
+                b_ordered = arith.cmpf(arith.CmpFPredicate.ORD, b, b)
+                take = arith.ori(take, arith.andi(nan_e, b_ordered))
+            here = arith.index_cast(i32, linalg.IndexOp(axis).result)
+            return [arith.select(take, e, b), arith.select(take, here, k)]
+        _, index = L.generic([x], [best, at], [L.identity_map(spec.rank), kept, kept], iters,
+                             body, [spec.dtype, spec.dtype, dt.int32])
+        return L.reshape(index, flat, out.shape, dt.int32)
+    return lower
+
+
+define("ms.argmax", ["x"], _arg_infer, attrs={"axis": "int", "keep_dims": "bool"},
+       dtypes=dt.NUMBERS, signature=(None,), lower=_lower_arg("gt", _lowest), grad=no_grad,
+       doc="int32 index of the first largest element along `axis` (MindSpore Argmax)")
+
+define("ms.argmin", ["x"], _arg_infer, attrs={"axis": "int", "keep_dims": "bool"},
+       dtypes=dt.NUMBERS, signature=(None,), lower=_lower_arg("lt", _highest), grad=no_grad,
+       doc="int32 index of the first smallest element along `axis` (MindSpore Argmin)")
 
 
 # ------------------------------------------------------------------ softmax family

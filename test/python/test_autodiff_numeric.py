@@ -104,6 +104,15 @@ def _piecewise(x, y):
     return op("ms.select", cond, op("ms.mul", x, y), op("ms.mul", y, y))
 
 
+def _pick_extremes(x):
+    """x times the one-hot masks of its row argmax and argmin: the indices carry no gradient
+    (locally constant), so the gradient is the masks."""
+    def hot(name):
+        return op("ms.one_hot", op(name, x, axis=1, keep_dims=False), constant(1.0),
+                  constant(0.0), depth=4, axis=-1)
+    return op("ms.add", op("ms.mul", x, hot("ms.argmax")), op("ms.mul", x, hot("ms.argmin")))
+
+
 CASES = [
     *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.erf", "ms.sigmoid", "ms.relu",
                          "ms.abs")),
@@ -115,6 +124,7 @@ CASES = [
     Case("select", ("ms.select",), ((3, 1), (4,), (3, 4)),
          lambda c, x, y: op("ms.select", c, x, y), dtypes=(dt.bool_, F64, F64)),
     Case("comparisons-logic", ("ms.select", *COMPARISONS), ((3, 4), (3, 4)), _piecewise),
+    Case("argmax-argmin", ("ms.argmax", "ms.argmin", "ms.one_hot"), ((3, 4),), _pick_extremes),
     Case("cast-f64-f32", ("ms.cast",), ((3, 4),), lambda x: op("ms.cast", x, dtype=dt.float32),
          tol=GradCheck(eps=1e-3, rtol=1e-4, atol=1e-4)),
     Case("cast-f32-f64", ("ms.cast",), ((3, 4),), lambda x: op("ms.exp", op("ms.cast", x,

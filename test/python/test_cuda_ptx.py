@@ -33,8 +33,10 @@ def reductions(d):
     def body(x):
         names = ["ms.reduce_sum", "ms.reduce_max", "ms.reduce_min"] + (
             [] if d.is_bool else ["ms.reduce_mean"])
+        args = [] if d.is_bool else [op(n, x, axis=a, keep_dims=False)
+                                     for n in ("ms.argmax", "ms.argmin") for a in (2, 0)]
         return [op(n, x, axis=axis, keep_dims=False)
-                for n in names for axis in [(2,), (0,), (0, 2), ()]]
+                for n in names for axis in [(2,), (0,), (0, 2), ()]] + args
     return [spec((6, 30, 400), d)], body
 
 
@@ -111,7 +113,8 @@ def test_families_cover_every_lowered_op():
         "ms.reduce_mean", "ms.softmax", "ms.log_softmax", "ms.matmul", "ms.batch_matmul",
         "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
         "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
-        "ms.one_hot", "ms.unsorted_segment_sum", "ms.constant", "ms.fused"}
+        "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.constant",
+        "ms.fused"}
     # Ops that lower to views or copies only (no kernel of their own).
     views = {"ms.squeeze", "ms.assign"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}

@@ -294,6 +294,21 @@ def test_lower_as_bytes_gives_the_object_code():
         lowered.as_text("bogus")
 
 
+def test_argmax_argmin_like_numpy(mode):
+    """MindSpore's Argmax: int32 indices; axis=None searches the flattened tensor."""
+    x = np.array([[3.0, 7.0, 7.0], [9.0, -1.0, 9.0]], np.float32)
+    t = ms.Tensor(x)
+    assert t.argmax().dtype == ms.int32 and int(t.argmax().asnumpy()) == np.argmax(x)
+    np.testing.assert_array_equal(t.argmax(1).asnumpy(), np.argmax(x, 1))
+    np.testing.assert_array_equal(ops.argmin(t, 0, keep_dims=True).asnumpy(),
+                                  np.argmin(x, 0)[None])
+    assert ops.argmax(t, None, keep_dims=True).shape == (1, 1)
+    jitted = ms.jit(lambda a: (a.argmax(-1), ops.argmin(a)))
+    got = [r.asnumpy() for r in jitted(t)]
+    np.testing.assert_array_equal(got[0], np.argmax(x, -1))
+    assert int(got[1]) == np.argmin(x)
+
+
 def test_lowered_compile_runs():
     exe = ms.jit(lambda a: a * 2).lower(ms.Tensor(np.ones(3, np.float32))).compile()
     np.testing.assert_allclose(exe(np.arange(3, dtype=np.float32))[0], [0, 2, 4])

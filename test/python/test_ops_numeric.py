@@ -122,7 +122,7 @@ def test_every_op_with_a_lowering_is_tested_here():
     tested = ({c.name for c in ELEMENTWISE} | set(REDUCTIONS) | {c[0] for c in SHAPE_CASES}
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
                  "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
-                 "ms.unsorted_segment_sum",
+                 "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin",
                  "ms.fused"})  # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
@@ -378,6 +378,24 @@ def test_gather_out_of_range_gives_zeros():
                      lambda p, i: op("ms.gather", p, i, axis=0))
     got, = exe(params, indices)
     assert_matches(got, np.stack([params[1], np.zeros(2), np.zeros(2)]).astype(np.float32))
+
+
+@pytest.mark.parametrize("name,ref", [("ms.argmax", np.argmax), ("ms.argmin", np.argmin)],
+                         ids=["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
+                                   dt.uint8], ids=lambda d: d.name)
+@pytest.mark.parametrize("axis,keep", [(0, False), (1, True), (-1, False)])
+def test_argmax_argmin(name, ref, dtype, axis, keep):
+    """The first extreme index, as numpy: ties (few distinct values) and, for floats, NaN
+    (a first NaN wins) and -inf/inf rows."""
+    x = np.random.default_rng(21).integers(0, 4, (5, 6, 7)).astype(dtype.np)
+    if dtype.is_float:
+        x[1, 2, 3] = x[2, 4, 0] = np.nan
+        x[3] = -np.inf if name == "ms.argmax" else np.inf
+    exe = compile_fn([spec(x.shape, dtype)], lambda t: op(name, t, axis=axis, keep_dims=keep))
+    got, = exe(x)
+    want = ref(x, axis=axis)
+    assert_matches(got, np.expand_dims(want, axis) if keep else want, dt.int32)
 
 
 def _segment_sum_ref(data, ids, segments):

@@ -207,3 +207,32 @@ func.func @log_softmax_f16(%a: tensor<2x5xf16>) -> tensor<2x5xf16> {
   %0 = "ms.log_softmax"(%a) {axis = 0 : i64} : (tensor<2x5xf16>) -> tensor<2x5xf16>
   return %0 : tensor<2x5xf16>
 }
+
+// -----
+
+// argmax: one reduction carrying (value, index); the first largest wins (strictly greater),
+// and a first NaN wins and stays (unordered element, ordered best), as in numpy.
+// CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @argmax_rows(
+// CHECK:         %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[BEST:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<4xf32>)
+// CHECK:         %[[AT:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<4xi32>)
+// CHECK:         %[[R:.+]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.+}} : tensor<4x6xf32>) outs(%[[BEST]], %[[AT]] : tensor<4xf32>, tensor<4xi32>)
+// CHECK-NEXT:    ^bb0(%[[E:.+]]: f32, %[[B:.+]]: f32, %[[K:.+]]: i32):
+// CHECK-NEXT:      %[[GT:.+]] = arith.cmpf ogt, %[[E]], %[[B]] : f32
+// CHECK-NEXT:      %[[ENAN:.+]] = arith.cmpf uno, %[[E]], %[[E]] : f32
+// CHECK-NEXT:      %[[BORD:.+]] = arith.cmpf ord, %[[B]], %[[B]] : f32
+// CHECK-NEXT:      %[[NAN:.+]] = arith.andi %[[ENAN]], %[[BORD]] : i1
+// CHECK-NEXT:      %[[TAKE:.+]] = arith.ori %[[GT]], %[[NAN]] : i1
+// CHECK-NEXT:      %[[POS:.+]] = linalg.index 1 : index
+// CHECK-NEXT:      %[[POS32:.+]] = arith.index_cast %[[POS]] : index to i32
+// CHECK-NEXT:      %[[NB:.+]] = arith.select %[[TAKE]], %[[E]], %[[B]] : f32
+// CHECK-NEXT:      %[[NK:.+]] = arith.select %[[TAKE]], %[[POS32]], %[[K]] : i32
+// CHECK-NEXT:      linalg.yield %[[NB]], %[[NK]] : f32, i32
+// CHECK:         return %[[R]]#1 : tensor<4xi32>
+func.func @argmax_rows(%x: tensor<4x6xf32>) -> tensor<4xi32> {
+  %0 = "ms.argmax"(%x) {axis = 1 : i64, keep_dims = false} : (tensor<4x6xf32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -343,3 +343,19 @@ func.func @segment_count(%d: tensor<4x3xf32>, %i: tensor<4xi32>) -> tensor<2x3xf
   %0 = "ms.unsorted_segment_sum"(%d, %i) {num_segments = 5 : i64} : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @argmax_axis(%x: tensor<4x3xf32>) -> tensor<4xi32> {
+  // expected-error@+1 {{'ms.argmax' op axis 2 is out of range for a tensor of rank 2}}
+  %0 = "ms.argmax"(%x) {axis = 2 : i64, keep_dims = false} : (tensor<4x3xf32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @argmin_result(%x: tensor<4x3xf32>) -> tensor<4xi64> {
+  // expected-error@+1 {{'ms.argmin' op result #0 has type tensor<4xi64>, but its inputs give tensor<4xi32>}}
+  %0 = "ms.argmin"(%x) {axis = 1 : i64, keep_dims = false} : (tensor<4x3xf32>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}

@@ -100,29 +100,38 @@ class GradFunction:
             outputs = [o if isinstance(o, Tensor) else Tensor(o) for o in outputs]
             sub.finish(outputs)
         params = list(sub.param_order)
+        # Parameters the function writes (BatchNorm's moving statistics, ...): the callee
+        # returns their new values after its outputs; they get a zero sensitivity and are
+        # written here, in the caller, so that the forward's updates are not lost.
+        assigned = list(sub.assigned_params)
         operands = [outer.value_of(a) for a in callee_args if isinstance(a, Tensor)]
         operands += [outer.value_of(p) for p in params]
         grad_positions = tuple(tensor_index[p] for p in positions)
         by_list = self.weights is not None
-        use_sens = self.sens_param or self.has_aux
-        if self.has_aux:  # only the first output is differentiated
-            sens_values = [Tensor(np.full(o.shape, 1 if i == 0 else 0, o.dtype.np))
-                           for i, o in enumerate(outputs)]
-        elif self.sens_param:
+        use_sens = self.sens_param or self.has_aux or bool(assigned)
+        with_value = self.with_value or bool(assigned)
+        if self.sens_param:
             sens_values = [s if isinstance(s, Tensor) else Tensor(s)
                            for s in pytree.flatten(sens)[0]]
+        else:  # has_aux: only the first output is differentiated
+            sens_values = [_filled(1 if i == 0 or not self.has_aux else 0, o)
+                           for i, o in enumerate(outputs)]
+        sens_values += [_filled(0, p) for p in assigned]
         if use_sens:
             operands += [outer.value_of(v) for v in sens_values]
         with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
             gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,
-                               sens_param=use_sens, with_value=self.with_value)
+                               sens_param=use_sens, with_value=with_value)
             results = call_gradient(gradfn, operands)
         from ..dialects.ir import spec_of
         results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
-        n_out = len(outputs) if self.with_value else 0
-        values = pytree.unflatten(out_tree, results[:n_out]) if self.with_value else None
-        grads = results[n_out:n_out + len(grad_positions)]
-        param_grads = dict(zip((id(p) for p in params), results[n_out + len(grad_positions):]))
+        n_ret = len(outputs) + len(assigned) if with_value else 0
+        from . import ops
+        for p, new in zip(assigned, results[len(outputs):n_ret]):
+            ops.assign(p, new)
+        values = pytree.unflatten(out_tree, results[:len(outputs)]) if self.with_value else None
+        grads = results[n_ret:n_ret + len(grad_positions)]
+        param_grads = dict(zip((id(p) for p in params), results[n_ret + len(grad_positions):]))
         return self._package(values, grads, param_grads, outputs, out_tree, outer)
 
     def _package(self, values, grads, param_grads, outputs, out_tree, outer):
@@ -141,6 +150,13 @@ class GradFunction:
             flat = pytree.flatten(values)[0]
             return grads_out, tuple(flat[1:])
         return grads_out
+
+
+def _filled(value, like):
+    """A traced tensor of `like`'s shape and dtype filled with `value` (a broadcast scalar,
+    not a constant the size of the tensor)."""
+    from . import ops
+    return ops.broadcast_to(Tensor(np.array(value, like.dtype.np)), tuple(like.shape))
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):

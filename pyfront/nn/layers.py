@@ -112,6 +112,67 @@ class LayerNorm(Cell):
         return centered * ops.rsqrt(var + self.epsilon) * self.gamma + self.beta
 
 
+class _BatchNorm(Cell):
+    """MindSpore's BatchNorm over the channel axis 1. Training (`set_train()`, or
+    use_batch_statistics=True) normalizes with the batch's mean and (biased) variance and
+    updates the moving statistics through ms.assign, moving = momentum * moving + (1 - momentum)
+    * batch (the variance unbiased, as cuDNN does); inference uses the moving statistics."""
+
+    rank = None  # the input rank the subclass takes
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
+                 beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
+                 use_batch_statistics=None, dtype=dt.float32):
+        super().__init__()
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"momentum must be in [0, 1], got {momentum}")
+        self.num_features, self.eps, self.momentum = num_features, float(eps), float(momentum)
+        self.use_batch_statistics = use_batch_statistics
+        shape = (num_features,)
+        self.gamma = Parameter(initializer(gamma_init, shape, dtype), name="gamma",
+                               requires_grad=affine)
+        self.beta = Parameter(initializer(beta_init, shape, dtype), name="beta",
+                              requires_grad=affine)
+        self.moving_mean = Parameter(initializer(moving_mean_init, shape, dtype),
+                                     name="mean", requires_grad=False)
+        self.moving_variance = Parameter(initializer(moving_var_init, shape, dtype),
+                                         name="variance", requires_grad=False)
+
+    def construct(self, x):
+        if len(x.shape) != self.rank or x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}({self.num_features}) expects input of rank "
+                             f"{self.rank} with {self.num_features} channels on axis 1, got "
+                             f"shape {tuple(x.shape)}")
+        axes = (0,) + tuple(range(2, self.rank))
+        per_channel = (1, self.num_features) + (1,) * (self.rank - 2)
+        batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        if batch:
+            mean = ops.reduce_mean(x, axes, keep_dims=True)
+            centered = x - mean
+            var = ops.reduce_mean(centered * centered, axes, keep_dims=True)
+            count = x.size // self.num_features
+            m = self.momentum
+            ops.assign(self.moving_mean,
+                       m * self.moving_mean + (1 - m) * ops.reshape(mean, (self.num_features,)))
+            unbiased = ops.reshape(var, (self.num_features,)) * (count / max(count - 1, 1))
+            ops.assign(self.moving_variance, m * self.moving_variance + (1 - m) * unbiased)
+        else:
+            centered = x - ops.reshape(self.moving_mean, per_channel)
+            var = ops.reshape(self.moving_variance, per_channel)
+        return (centered * ops.rsqrt(var + self.eps) * ops.reshape(self.gamma, per_channel)
+                + ops.reshape(self.beta, per_channel))
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) inputs."""
+    rank = 2
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) inputs."""
+    rank = 4
+
+
 _ACTIVATIONS = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU,
                 "softmax": Softmax}
 

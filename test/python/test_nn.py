@@ -156,3 +156,99 @@ def test_to_float_inserts_casts_and_keeps_float32_masters():
     assert net.weight.dtype is ms.float32
     assert net(x).dtype is ms.float16
     assert ops.cast(net(x), ms.float32).dtype is ms.float32
+
+
+def _bn_net(seed=0):
+    nn.set_seed(seed)
+    net = nn.SequentialCell([nn.Dense(3, 4, dtype=ms.float64), nn.BatchNorm1d(4, dtype=ms.float64),
+                             nn.ReLU(), nn.Dense(4, 2, dtype=ms.float64)])
+    return net.set_train()
+
+
+def test_batchnorm_normalizes_and_tracks_moving_statistics(mode):
+    x = x64(8, 3) * 2 + 1
+    bn = nn.BatchNorm1d(3, momentum=0.8, dtype=ms.float64).set_train()
+    got = bn(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-12)
+    # moving = momentum * moving + (1 - momentum) * batch, the variance unbiased
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.2 * x.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_variance.asnumpy(), 0.8 + 0.2 * x.var(0, ddof=1),
+                               rtol=1e-12)
+    bn.set_train(False)
+    mean, var = bn.moving_mean.asnumpy(), bn.moving_variance.asnumpy()
+    np.testing.assert_allclose(bn(ms.Tensor(x)).asnumpy(), (x - mean) / np.sqrt(var + 1e-5),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="expects input of rank 2 with 3 channels"):
+        bn(ms.Tensor(x64(8, 4)))
+
+
+def test_batchnorm2d_normalizes_each_channel(mode):
+    x = x64(2, 3, 4, 5)
+    got = nn.BatchNorm2d(3, dtype=ms.float64).set_train()(ms.Tensor(x)).asnumpy()
+    mean, var = x.mean((0, 2, 3), keepdims=True), x.var((0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(got, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-12)
+
+
+def test_gradients_through_batchnorm_training_match_finite_differences(mode):
+    """The forward writes the moving statistics (ms.assign inside the differentiated
+    function): the written values must carry no sensitivity, the gradients stay exact and the
+    statistics are still updated, in both modes and under jit."""
+    net, x, y = _bn_net(), ms.Tensor(x64(8, 3)), ms.Tensor(x64(8, 2))
+    loss_fn = nn.MSELoss()
+    params = net.trainable_params()
+    grad_fn = ms.value_and_grad(lambda a, b: loss_fn(net(a), b), None, params)
+    bn = net._cells[list(net._cells)[1]]
+    loss, grads = grad_fn(x, y)
+    h = x.asnumpy() @ params[0].asnumpy().T + params[1].asnumpy()
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.1 * h.mean(0), rtol=1e-10)
+
+    def loss_at(p, value):
+        old = p.asnumpy().copy()
+        p._data = value
+        out = float(loss_fn(net(x), y).asnumpy())
+        p._data = old
+        return out
+    eps = 1e-6
+    for p, g in zip(params, grads):
+        fd = np.zeros(p.shape)
+        base = p.asnumpy()
+        for idx in np.ndindex(p.shape):
+            up, down = base.copy(), base.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            fd[idx] = (loss_at(p, up) - loss_at(p, down)) / (2 * eps)
+        np.testing.assert_allclose(g.asnumpy(), fd, rtol=1e-6, atol=1e-8, err_msg=p.name)
+    jitted = ms.jit(lambda a, b: grad_fn(a, b))
+    mean_before = bn.moving_mean.asnumpy().copy()
+    jloss, jgrads = jitted(x, y)
+    np.testing.assert_allclose(float(jloss.asnumpy()), float(loss.asnumpy()), rtol=1e-12)
+    for g, jg in zip(grads, jgrads):
+        np.testing.assert_allclose(jg.asnumpy(), g.asnumpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.9 * mean_before + 0.1 * h.mean(0),
+                               rtol=1e-10)
+
+
+def test_batchnorm_training_steps_agree_between_modes():
+    """Three SGD steps of a network with BatchNorm: PyNative (recorded, then re-used
+    gradients) and graph mode (one jit step) end with the same weights and statistics."""
+    x, y = ms.Tensor(x64(8, 3)), ms.Tensor(x64(8, 2))
+    finals = []
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        net = _bn_net(seed=3)
+        opt = nn.SGD(net.trainable_params(), 0.1)
+        grad_fn = ms.value_and_grad(lambda a, b: nn.MSELoss()(net(a), b), None, opt.parameters)
+
+        def step(a, b):
+            loss, grads = grad_fn(a, b)
+            opt(grads)
+            return loss
+        step = ms.jit(step) if mode == ms.GRAPH_MODE else step
+        for _ in range(3):
+            step(x, y)
+        finals.append({n: p.asnumpy().copy() for n, p in net.parameters_and_names()})
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert finals[0].keys() == finals[1].keys() and "1.moving_mean" in finals[0]
+    for name in finals[0]:
+        np.testing.assert_allclose(finals[0][name], finals[1][name], rtol=1e-10, atol=1e-13,
+                                   err_msg=name)

@@ -81,7 +81,8 @@ class OpDef:
     lower: Callable | None = None               # (LowerCtx, *operands) -> value | [values]
     grad: Callable | None = None                # (GradCtx, ...) -> input cotangents
     verify: Callable | None = None              # extra checks: (in_specs, attrs) -> None or raise
-    verify_op: Callable | None = None           # checks of the op itself (regions): op -> problem or None
+    verify_op: Callable | None = None           # checks of the op itself (its regions):
+                                                # op -> problem message or None
     canonicalize: Callable | None = None        # const-input values in normal form (negative
                                                 # axes, -1 sizes): (in_specs, attrs) -> attrs
     pure: bool = True                           # False: never erased or merged by ms-canonicalize

@@ -11,8 +11,8 @@ linked into the entry's shared library (cc, ~40 ms) in one background worker, ni
 at a time (a PyNative run compiles many single ops), so the first process does not wait for
 it; each file appears atomically. Re-using the engine's machine code rather than compiling the
 module again (opt + llc, up to a second of a core) matters: a background compile on one of two
-cores halved the speed of the first process's parallel loops while it ran. MSCC_CACHE_DIR picks the folder (default
-~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
+cores halved the speed of the first process's parallel loops while it ran. MSCC_CACHE_DIR
+picks the folder (default ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
 """
 from __future__ import annotations
 

@@ -113,11 +113,11 @@ class GradFunction:
         if self.sens_param:
             sens_values = [s if isinstance(s, Tensor) else Tensor(s)
                            for s in pytree.flatten(sens)[0]]
-        else:  # has_aux: only the first output is differentiated
+        elif use_sens:  # has_aux: only the first output is differentiated
             sens_values = [_filled(1 if i == 0 or not self.has_aux else 0, o)
                            for i, o in enumerate(outputs)]
-        sens_values += [_filled(0, p) for p in assigned]
         if use_sens:
+            sens_values += [_filled(0, p) for p in assigned]
             operands += [outer.value_of(v) for v in sens_values]
         with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
             gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,

@@ -93,7 +93,8 @@ def _one_hot_infer(ins, attrs):
     if indices.dtype not in _INDEX_DTYPES:
         raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
     if on.rank != 0 or off.rank != 0:
-        raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and {off.shape}")
+        raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and "
+                         f"{off.shape}")
     if attrs["depth"] < 0:
         raise ShapeError(f"depth {attrs['depth']} must be non-negative")
     axis = attrs["axis"]

@@ -13,8 +13,9 @@ from mscc.dialects.registry import OPS
 from mscc.passes.artifact import build_artifact, find_ptxas, ptxas
 from mstest import module_of, op, spec
 
-UNARY = ["ms.neg", "ms.abs", "ms.relu", "ms.exp", "ms.log", "ms.tanh", "ms.erf", "ms.sqrt", "ms.rsqrt",
-         "ms.sigmoid", "ms.zeros_like", "ms.ones_like", "ms.logical_not", "ms.stop_gradient"]
+UNARY = ["ms.neg", "ms.abs", "ms.relu", "ms.exp", "ms.log", "ms.tanh", "ms.erf", "ms.sqrt",
+         "ms.rsqrt", "ms.sigmoid", "ms.zeros_like", "ms.ones_like", "ms.logical_not",
+         "ms.stop_gradient"]
 BINARY = ["ms.add", "ms.sub", "ms.mul", "ms.div", "ms.pow", "ms.maximum", "ms.minimum",
           "ms.equal", "ms.not_equal", "ms.less", "ms.less_equal", "ms.greater",
           "ms.greater_equal", "ms.logical_and", "ms.logical_or"]

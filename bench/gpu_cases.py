@@ -50,6 +50,8 @@ class Case:
 
 
 def random_values(rng, shape, d: dt.DType, domain="any"):
+    if domain == "counter":
+        return np.array(rng.integers(0, 2**40), d.np)
     if domain.startswith("index:"):
         return rng.integers(0, int(domain[6:]), shape).astype(d.np)
     if d.is_bool:
@@ -123,6 +125,19 @@ def _data_movement_ref(x, idx):
             x[0:2, 1:3, :], x[0:2, 0:3:2, 1:40:3], np.take(x, idx, axis=2),
             np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1), _scatter_rows(x),
             _segment_sum(np.take(x, idx, axis=2).transpose(2, 0, 1), idx, 32)]
+
+
+def random_uniform_ref(shape, counter, seed):
+    """ms.random_uniform's generator in numpy (dialects/ops/random.py): lowbias32 of
+    index + counter * 0x9E3779B9 + seed, top 24 bits scaled to [0, 1)."""
+    with np.errstate(over="ignore"):
+        x = (np.arange(int(np.prod(shape)), dtype=np.uint32)
+             + np.uint32(counter * 0x9E3779B9 % 2**32) + np.uint32(seed % 2**32))
+        for shift, mul in ((16, 0x7FEB352D), (15, 0x846CA68B), (16, None)):
+            x ^= x >> np.uint32(shift)
+            if mul is not None:
+                x *= np.uint32(mul)
+    return ((x >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
 
 
 def _segment_sum(data, ids, segments):
@@ -207,6 +222,9 @@ CHECKS = [
          tol={"float32": (1e-4, 1e-4)}),
     Case("data_movement", [spec((2, 3, 40), "float32"), spec((7,), "int32")], _data_movement,
          _data_movement_ref, ("any", "index:40")),
+    Case("random_uniform", [spec((), "int64")],
+         lambda k: op("ms.random_uniform", k, shape=(300, 77), seed=11),
+         lambda k: [random_uniform_ref((300, 77), int(k), 11)], ("counter",)),
     Case("constant_add", [spec((2, 3), "float32")],
          lambda x: op("ms.add", x, constant(np.arange(6, dtype=np.float32).reshape(2, 3))),
          lambda x: [x + np.arange(6, dtype=np.float32).reshape(2, 3)]),

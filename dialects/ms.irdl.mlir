@@ -187,6 +187,15 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
   }
+  irdl.operation @random_uniform {
+    %counter = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %shape_attr = irdl.base "#builtin.dense_array"
+    %seed_attr = irdl.base "#builtin.integer"
+    irdl.operands(counter: %counter)
+    irdl.results(output: %output)
+    irdl.attributes {"shape" = %shape_attr, "seed" = %seed_attr}
+  }
   irdl.operation @stop_gradient {
     %x = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"

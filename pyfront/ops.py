@@ -7,6 +7,8 @@ runs eagerly. Arguments may be Tensors, numpy arrays or Python numbers (implicit
 import builtins as _builtins
 import operator as _operator
 
+import numpy as _np
+
 from ..dialects import dtypes as _dt
 from .dispatch import call as _call
 from .tensor import Parameter, Tensor
@@ -190,6 +192,46 @@ def _arg(name, x, axis, keep_dims):
         ndim = len(x.shape) if hasattr(x, "shape") else 0
         return reshape(index, (1,) * ndim) if keep_dims else index
     return _call(name, (x,), {"axis": int(axis), "keep_dims": bool(keep_dims)})
+
+
+class _RandomState:
+    """The global random state of compiled code: a seed, and a counter Parameter that every
+    draw reads and advances with ms.assign (so a jit function draws new numbers on each call,
+    and a gradient that recomputes the forward sees the same ones)."""
+    seed = 0
+    _counter = None
+
+    @classmethod
+    def counter(cls):
+        if cls._counter is None:
+            cls._counter = Parameter(_np.zeros((), _np.int64), name="random_counter",
+                                     requires_grad=False)
+        return cls._counter
+
+    @classmethod
+    def reset(cls, seed):
+        cls.seed = int(seed)
+        cls.counter().set_data(_np.zeros((), _np.int64))
+
+
+def uniform(shape, seed=None):
+    """float32 numbers uniform in [0, 1) of `shape` (a counter-based generator)."""
+    counter = _RandomState.counter()
+    seed = _RandomState.seed if seed is None else int(seed)
+    u = _call("ms.random_uniform", (counter,), {"shape": _ints(shape), "seed": seed})
+    assign(counter, counter + 1)
+    return u
+
+
+def dropout(x, p=0.5, training=True, seed=None):
+    """Zero each element with probability p and scale the others by 1 / (1 - p) (MindSpore's
+    ops.dropout); the identity when not training."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"For 'dropout', p must be in [0, 1), got {p}")
+    if not training or p == 0.0:
+        return x
+    keep = greater_equal(uniform(x.shape, seed), p)
+    return select(keep, x * (1.0 / (1.0 - p)), zeros_like(x))
 
 
 def gather(params, indices, axis=0):

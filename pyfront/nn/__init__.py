@@ -1,12 +1,12 @@
 """ms.nn: Cells, layers, losses and optimizers."""
 from .cell import Cell, SequentialCell
 from .init import initializer, set_seed
-from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Flatten, LayerNorm, ReLU, Sigmoid,
-                     Softmax, Tanh)
+from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, LayerNorm, ReLU,
+                     Sigmoid, Softmax, Tanh)
 from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
 from .optim import SGD, Adam, Momentum, Optimizer
 
 __all__ = ["Cell", "SequentialCell", "Dense", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax",
-           "BatchNorm1d", "BatchNorm2d",
+           "BatchNorm1d", "BatchNorm2d", "Dropout",
            "LayerNorm", "Flatten", "SoftmaxCrossEntropyWithLogits", "MSELoss", "Optimizer",
            "SGD", "Momentum", "Adam", "initializer", "set_seed"]

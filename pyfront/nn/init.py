@@ -11,9 +11,12 @@ _rng = np.random.default_rng(0)
 
 
 def set_seed(seed: int):
-    """Seed the initializers (ms.set_seed)."""
+    """Seed the initializers and the random numbers of compiled code (dropout), whose counter
+    starts again (ms.set_seed)."""
     global _rng
     _rng = np.random.default_rng(seed)
+    from ..ops import _RandomState
+    _RandomState.reset(seed)
 
 
 def _fans(shape):

@@ -112,6 +112,24 @@ class LayerNorm(Cell):
         return centered * ops.rsqrt(var + self.epsilon) * self.gamma + self.beta
 
 
+class Dropout(Cell):
+    """MindSpore's nn.Dropout(keep_prob=None, p=None): in training, zero each element with
+    probability p (= 1 - keep_prob, default 0.5) and scale the rest by 1 / (1 - p); the
+    identity in inference."""
+
+    def __init__(self, keep_prob=None, p=None, seed=None):
+        super().__init__()
+        if keep_prob is not None and p is not None:
+            raise ValueError("give keep_prob or p, not both")
+        self.p = float(p if p is not None else 1 - keep_prob if keep_prob is not None else 0.5)
+        if not 0.0 <= self.p < 1.0:
+            raise ValueError(f"Dropout's p must be in [0, 1), got {self.p}")
+        self.seed = seed
+
+    def construct(self, x):
+        return ops.dropout(x, self.p, self.training, self.seed)
+
+
 class _BatchNorm(Cell):
     """MindSpore's BatchNorm over the channel axis 1. Training (`set_train()`, or
     use_batch_statistics=True) normalizes with the batch's mean and (biased) variance and

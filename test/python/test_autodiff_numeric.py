@@ -125,6 +125,11 @@ CASES = [
          lambda c, x, y: op("ms.select", c, x, y), dtypes=(dt.bool_, F64, F64)),
     Case("comparisons-logic", ("ms.select", *COMPARISONS), ((3, 4), (3, 4)), _piecewise),
     Case("argmax-argmin", ("ms.argmax", "ms.argmin", "ms.one_hot"), ((3, 4),), _pick_extremes),
+    # a dropout mask from a fixed counter: the random numbers carry no gradient
+    Case("random-mask", ("ms.random_uniform",), ((3, 4),), lambda x: op(
+        "ms.select", op("ms.greater_equal", op("ms.random_uniform", constant(
+            np.array(9, np.int64)), shape=(3, 4), seed=0), constant(0.5)),
+        op("ms.mul", x, x), op("ms.tanh", x))),
     Case("cast-f64-f32", ("ms.cast",), ((3, 4),), lambda x: op("ms.cast", x, dtype=dt.float32),
          tol=GradCheck(eps=1e-3, rtol=1e-4, atol=1e-4)),
     Case("cast-f32-f64", ("ms.cast",), ((3, 4),), lambda x: op("ms.exp", op("ms.cast", x,

@@ -68,7 +68,8 @@ def data_movement():
                    constant(np.array(0.0, np.float32)), depth=5, axis=-1),
                 op("ms.unsorted_segment_sum", op("ms.transpose", x, perm=(2, 0, 1)), op(
                     "ms.reshape", op("ms.tile", idx, multiples=(2,)), shape=(4,)),
-                   num_segments=3)]
+                   num_segments=3),
+                op("ms.random_uniform", constant(np.array(5, np.int64)), shape=(3, 7), seed=1)]
     return [spec((2, 3, 4), "float32"), spec((3, 1), "float32"), spec((2,), "int32")], body
 
 
@@ -114,8 +115,8 @@ def test_families_cover_every_lowered_op():
         "ms.reduce_mean", "ms.softmax", "ms.log_softmax", "ms.matmul", "ms.batch_matmul",
         "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
         "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
-        "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.constant",
-        "ms.fused"}
+        "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
+        "ms.constant", "ms.fused"}
     # Ops that lower to views or copies only (no kernel of their own).
     views = {"ms.squeeze", "ms.assign"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}

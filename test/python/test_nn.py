@@ -252,3 +252,34 @@ def test_batchnorm_training_steps_agree_between_modes():
     for name in finals[0]:
         np.testing.assert_allclose(finals[0][name], finals[1][name], rtol=1e-10, atol=1e-13,
                                    err_msg=name)
+
+
+def test_dropout_masks_scale_and_reproduce(mode):
+    """MindSpore's nn.Dropout: about a fraction p zeroed, the rest scaled by 1/(1-p), a new
+    mask per call, the same sequence after set_seed, the identity in inference."""
+    x = ms.Tensor(np.ones((200, 300), np.float32))
+    drop = nn.Dropout(p=0.3).set_train()
+    ms.set_seed(5)
+    first, second = drop(x).asnumpy(), drop(x).asnumpy()
+    assert set(np.unique(first)) == {0.0, np.float32(1 / 0.7)}
+    assert abs((first == 0).mean() - 0.3) < 0.01  # 60000 draws: sigma 0.002
+    assert not np.array_equal(first, second)
+    ms.set_seed(5)
+    np.testing.assert_array_equal(drop(x).asnumpy(), first)
+    np.testing.assert_array_equal(drop.set_train(False)(x).asnumpy(), x.asnumpy())
+    assert nn.Dropout(keep_prob=0.8).p == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="p must be in"):
+        nn.Dropout(p=1.0)
+
+
+def test_dropout_forward_and_gradient_share_the_mask(mode):
+    """value = sum(mask * x * w) / (1-p) and its gradient mask * w / (1-p): the gradient's
+    recomputed forward draws the same numbers as the forward."""
+    x, w = x64(50, 40), x64(50, 40)
+    vg = ms.value_and_grad(lambda t: ops.reduce_sum(ops.dropout(t, 0.4) * ms.Tensor(w)))
+    value, grad = vg(ms.Tensor(x))
+    g = grad.asnumpy()
+    kept = g != 0
+    assert 0.5 < kept.mean() < 0.7
+    np.testing.assert_allclose(g[kept], w[kept] / 0.6, rtol=1e-12)
+    np.testing.assert_allclose(float(value.asnumpy()), (g * x).sum(), rtol=1e-10)

@@ -5,6 +5,8 @@ One table of ops with input domains and numpy references, expanded into test cas
 manner of JAX's lax tests.
 """
 import math
+import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +15,10 @@ import pytest
 from mscc.dialects import dtypes as dt
 from mscc.dialects.registry import OPS
 from mstest import assert_matches, compile_fn, op, spec
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "bench"))
+import gpu_cases  # noqa: E402  (the numpy model of ms.random_uniform's generator)
 
 ALL = [dt.float32, dt.float64, dt.float16, dt.int32, dt.int64, dt.int8, dt.int16, dt.uint8,
        dt.bool_]
@@ -122,7 +128,7 @@ def test_every_op_with_a_lowering_is_tested_here():
     tested = ({c.name for c in ELEMENTWISE} | set(REDUCTIONS) | {c[0] for c in SHAPE_CASES}
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
                  "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
-                 "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin",
+                 "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
                  "ms.fused"})  # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
@@ -396,6 +402,21 @@ def test_argmax_argmin(name, ref, dtype, axis, keep):
     got, = exe(x)
     want = ref(x, axis=axis)
     assert_matches(got, np.expand_dims(want, axis) if keep else want, dt.int32)
+
+
+@pytest.mark.parametrize("shape,counter,seed", [((1000, 37), 0, 0), ((3, 4, 5), 12345, 7),
+                                                ((64,), 2**40 + 3, 2**33 + 1)])
+def test_random_uniform_is_the_counter_hash(shape, counter, seed):
+    """Bit-exact against numpy's model of the generator, and uniform: mean 1/2, variance
+    1/12 (for the large case)."""
+    exe = compile_fn([spec((), dt.int64)],
+                     lambda k: op("ms.random_uniform", k, shape=shape, seed=seed))
+    got, = exe(np.array(counter, np.int64))
+    want = gpu_cases.random_uniform_ref(shape, counter, seed)
+    np.testing.assert_array_equal(got, want)
+    assert got.min() >= 0 and got.max() < 1
+    if got.size >= 10000:
+        assert abs(got.mean() - 0.5) < 0.01 and abs(got.var() - 1 / 12) < 0.005
 
 
 def _segment_sum_ref(data, ids, segments):

@@ -53,3 +53,27 @@ func.func @assign_bool(%w: tensor<3xi1> {ms.parameter = "mask"}, %v: tensor<3xi1
   %0 = "ms.assign"(%w, %v) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
   return %0 : tensor<3xi1>
 }
+
+// -----
+
+// random_uniform: one parallel generic over the result hashing (row-major index, counter,
+// seed) with lowbias32; the top 24 bits scaled to [0, 1).
+// CHECK-DAG:   #[[$SCALAR:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @random_uniform(
+// CHECK-SAME:    %[[K:.+]]: tensor<i64>) -> tensor<4x6xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$SCALAR]], #{{.+}}], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:      ins(%[[K]] : tensor<i64>)
+// CHECK:           %[[ROW:.+]] = linalg.index 0 : index
+// CHECK:           %[[COL:.+]] = linalg.index 1 : index
+// CHECK:           %[[LOW:.+]] = arith.trunci %{{.+}} : i64 to i32
+// CHECK-COUNT-2:   arith.muli %{{.+}}, %{{.+}} : i32
+// CHECK:           %[[C8:.+]] = arith.constant 8 : i32
+// CHECK-NEXT:      %[[BITS:.+]] = arith.shrui %{{.+}}, %[[C8]] : i32
+// CHECK-NEXT:      %[[F:.+]] = arith.uitofp %[[BITS]] : i32 to f32
+// CHECK-NEXT:      %[[SCALE:.+]] = arith.constant 5.96046448E-8 : f32
+// CHECK-NEXT:      %[[U:.+]] = arith.mulf %[[F]], %[[SCALE]] : f32
+// CHECK-NEXT:      linalg.yield %[[U]] : f32
+func.func @random_uniform(%k: tensor<i64>) -> tensor<4x6xf32> {
+  %0 = "ms.random_uniform"(%k) {shape = array<i64: 4, 6>, seed = 3 : i64} : (tensor<i64>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

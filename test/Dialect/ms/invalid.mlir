@@ -359,3 +359,11 @@ func.func @argmin_result(%x: tensor<4x3xf32>) -> tensor<4xi64> {
   %0 = "ms.argmin"(%x) {axis = 1 : i64, keep_dims = false} : (tensor<4x3xf32>) -> tensor<4xi64>
   return %0 : tensor<4xi64>
 }
+
+// -----
+
+func.func @random_counter(%k: tensor<i32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'ms.random_uniform' op operand #0 has element type i32, but ms.random_uniform supports int64}}
+  %0 = "ms.random_uniform"(%k) {shape = array<i64: 4>, seed = 0 : i64} : (tensor<i32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

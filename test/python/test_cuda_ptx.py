@@ -172,3 +172,18 @@ def test_fma_contraction_survives_to_ptx():
     chain = build_artifact(module_of([spec((1024,), "float32")] * 2,
                                      lambda x, y: op("ms.add", op("ms.mul", x, y), x)), "f", "cuda")
     assert "fma.rn.f32" in chain.blobs["kernels.ptx"].decode()
+
+
+@needs_ptxas
+def test_a_small_cnn_training_gradient_compiles_to_a_cubin():
+    """Conv2d, MaxPool2d (strided slices, concat, batch_matmul, maximum) and their gradients
+    (strided_slice_grad, ...) through the CUDA pipeline to a cubin."""
+    import mscc as ms
+    from mscc import nn
+    net = nn.SequentialCell([nn.Conv2d(1, 4, 3, has_bias=True), nn.ReLU(), nn.MaxPool2d(2, 2),
+                             nn.Flatten(), nn.Dense(64, 10)])
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net(x), y), None, net.trainable_params())
+    lowered = ms.jit(lambda x, y: grad_fn(x, y), target="cuda").lower(
+        ms.Tensor(np.zeros((8, 1, 8, 8), np.float32)), ms.Tensor(np.zeros(8, np.int32)))
+    assert lowered.as_bytes("obj")[:4] == b"\x7fELF"

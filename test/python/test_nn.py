@@ -283,3 +283,80 @@ def test_dropout_forward_and_gradient_share_the_mask(mode):
     assert 0.5 < kept.mean() < 0.7
     np.testing.assert_allclose(g[kept], w[kept] / 0.6, rtol=1e-12)
     np.testing.assert_allclose(float(value.asnumpy()), (g * x).sum(), rtol=1e-10)
+
+
+def _conv_ref(x, w, b, stride, pads, dilation):
+    """Direct convolution in float64: a sum over kernel offsets of strided input windows."""
+    x = np.pad(x, ((0, 0), (0, 0), pads[0], pads[1]))
+    _, _, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    oh = (h - (kh - 1) * dilation[0] - 1) // stride[0] + 1
+    ow = (wd - (kw - 1) * dilation[1] - 1) // stride[1] + 1
+    y = 0
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dilation[0], j * dilation[1]
+            window = x[:, :, top:top + (oh - 1) * stride[0] + 1:stride[0],
+                       left:left + (ow - 1) * stride[1] + 1:stride[1]]
+            y = y + np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+    return y + (0 if b is None else b[None, :, None, None])
+
+
+@pytest.mark.parametrize("kwargs,pads", [
+    (dict(kernel_size=3), ((1, 1), (1, 1))),                        # "same", stride 1
+    (dict(kernel_size=3, stride=2), ((1, 1), (0, 1))),              # "same": extra at the end
+    (dict(kernel_size=(2, 3), pad_mode="valid"), ((0, 0), (0, 0))),
+    (dict(kernel_size=3, pad_mode="pad", padding=(2, 0, 1, 1), has_bias=True),
+     ((2, 0), (1, 1))),
+    (dict(kernel_size=3, dilation=2, stride=(1, 2), has_bias=True), ((2, 2), (1, 2))),
+], ids=["same", "same-stride2", "valid-2x3", "pad-bias", "dilated"])
+def test_conv2d_matches_a_direct_convolution(mode, kwargs, pads):
+    x = x64(2, 3, 9, 8)
+    conv = nn.Conv2d(3, 4, dtype=ms.float64, **kwargs)
+    want = _conv_ref(x, conv.weight.asnumpy(), conv.bias.asnumpy() if conv.has_bias else None,
+                     conv.stride, pads, conv.dilation)
+    np.testing.assert_allclose(conv(ms.Tensor(x)).asnumpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_conv2d_gradients_match_finite_differences(mode):
+    conv = nn.Conv2d(2, 3, 3, stride=2, has_bias=True, dtype=ms.float64)
+    x = ms.Tensor(x64(2, 2, 5, 5))
+    w_out = ms.Tensor(x64(2, 3, 3, 3))  # a weighted sum of the outputs as the loss
+    loss = lambda t: ops.reduce_sum(conv(t) * w_out)  # noqa: E731
+    dx, (dw, db) = ms.grad(loss, 0, [conv.weight, conv.bias])(x)
+    xs, eps = x.asnumpy(), 1e-6
+    for target, analytic in ((conv.weight, dw), (conv.bias, db), (None, dx)):
+        base = xs if target is None else target.asnumpy()
+        fd = np.zeros(base.shape)
+        for idx in np.ndindex(base.shape):
+            vals = []
+            for sign in (1, -1):
+                moved = base.copy()
+                moved[idx] += sign * eps
+                if target is None:
+                    vals.append(float(loss(ms.Tensor(moved)).asnumpy()))
+                else:
+                    target.set_data(moved)
+                    vals.append(float(loss(x).asnumpy()))
+            fd[idx] = (vals[0] - vals[1]) / (2 * eps)
+        if target is not None:
+            target.set_data(base)
+        np.testing.assert_allclose(analytic.asnumpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_pooling_matches_numpy(mode):
+    x = x64(2, 3, 9, 8)
+    np.testing.assert_array_equal(nn.MaxPool2d(2, 2)(ms.Tensor(x)).asnumpy(),
+                                  x[:, :, :8, :8].reshape(2, 3, 4, 2, 4, 2).max((3, 5)))
+    np.testing.assert_allclose(nn.AvgPool2d(3, 3)(ms.Tensor(x)).asnumpy(),
+                               x[:, :, :9, :6].reshape(2, 3, 3, 3, 2, 3).mean((3, 5)),
+                               rtol=1e-12)
+    # "same": 3x3 windows, stride 2 over 9x8 -> 5x4; the padding (-inf) never wins
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (0, 1)), constant_values=-np.inf)
+    want = np.max([padded[:, :, i:i + 9:2, j:j + 7:2] for i in range(3) for j in range(3)], 0)
+    np.testing.assert_array_equal(nn.MaxPool2d(3, 2, pad_mode="same")(ms.Tensor(x)).asnumpy(),
+                                  want)
+    with pytest.raises(ValueError, match="pad_mode must be one of valid"):
+        nn.AvgPool2d(2, 2, pad_mode="same")
+    with pytest.raises(ValueError, match=r"expects \(N, 3, H, W\) input"):
+        nn.Conv2d(3, 4, 3)(ms.Tensor(np.ones((2, 4, 5, 5), np.float32)))

@@ -12,9 +12,9 @@ the reduction.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import memref, scf
+from mlir.dialects import linalg, memref, scf
 
-from .base import ModulePass, register
+from .base import ModulePass, PatternPass, register
 
 
 def _defined_outside(value, loop) -> bool:
@@ -121,6 +121,40 @@ class PromoteAccumulators(ModulePass):
 
 
 # ------------------------------------------------------------------ parallel loops
+
+def identity_layout(t) -> bool:
+    """A memref type without a layout (or with the identity map): contiguous from offset 0."""
+    mt = ir.MemRefType(t)
+    layout = mt.layout
+    return (isinstance(layout, ir.AffineMapAttr)
+            and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+def _strided_copy(op, rewriter):
+    src, dst = op.operands
+    if identity_layout(src.type) and identity_layout(dst.type):
+        return True  # did not match: a contiguous copy is one memcpy
+    rank = ir.MemRefType(dst.type).rank
+    elem = ir.MemRefType(dst.type).element_type
+    with rewriter.ip, op.location:
+        ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        copy = linalg.GenericOp([], [src], [dst], ir.ArrayAttr.get([ident, ident]),
+                                ir.ArrayAttr.get([parallel] * rank))
+        block = copy.regions[0].blocks.append(elem, elem)
+        with ir.InsertionPoint(block):
+            linalg.YieldOp([block.arguments[0]])
+    rewriter.erase_op(op.operation)
+
+
+@register
+class StridedCopies(PatternPass):
+    name = "ms-cpu-strided-copies"
+    summary = ("memref.copy between strided views (slices, transposes) as a linalg loop nest: "
+               "vectorized and split across threads like any other, not the generic runtime "
+               "copy element by element")
+    patterns = {"memref.copy": _strided_copy}
+
 
 # Loop nests with fewer iterations than this stay sequential: a fork and join costs a few
 # microseconds on an idle machine, much more when the other core is busy.

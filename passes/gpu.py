@@ -19,6 +19,7 @@ from . import gpu_kernels as K
 from ..dialects.ops.indexing import SCATTER_ADD_ATTR
 from .base import ModulePass, fail, functions, register
 from .cpu import KERNEL_ATTR, public_functions
+from .cpu_loops import identity_layout
 from .transforms import transform_script, vectorize_register_tiles
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -160,14 +161,6 @@ class GpuMatmulSchedule(ModulePass):
 
 
 # ------------------------------------------------------------------ everything else
-
-def identity_layout(t) -> bool:
-    """A memref type without a layout (or with the identity map): contiguous from offset 0."""
-    mt = ir.MemRefType(t)
-    layout = mt.layout
-    return (isinstance(layout, ir.AffineMapAttr)
-            and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
-
 
 @register
 class GpuMapLinalg(ModulePass):

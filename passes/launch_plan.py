@@ -16,7 +16,8 @@ from ..dialects import dtypes as dt
 from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
 from .base import PassFailure, fail, functions
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
-from .gpu import KERNEL_MODULE, identity_layout
+from .cpu_loops import identity_layout
+from .gpu import KERNEL_MODULE
 
 _INDEX_DTYPE = "int64"   # index is 64-bit in kernels (convert-gpu-to-nvvm default)
 

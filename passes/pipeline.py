@@ -48,7 +48,7 @@ _CPU_STAGES = _FRONT_STAGES + (
     # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
     ("llvm", ("ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
-              "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
+              "ms-cpu-strided-copies", "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
               # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)

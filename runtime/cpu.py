@@ -29,6 +29,9 @@ class CpuExecutable:
 
     def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3):
         from mlir.execution_engine import ExecutionEngine
+
+        from .malloc import keep_freed_memory
+        keep_freed_memory()
         self.entry = entry
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]

@@ -36,6 +36,8 @@ class CpuLibraryExecutable:
 
     def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs,
                  openmp=False):
+        from .malloc import keep_freed_memory
+        keep_freed_memory()
         self.entry = entry
         self.openmp = openmp  # the library calls the OpenMP runtime (preloaded)
         self.in_specs, self.out_specs = list(in_specs), list(out_specs)

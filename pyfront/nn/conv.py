@@ -1,7 +1,7 @@
 """Conv2d, MaxPool2d and AvgPool2d (NCHW), composed from ms ops, so every piece is fused,
 differentiated and lowered for both targets like any other program: the padded input is read
-through one strided slice per kernel offset; a convolution stacks those slices (im2col) and
-multiplies by the flattened weight, a pooling folds them with maximum or add.
+through one strided slice per kernel offset; a convolution sums, over the offsets, the weight's
+slice times that window (a matmul each), a pooling folds the windows with maximum or add.
 
 Padding follows MindSpore: pad_mode "valid" (none), "same" (output ceil(in / stride), the extra
 row or column at the bottom/right, as TensorFlow) or "pad" with explicit `padding`.
@@ -64,13 +64,15 @@ def _pad(x, pads, value=0.0):
     return ops.select(ops.greater(inside, 0), padded, value)
 
 
-def _windows(x, kernel, stride, dilation, pads, pad_value=0.0):
-    """One (N, C, OH, OW) strided view of the padded x per kernel offset, in row-major
-    kernel order."""
+def _windows(x, kernel, stride, dilation, pads, pad_value=0.0, channels_first=False):
+    """One strided view of the padded x per kernel offset, in row-major kernel order: each
+    (N, C, OH, OW), or with `channels_first` (C, N, OH, OW) from x transposed once."""
     if len(x.shape) != 4:
         raise ValueError(f"expected an (N, C, H, W) input, got shape {tuple(x.shape)}")
     x = _pad(x, pads, pad_value)
-    n, c, h, w = x.shape
+    if channels_first:
+        x = ops.transpose(x, (1, 0, 2, 3))
+    a, b, h, w = x.shape
     out = [(size - (k - 1) * d - 1) // s + 1
            for size, k, s, d in zip((h, w), kernel, stride, dilation)]
     if min(out) < 1:
@@ -82,7 +84,7 @@ def _windows(x, kernel, stride, dilation, pads, pad_value=0.0):
             top, left = i * dilation[0], j * dilation[1]
             views.append(ops.strided_slice(
                 x, (0, 0, top, left),
-                (n, c, top + (out[0] - 1) * stride[0] + 1, left + (out[1] - 1) * stride[1] + 1),
+                (a, b, top + (out[0] - 1) * stride[0] + 1, left + (out[1] - 1) * stride[1] + 1),
                 (1, 1) + tuple(stride)))
     return views, out
 
@@ -116,16 +118,23 @@ class Conv2d(Cell):
                              f"(N, {self.in_channels}, H, W) input, got {tuple(x.shape)}")
         pads = _padding(self.pad_mode, self.padding, x.shape[2:], self.kernel_size,
                         self.stride, self.dilation)
-        views, (oh, ow) = _windows(x, self.kernel_size, self.stride, self.dilation, pads)
-        patches = ops.expand_dims(views[0], 2)
-        for v in views[1:]:
-            patches = ops.concat((patches, ops.expand_dims(v, 2)), 2)
-        n, taps = x.shape[0], self.in_channels * len(views)
-        cols = ops.reshape(patches, (n, taps, oh * ow))
-        kernel = ops.reshape(self.weight, (1, self.out_channels, taps))
-        y = ops.reshape(ops.batch_matmul(kernel, cols), (n, self.out_channels, oh, ow))
+        # y = sum over kernel offsets (i, j) of weight[:, :, i, j] @ window(i, j), with the
+        # windows as (C, N*OH*OW) matrices: plain matmuls, the running sum fused into each
+        # one's epilogue, and no im2col matrix materialized.
+        views, (oh, ow) = _windows(x, self.kernel_size, self.stride, self.dilation, pads,
+                                   channels_first=True)
+        n, c, o = x.shape[0], self.in_channels, self.out_channels
+        kw = self.kernel_size[1]
+        y = None
+        for k, view in enumerate(views):
+            i, j = divmod(k, kw)
+            tap = ops.reshape(ops.strided_slice(self.weight, (0, 0, i, j), (o, c, i + 1, j + 1),
+                                                (1, 1, 1, 1)), (o, c))
+            term = ops.matmul(tap, ops.reshape(view, (c, n * oh * ow)))
+            y = term if y is None else y + term
+        y = ops.transpose(ops.reshape(y, (o, n, oh, ow)), (1, 0, 2, 3))
         if self.has_bias:
-            y = y + ops.reshape(self.bias, (1, self.out_channels, 1, 1))
+            y = y + ops.reshape(self.bias, (1, o, 1, 1))
         return y
 
 

@@ -191,6 +191,32 @@ def mlp_train_step_ms(x, w1, b1, w2, b2, labels):
     return _jit(step)
 
 
+def _conv_inputs():
+    rng = _rng()
+    return [rng.standard_normal((64, 16, 28, 28)).astype(np.float32),
+            (rng.standard_normal((32, 16, 3, 3)) * 0.1).astype(np.float32),
+            (rng.standard_normal(32) * 0.1).astype(np.float32)]
+
+
+def conv2d_np(x, w, b):
+    """3x3, stride 1, "same" padding, NCHW: a sum over kernel offsets of window products."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    h, wd = x.shape[2:]
+    y = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j],
+                      optimize=True) for i in range(3) for j in range(3))
+    return y + b[None, :, None, None]
+
+
+def conv2d_torch(torch, x, w, b):
+    return torch.nn.functional.conv2d(x, w, b, padding=1)
+
+
+def conv2d_ms(x, w, b):
+    from mscc import nn
+    conv = nn.Conv2d(16, 32, 3, has_bias=True, weight_init=w, bias_init=b)
+    return _jit(lambda t, _w, _b: conv(t))  # w and b are the Cell's Parameters
+
+
 N4M = 4 * 1024 * 1024
 
 BENCHMARKS = [
@@ -216,6 +242,8 @@ BENCHMARKS = [
     Benchmark("mlp_train_step_784_512_10_b256", lambda: _mlp_inputs(labels=True),
               mlp_train_step_np, frontend=mlp_train_step_ms, torch=mlp_train_step_torch, goal=1.2,
               flops=6 * 256 * (784 * 512 + 512 * 10), rtol=1e-3, atol=1e-4),
+    Benchmark("conv2d_64x16x28x28_3x3", _conv_inputs, conv2d_np, frontend=conv2d_ms,
+              torch=conv2d_torch, flops=2 * 64 * 32 * 28 * 28 * 16 * 9, rtol=1e-4, atol=1e-4),
     Benchmark("jit_cache_hit_overhead", lambda: [np.ones(4, np.float32), np.ones(4, np.float32)],
               np.add, frontend=lambda a, b: _jit(lambda x, y: x + y), goal=3.0,
               goal_kind="max_us"),

@@ -1,7 +1,7 @@
 """ms.amp: mixed precision as in MindSpore 2.x.
 
 `auto_mixed_precision(network, amp_level)`: "O0" changes nothing; "O2" computes the network in
-float16 except LayerNorm (kept in float32, as MindSpore keeps its normalizations) and casts the
+float16 except LayerNorm and BatchNorm (kept in float32, as MindSpore keeps its normalizations) and casts the
 output back to float32, so the loss is float32; "O3" computes everything in float16 and casts
 the output to float32. Parameters stay float32 (the master weights): cells cast them with
 ms.cast ops, visible in the IR, and their gradients flow back through the casts.
@@ -16,7 +16,7 @@ import numpy as np
 from ..dialects import dtypes as dt
 from . import ops, pytree
 from .nn.cell import Cell
-from .nn.layers import LayerNorm
+from .nn.layers import LayerNorm, _BatchNorm
 from .tensor import Parameter, Tensor
 
 _LEVELS = ("O0", "O2", "O3")
@@ -45,7 +45,7 @@ def auto_mixed_precision(network: Cell, amp_level="O0") -> Cell:
     network.to_float(dt.float16)
     if amp_level == "O2":
         for _, cell in network.cells_and_names():
-            if isinstance(cell, LayerNorm):
+            if isinstance(cell, (LayerNorm, _BatchNorm)):
                 object.__setattr__(cell, "_compute_dtype", dt.float32)
     return _OutputTo32(network)
 

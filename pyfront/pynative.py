@@ -31,6 +31,7 @@ class Tape:
         self.externals: list = []  # other concrete Tensors read: extra inputs of the graph
         self._keep = list(inputs.values())  # ids stay unique while the tape lives
         self._calls = {}         # node index -> the called function
+        self.written = {}        # id(Parameter) -> (Parameter, its value before the first write)
 
     def ref(self, x):
         if isinstance(x, Tensor):
@@ -51,6 +52,9 @@ class Tape:
         return ("scalar", type(x), x)
 
     def record(self, op_name, attrs, consts, operands, outputs):
+        if op_name == "ms.assign" and id(operands[0]) not in self.written:
+            # recorded before ops.assign stores the new value: the value the run started with
+            self.written[id(operands[0])] = (operands[0], operands[0].asnumpy().copy())
         refs = tuple(self.ref(o) for o in operands)
         index = len(self.nodes)
         self.nodes.append((op_name, tuple(sorted(attrs.items())), tuple(sorted(consts.items())),
@@ -82,6 +86,8 @@ def _replay_function(tape: Tape, output_refs, out_tree, n_args):
     from .dispatch import call
     params = {id(p): p for p in tape.params}
 
+    from .ops import assign
+
     def replay(*args):
         env = {}
 
@@ -100,6 +106,8 @@ def _replay_function(tape: Tape, output_refs, out_tree, n_args):
             operands = [value(r) for r in refs]
             if op_name == CALL:  # attrs is the callee's id, consts its argument structure
                 out = pytree.flatten(tape._calls[index](*pytree.unflatten(consts, operands)))[0]
+            elif op_name == "ms.assign":  # a write the compiled function performs again
+                out = assign(*operands)
             else:
                 out = call(op_name, operands, dict(attrs), dict(consts))
             env[index] = out if isinstance(out, list) else [out]
@@ -141,6 +149,11 @@ class PyNativeGrad:
             self.records += 1
         else:
             self.reuses += 1
+        # The compiled function runs the recorded function again, writes included: it starts
+        # from the values the eager run started with, so each write happens once and reads
+        # (a random counter, a running statistic) see what the eager run saw.
+        for param, before in tape.written.values():
+            param.set_data(before)
         return compiled(*args, *tape.externals, *sens)
 
     def _build(self, tape, output_refs, out_tree, n_args, tensor_positions):

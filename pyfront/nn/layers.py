@@ -169,11 +169,14 @@ class _BatchNorm(Cell):
             centered = x - mean
             var = ops.reduce_mean(centered * centered, axes, keep_dims=True)
             count = x.size // self.num_features
+            # The statistics are written into the Parameters themselves (self._params): under
+            # to_float, the attributes are cast copies.
+            moving_mean, moving_var = self._params["moving_mean"], self._params["moving_variance"]
+            batch_mean = ops.cast(ops.reshape(mean, (self.num_features,)), moving_mean.dtype)
+            batch_var = ops.cast(ops.reshape(var, (self.num_features,)), moving_var.dtype)
             m = self.momentum
-            ops.assign(self.moving_mean,
-                       m * self.moving_mean + (1 - m) * ops.reshape(mean, (self.num_features,)))
-            unbiased = ops.reshape(var, (self.num_features,)) * (count / max(count - 1, 1))
-            ops.assign(self.moving_variance, m * self.moving_variance + (1 - m) * unbiased)
+            ops.assign(moving_mean, m * moving_mean + (1 - m) * batch_mean)
+            ops.assign(moving_var, m * moving_var + (1 - m) * batch_var * (count / max(count - 1, 1)))
         else:
             centered = x - ops.reshape(self.moving_mean, per_channel)
             var = ops.reshape(self.moving_variance, per_channel)

@@ -53,3 +53,17 @@ def test_dynamic_scaler_adjusts():
     for _ in range(3):
         s.adjust(ms.Tensor(True))
     assert float(s.scale_value.asnumpy()) == 1024.0  # doubled after a window of finite steps
+
+
+def test_batchnorm_stays_float32_under_o2_and_writes_float32_statistics(mode):
+    """As MindSpore's O2 keeps normalizations in float32; a BatchNorm cast to float16 by hand
+    still updates its float32 moving statistics (the Parameters, not the cast copies)."""
+    net = ms.amp.auto_mixed_precision(nn.SequentialCell([nn.Dense(4, 3), nn.BatchNorm1d(3)]),
+                                      "O2")
+    bn = net.network._cells["1"]
+    assert bn._compute_dtype is ms.float32
+    half = nn.BatchNorm1d(3).to_float(ms.float16).set_train()
+    x = np.random.default_rng(0).random((8, 3)).astype(np.float32)
+    out = half(ms.Tensor(x))
+    assert out.dtype is ms.float16 and half.moving_mean.dtype is ms.float32
+    np.testing.assert_allclose(half.moving_mean.asnumpy(), 0.1 * x.mean(0), rtol=2e-3)

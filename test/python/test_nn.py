@@ -228,14 +228,16 @@ def test_gradients_through_batchnorm_training_match_finite_differences(mode):
                                rtol=1e-10)
 
 
-def test_batchnorm_training_steps_agree_between_modes():
-    """Three SGD steps of a network with BatchNorm: PyNative (recorded, then re-used
-    gradients) and graph mode (one jit step) end with the same weights and statistics."""
+def test_batchnorm_and_dropout_training_steps_agree_between_modes():
+    """Three SGD steps of a network with BatchNorm and Dropout: PyNative (recorded, then
+    re-used gradients) and graph mode (one jit step) draw the same masks and end with the same
+    weights, statistics and random counter (each write happens once per step in both)."""
     x, y = ms.Tensor(x64(8, 3)), ms.Tensor(x64(8, 2))
     finals = []
     for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
         ms.set_context(mode=mode)
         net = _bn_net(seed=3)
+        net = nn.SequentialCell([net, nn.Dropout(p=0.25)]).set_train()
         opt = nn.SGD(net.trainable_params(), 0.1)
         grad_fn = ms.value_and_grad(lambda a, b: nn.MSELoss()(net(a), b), None, opt.parameters)
 
@@ -247,8 +249,9 @@ def test_batchnorm_training_steps_agree_between_modes():
         for _ in range(3):
             step(x, y)
         finals.append({n: p.asnumpy().copy() for n, p in net.parameters_and_names()})
+        finals[-1]["counter"] = ops._RandomState.counter().asnumpy().copy()
     ms.set_context(mode=ms.PYNATIVE_MODE)
-    assert finals[0].keys() == finals[1].keys() and "1.moving_mean" in finals[0]
+    assert finals[0].keys() == finals[1].keys() and "0.1.moving_mean" in finals[0]
     for name in finals[0]:
         np.testing.assert_allclose(finals[0][name], finals[1][name], rtol=1e-10, atol=1e-13,
                                    err_msg=name)

@@ -1,8 +1,9 @@
-"""Train an MLP on scikit-learn's bundled digits (8x8 images, 10 classes; no download),
-with MindSpore 2.x's functional training loop, in graph mode and in PyNative mode.
+"""Train an MLP (or a small CNN) on scikit-learn's bundled digits (8x8 images, 10 classes; no
+download), with MindSpore 2.x's functional training loop, in graph mode and in PyNative mode.
 
     python examples/train_digits.py                      # both modes, float32
     python examples/train_digits.py --mode graph --amp O2 # mixed precision, float32 masters
+    python examples/train_digits.py --model cnn          # Conv2d, BatchNorm2d, MaxPool2d, Dropout
 
 The step is the one MindSpore users write:
     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
@@ -17,7 +18,7 @@ import time
 import numpy as np
 
 import mscc as ms
-from mscc import nn
+from mscc import nn, ops
 
 
 def load_digits(seed=0, test_fraction=0.2):
@@ -31,9 +32,29 @@ def load_digits(seed=0, test_fraction=0.2):
     return (x[train], y[train]), (x[test], y[test])
 
 
-def build(amp_level, seed):
+class DigitsCNN(nn.Cell):
+    """conv 3x3 (16) - batch norm - relu - 2x2 max pool - dropout - dense, on 8x8 images."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 16, 3, has_bias=True)
+        self.norm = nn.BatchNorm2d(16)
+        self.pool = nn.MaxPool2d(2, 2)
+        self.drop = nn.Dropout(p=0.1)
+        self.fc = nn.Dense(16 * 4 * 4, 10)
+
+    def construct(self, x):
+        x = ops.reshape(x, (x.shape[0], 1, 8, 8))
+        x = self.pool(ops.relu(self.norm(self.conv(x))))
+        return self.fc(self.drop(ops.reshape(x, (x.shape[0], -1))))
+
+
+def build(amp_level, seed, model="mlp"):
     ms.set_seed(seed)
-    net = nn.SequentialCell([nn.Dense(64, 128, activation="relu"), nn.Dense(128, 10)])
+    if model == "cnn":
+        net = DigitsCNN()
+    else:
+        net = nn.SequentialCell([nn.Dense(64, 128, activation="relu"), nn.Dense(128, 10)])
     params = net.trainable_params()  # the float32 master weights
     net = ms.amp.auto_mixed_precision(net, amp_level)
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
@@ -48,11 +69,11 @@ def progress(epoch, epochs, step, steps, loss, width=24):
     sys.stdout.flush()
 
 
-def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=True):
+def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=True, model="mlp"):
     """Returns (test accuracy, per-epoch losses, seconds per epoch, network, optimizer)."""
     ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
     (x_train, y_train), (x_test, y_test) = load_digits(seed)
-    net, loss_fn, optimizer = build(amp_level, seed)
+    net, loss_fn, optimizer = build(amp_level, seed, model)
     scaler = ms.amp.StaticLossScaler(1024.0) if amp_level != "O0" else None
 
     def forward_fn(x, y):
@@ -70,7 +91,8 @@ def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=Tru
 
     if mode == "graph":
         train_step = ms.jit(train_step)
-    predict = ms.jit(lambda x: net(x)) if mode == "graph" else net
+    # In graph mode a Cell compiles its construct on its own, keyed by its training flag too
+    net.set_train()
 
     rng = np.random.default_rng(seed)
     steps = len(x_train) // batch
@@ -87,14 +109,19 @@ def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=Tru
         times.append(time.perf_counter() - start)
         losses.append(total / steps)
         if verbose:
-            acc = accuracy(predict, x_test, y_test)
+            acc = accuracy(net, x_test, y_test)
             print(f"  test accuracy {acc:.3f}  ({times[-1]:.2f} s)")
-    return accuracy(predict, x_test, y_test), losses, times, net, optimizer
+    return accuracy(net, x_test, y_test), losses, times, net, optimizer
 
 
-def accuracy(predict, x, y):
-    logits = predict(ms.Tensor(x)).asnumpy()
-    return float((logits.argmax(1) == y).mean())
+def accuracy(net, x, y):
+    """Test accuracy with the network in inference mode (BatchNorm's moving statistics, no
+    dropout), the class chosen by ops.argmax."""
+    net.set_train(False)
+    try:
+        return float((ops.argmax(net(ms.Tensor(x)), 1).asnumpy() == y).mean())
+    finally:
+        net.set_train(True)
 
 
 def main():
@@ -102,11 +129,12 @@ def main():
     ap.add_argument("--mode", choices=["graph", "pynative", "both"], default="both")
     ap.add_argument("--amp", choices=["O0", "O2", "O3"], default="O0")
     ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--model", choices=["mlp", "cnn"], default="mlp")
     args = ap.parse_args()
     modes = ["graph", "pynative"] if args.mode == "both" else [args.mode]
     for mode in modes:
-        print(f"== {mode} mode, amp {args.amp}")
-        acc, _, times, _, _ = train(mode, args.amp, args.epochs)
+        print(f"== {mode} mode, {args.model}, amp {args.amp}")
+        acc, _, times, _, _ = train(mode, args.amp, args.epochs, model=args.model)
         print(f"== {mode}: final test accuracy {acc:.3f}, {np.median(times):.3f} s/epoch")
 
 

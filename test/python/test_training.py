@@ -25,6 +25,18 @@ def test_digits_reaches_95_percent(mode, amp):
         assert all(p.dtype is ms.float32 for p in optimizer.parameters)
 
 
+@pytest.mark.parametrize("mode", ["graph", "pynative"])
+def test_digits_cnn_reaches_95_percent(mode):
+    """Conv2d, BatchNorm2d (moving statistics for the test), MaxPool2d and Dropout, trained
+    with the same loop; accuracy measured in inference mode."""
+    acc, losses, _, net, _ = train_digits.train(mode, "O0", epochs=6, seed=0, verbose=False,
+                                                model="cnn")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert acc >= 0.95, acc
+    assert losses[-1] < 0.5 * losses[0]
+    assert net.norm.moving_mean.asnumpy().any()  # the statistics were tracked
+
+
 def test_graph_and_pynative_training_agree():
     runs = [train_digits.train(mode, "O0", epochs=2, seed=1, verbose=False) for mode in ("graph", "pynative")]
     ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -158,7 +158,7 @@ class JitFunction:
         if active_traces:
             return self.fn(*args)  # called from another traced function: trace inline
         if active_tapes:  # inside a PyNative gradient's recording: one replayable node
-            result = self._call_general(args)
+            result = self._call_general(args, tape=active_tapes[-1])
             active_tapes[-1].record_call(self.fn, args, result)
             return result
         try:  # the cache-hit fast path: every argument is a Tensor
@@ -168,7 +168,7 @@ class JitFunction:
             return self._call_general(args)
         return entry.run(args, None if entry.on_device else [a._data for a in args])
 
-    def _call_general(self, args):
+    def _call_general(self, args, tape=None):
         leaves, treedef = self._leaves(args)
         key = self._key(leaves, treedef)
         entry = self._cache.get(key)
@@ -176,6 +176,9 @@ class JitFunction:
             entry = self._compile(args, leaves, key)
             if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
                 self._flat_cache[(_context["device_target"], *[a._spec for a in args])] = entry
+        if tape is not None:  # the replay performs these writes again: it needs the old values
+            for target in entry.writebacks:
+                tape.note_write(leaves[target] if type(target) is int else target)
         return entry.run(leaves)
 
     def _check_signature(self, leaves):

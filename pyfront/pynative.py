@@ -51,10 +51,15 @@ class Tape:
             return ("ext", len(self.externals) - 1, x._spec)
         return ("scalar", type(x), x)
 
+    def note_write(self, param):
+        """Keep the value `param` has before the run's first write to it (the compiled
+        replay starts from it)."""
+        if id(param) not in self.written:
+            self.written[id(param)] = (param, param.asnumpy().copy())
+
     def record(self, op_name, attrs, consts, operands, outputs):
-        if op_name == "ms.assign" and id(operands[0]) not in self.written:
-            # recorded before ops.assign stores the new value: the value the run started with
-            self.written[id(operands[0])] = (operands[0], operands[0].asnumpy().copy())
+        if op_name == "ms.assign":  # recorded before ops.assign stores the new value
+            self.note_write(operands[0])
         refs = tuple(self.ref(o) for o in operands)
         index = len(self.nodes)
         self.nodes.append((op_name, tuple(sorted(attrs.items())), tuple(sorted(consts.items())),

@@ -222,3 +222,22 @@ def test_pynative_gradient_cache_is_reused_and_invalidated():
     assert state.records == 2
     g(pos, y)
     assert (state.records, state.reuses) == (2, 3)
+
+
+def test_pynative_gradient_through_a_writing_jit_function_writes_once():
+    """A jit function called inside a PyNative-differentiated function writes a Parameter:
+    the eager run and the compiled replay must not both apply the write."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    count = ms.Parameter(np.zeros(()), name="count", requires_grad=False)
+
+    @ms.jit
+    def tick(x):
+        ops.assign(count, count + 1.0)
+        return x * count
+
+    grad = ms.grad(lambda t: ops.reduce_sum(tick(t) * t))
+    x = ms.Tensor(np.ones(3))
+    for step in (1, 2):
+        # d/dt sum(t * count * t) = 2 * count * t, with the count this call wrote
+        np.testing.assert_allclose(grad(x).asnumpy(), [2.0 * step] * 3)
+        assert float(count.asnumpy()) == step

@@ -166,6 +166,56 @@ def concat(tensors, axis=0):
     return out
 
 
+# ------------------------------------------------------------ MindSpore 2.x functional names
+
+def square(x):
+    """x * x (MindSpore's ops.square)."""
+    return mul(x, x)
+
+
+def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001  (MindSpore's name)
+    """reduce_sum with MindSpore 2.x's ops.sum arguments (dim None: every axis)."""
+    out = reduce_sum(x, _axes(dim), keepdim)
+    return out if dtype is None else cast(out, dtype)
+
+
+def mean(x, axis=None, keep_dims=False):
+    """reduce_mean with MindSpore 2.x's ops.mean arguments (axis None: every axis)."""
+    return reduce_mean(x, _axes(axis), keep_dims)
+
+
+def zeros(size, dtype=None):
+    """A tensor of zeros (float32 unless `dtype`), MindSpore's ops.zeros."""
+    return _filled_tensor(size, 0, dtype)
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones (float32 unless `dtype`), MindSpore's ops.ones."""
+    return _filled_tensor(shape, 1, dtype)
+
+
+def _filled_tensor(shape, value, dtype):
+    shape = _ints(shape)
+    dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+    # a scalar broadcast: inside jit one constant, not a constant of the whole shape
+    return broadcast_to(Tensor(_np.array(value, dtype.np)), shape)
+
+
+def cat(tensors, axis=0):
+    """concat (MindSpore's ops.cat)."""
+    return concat(tensors, axis)
+
+
+def stack(tensors, axis=0):
+    """Join tensors of one shape along a new axis (MindSpore's ops.stack)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    rank = len(tensors[0].shape) if hasattr(tensors[0], "shape") else 0
+    axis = axis + rank + 1 if axis < 0 else axis
+    return concat([expand_dims(t, axis) for t in tensors], axis)
+
+
 def slice(x, begin, size):  # noqa: A001  (MindSpore's name)
     return _call("ms.slice", (x,), consts={"begin": _ints(begin), "size": _ints(size)})
 
@@ -283,16 +333,16 @@ def getitem(x, index):
         return gather(x, index, 0)
     index = index if isinstance(index, tuple) else (index,)
     shape = x.shape
-    n_real = sum(i is not None and i is not Ellipsis for i in index)
+    n_real = _builtins.sum(i is not None and i is not Ellipsis for i in index)
     if n_real > len(shape):
         raise _index_error(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
-    if sum(i is Ellipsis for i in index) > 1:
+    if _builtins.sum(i is Ellipsis for i in index) > 1:
         raise _index_error("an index can only have a single ellipsis ('...')")
     full = _builtins.slice(None)
     expanded = []
     for i in index:
         expanded += [full] * (len(shape) - n_real) if i is Ellipsis else [i]
-    expanded += [full] * (len(shape) - sum(i is not None for i in expanded))
+    expanded += [full] * (len(shape) - _builtins.sum(i is not None for i in expanded))
     begin, end, strides, out_shape = [], [], [], []
     axis = 0
     for i in expanded:

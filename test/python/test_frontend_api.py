@@ -317,3 +317,24 @@ def test_lowered_compile_runs():
 def test_import_mscc_does_not_import_mlir():
     code = "import sys, mscc; assert not [m for m in sys.modules if m.split('.')[0] == 'mlir']"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_mindspore2_functional_names(mode):
+    """ops.square/sum/mean/zeros/ones/cat/stack with MindSpore 2.x's arguments."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = ms.Tensor(x)
+    np.testing.assert_array_equal(ops.square(t).asnumpy(), x * x)
+    assert float(ops.sum(t).asnumpy()) == x.sum()
+    np.testing.assert_array_equal(ops.sum(t, 1, keepdim=True).asnumpy(), x.sum(1, keepdims=True))
+    assert ops.sum(t, dtype=ms.float64).dtype is ms.float64
+    np.testing.assert_allclose(ops.mean(t, (0, 2)).asnumpy(), x.mean((0, 2)))
+    zeros, ones = ops.zeros((2, 3)), ops.ones(4, ms.int32)
+    assert zeros.dtype is ms.float32 and not zeros.asnumpy().any()
+    assert ones.dtype is ms.int32 and ones.asnumpy().tolist() == [1, 1, 1, 1]
+    np.testing.assert_array_equal(ops.cat([t, t], 1).asnumpy(), np.concatenate([x, x], 1))
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(ops.stack([t, t + 1], axis).asnumpy(),
+                                      np.stack([x, x + 1], axis))
+    jitted = ms.jit(lambda a: ops.sum(ops.stack([ops.square(a), ops.ones(a.shape)])))
+    assert float(jitted(t).asnumpy()) == (x * x).sum() + x.size
+    np.testing.assert_array_equal(t[1, ..., ::2].asnumpy(), x[1, ..., ::2])  # builtin sum intact

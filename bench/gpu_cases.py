@@ -124,7 +124,7 @@ def _data_movement_ref(x, idx):
     return [x.transpose(2, 0, 1), np.concatenate([x, x], 1), np.tile(x, (1, 2, 1)),
             x[0:2, 1:3, :], x[0:2, 0:3:2, 1:40:3], np.take(x, idx, axis=2),
             np.broadcast_to(x, (5, 2, 3, 40)), x.reshape(6, -1), _scatter_rows(x),
-            _segment_sum(np.take(x, idx, axis=2).transpose(2, 0, 1), idx, 32)]
+            segment_sum_ref(np.take(x, idx, axis=2).transpose(2, 0, 1), idx, 32)]
 
 
 def random_uniform_ref(shape, counter, seed):
@@ -140,8 +140,10 @@ def random_uniform_ref(shape, counter, seed):
     return ((x >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
 
 
-def _segment_sum(data, ids, segments):
-    out = np.zeros((segments,) + data.shape[1:], data.dtype)
+def segment_sum_ref(data, ids, segments):
+    """ms.unsorted_segment_sum in numpy: rows of data added into the segment their id names,
+    ids outside [0, segments) dropped."""
+    out = np.zeros((segments,) + data.shape[ids.ndim:], data.dtype)
     keep = (ids >= 0) & (ids < segments)
     np.add.at(out, ids[keep], data[keep])
     return out

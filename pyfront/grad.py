@@ -9,8 +9,6 @@ ops as they run.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import pytree
 from .context import GRAPH_MODE, get_context
 from .location import user_location
@@ -65,6 +63,7 @@ class GradFunction:
         from mlir import ir
 
         from ..passes.autodiff import call_gradient, emit_grad
+        from . import ops
         from .trace import Trace, _loc
         where = user_location()
         sens = None
@@ -114,10 +113,10 @@ class GradFunction:
             sens_values = [s if isinstance(s, Tensor) else Tensor(s)
                            for s in pytree.flatten(sens)[0]]
         elif use_sens:  # has_aux: only the first output is differentiated
-            sens_values = [_filled(1 if i == 0 or not self.has_aux else 0, o)
-                           for i, o in enumerate(outputs)]
+            sens_values = [ops.full(o.shape, 1 if i == 0 or not self.has_aux else 0,
+                                    dtype=o.dtype) for i, o in enumerate(outputs)]
         if use_sens:
-            sens_values += [_filled(0, p) for p in assigned]
+            sens_values += [ops.full(p.shape, 0, dtype=p.dtype) for p in assigned]
             operands += [outer.value_of(v) for v in sens_values]
         with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
             gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,
@@ -126,7 +125,6 @@ class GradFunction:
         from ..dialects.ir import spec_of
         results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
         n_ret = len(outputs) + len(assigned) if with_value else 0
-        from . import ops
         for p, new in zip(assigned, results[len(outputs):n_ret]):
             ops.assign(p, new)
         values = pytree.unflatten(out_tree, results[:len(outputs)]) if self.with_value else None
@@ -150,13 +148,6 @@ class GradFunction:
             flat = pytree.flatten(values)[0]
             return grads_out, tuple(flat[1:])
         return grads_out
-
-
-def _filled(value, like):
-    """A traced tensor of `like`'s shape and dtype filled with `value` (a broadcast scalar,
-    not a constant the size of the tensor)."""
-    from . import ops
-    return ops.broadcast_to(Tensor(np.array(value, like.dtype.np)), tuple(like.shape))
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):

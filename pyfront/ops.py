@@ -186,19 +186,19 @@ def mean(x, axis=None, keep_dims=False):
 
 def zeros(size, dtype=None):
     """A tensor of zeros (float32 unless `dtype`), MindSpore's ops.zeros."""
-    return _filled_tensor(size, 0, dtype)
+    return full(size, 0, dtype=dtype)
 
 
 def ones(shape, dtype=None):
     """A tensor of ones (float32 unless `dtype`), MindSpore's ops.ones."""
-    return _filled_tensor(shape, 1, dtype)
+    return full(shape, 1, dtype=dtype)
 
 
-def _filled_tensor(shape, value, dtype):
-    shape = _ints(shape)
+def full(size, fill_value, *, dtype=None):
+    """A tensor of `size` filled with `fill_value` (float32 unless `dtype`), MindSpore's
+    ops.full: a broadcast scalar, so inside jit one constant, not one of the whole size."""
     dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
-    # a scalar broadcast: inside jit one constant, not a constant of the whole shape
-    return broadcast_to(Tensor(_np.array(value, dtype.np)), shape)
+    return broadcast_to(Tensor(_np.array(fill_value, dtype.np)), _ints(size))
 
 
 def cat(tensors, axis=0):

@@ -15,6 +15,11 @@ from ..state import active_traces
 from ..tensor import Parameter, Tensor
 
 
+_PLAIN = (bool, int, float, str)
+# Bumped whenever a Cell gains or loses a sub-cell: cached lists of sub-cells are then stale.
+_structure_version = [0]
+
+
 class Cell:
     always_compiled = False  # construct compiled through jit in PYNATIVE_MODE too
 
@@ -30,7 +35,8 @@ class Cell:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                  "before assigning attributes")
         self._params.pop(name, None)
-        self._cells.pop(name, None)
+        if self._cells.pop(name, None) is not None or isinstance(value, Cell):
+            _structure_version[0] += 1
         if isinstance(value, Parameter):
             self._params[name] = value
         elif isinstance(value, Cell):
@@ -55,10 +61,14 @@ class Cell:
         """The plain Python values among the attributes of this cell and its sub-cells
         (training flags, hyperparameters such as a learning rate): part of the compiled
         function's cache key, so that changing one recompiles rather than running with the
-        value traced before."""
-        return tuple((name, v) for _, cell in self.cells_and_names()
-                     for name, v in cell.__dict__.items()
-                     if type(v) in (bool, int, float, str) and not name.startswith("_"))
+        value traced before. It is read on every call: the list of sub-cells is cached
+        until some Cell's structure changes."""
+        cached = self.__dict__.get("_state_cells")
+        if cached is None or cached[0] != _structure_version[0]:
+            cached = (_structure_version[0], [cell for _, cell in self.cells_and_names()])
+            object.__setattr__(self, "_state_cells", cached)
+        return tuple((name, v) for cell in cached[1] for name, v in cell.__dict__.items()
+                     if type(v) in _PLAIN and name[0] != "_")
 
     def _run(self, *args):
         dtype = self._compute_dtype

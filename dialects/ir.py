@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import types as _pytypes
 
 import numpy as np
@@ -54,16 +55,22 @@ def _register_opviews():
 def get_context() -> ir.Context:
     """The process-wide context with every upstream dialect and ms loaded."""
     global _context
-    if _context is None:
-        from . import ops  # noqa: F401  (fills the registry)
-        _register_opviews()
-        ctx = ir.Context()
-        with ctx:
-            with open(IRDL_PATH) as f:
-                irdl_module = ir.Module.parse(f.read())
-            irdl.load_dialects(irdl_module)
-        _context = ctx
+    if _context is not None:
+        return _context
+    with _context_lock:  # two first calls must not make two contexts (types cached from
+        if _context is None:  # one would then meet ops of the other: "same type" errors)
+            from . import ops  # noqa: F401  (fills the registry)
+            _register_opviews()
+            ctx = ir.Context()
+            with ctx:
+                with open(IRDL_PATH) as f:
+                    irdl_module = ir.Module.parse(f.read())
+                irdl.load_dialects(irdl_module)
+            _context = ctx
     return _context
+
+
+_context_lock = threading.RLock()
 
 
 # ---------------------------------------------------------------------------- types

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from .context import default_target
+from .keys import static_key
 from .location import user_location
-from .state import active_tapes, active_traces
+from .state import active_tapes, active_traces, compiler_lock
 from .tensor import Tensor
 
 _EAGER_CACHE: dict = {}
@@ -24,7 +25,8 @@ def _bad_operand(op_name, i, x):
 
 
 def _freeze(d):
-    return tuple(sorted(d.items())) if d else ()
+    """Attributes or const inputs as part of a cache key (floats by their bits)."""
+    return tuple(sorted((k, static_key(v)) for k, v in d.items())) if d else ()
 
 
 def call(op_name: str, operands, attrs=None, consts=None):
@@ -67,13 +69,17 @@ def _eager(op_name, operands, attrs, consts):
             parts.append(x._spec)
             arrays.append(x._device if on_device and x._device is not None else x.asnumpy())
         elif isinstance(x, _SCALARS):
-            parts.append(("scalar", type(x), x))
+            parts.append(("scalar", static_key(x)))
         else:
             raise _bad_operand(op_name, i, x)
     key = (op_name, _freeze(attrs), _freeze(consts), tuple(parts), target)
     exe = _EAGER_CACHE.get(key)
     if exe is None:
-        exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs, consts, target)
+        with compiler_lock:  # (another thread may have compiled this key meanwhile)
+            exe = _EAGER_CACHE.get(key)
+            if exe is None:
+                exe = _compile_single_op(op_name, operands, attrs, consts, target)
+                _EAGER_CACHE[key] = exe
     if on_device:
         outs = [Tensor._wrap_device(o, s) for o, s in zip(exe.run(arrays), exe.out_specs)]
     else:

@@ -8,25 +8,31 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import weakref
 
 import numpy as np
 
 from ..dialects import dtypes as dt
 from . import pytree
 from .context import _context, default_target
+from .keys import static_key
 from .location import user_location
-from .state import active_tapes, active_traces
+from .state import active_tapes, active_traces, compiler_lock
 from .tensor import Parameter, Tensor
 
 
 _NONE_ID = id(None)
+# Compiled specializations kept per jit function (least recently used evicted first);
+# ms.jit(cache_size=N) overrides it per function. Each CPU entry holds ~1.5 MiB of code.
+DEFAULT_CACHE_SIZE = int(os.environ.get("MSCC_JIT_CACHE_SIZE", "64"))
 
 
 class CompiledEntry:
     """One specialization: the executable and how Python values map onto its arguments."""
 
     __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
-                 "out_specs", "single_output", "on_device")
+                 "out_specs", "single_output", "on_device", "last_used")
 
     def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks,
                  on_device=False):
@@ -39,6 +45,7 @@ class CompiledEntry:
         self.out_specs = exe.out_specs[:n_outputs]
         self.single_output = treedef == ("leaf",)
         self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
+        self.last_used = 0          # JitFunction's call counter at the last use (LRU)
 
     def run(self, leaves, arrays=None):
         if self.on_device:
@@ -53,7 +60,8 @@ class CompiledEntry:
         n = self.n_outputs
         if self.writebacks:
             for target, new in zip(self.writebacks, outs[n:]):
-                (leaves[target] if type(target) is int else target)._data = new
+                t = leaves[target] if type(target) is int else target
+                t._data, t._device = new, None  # a GPU copy of the old value is stale
         wrap = Tensor._wrap_spec
         if self.single_output:
             return wrap(outs[0], self.out_specs[0])
@@ -102,21 +110,22 @@ def _leaf_key(x, i, name):
     if isinstance(x, Tensor):
         if x.is_placeholder:
             raise TypeError(f"argument #{i} of '{name}' is a placeholder Tensor without data")
-        return x._spec
+        # A Parameter is traced as itself (ms.assign writes it back): its entry must not
+        # serve a plain Tensor, which a fresh trace would refuse to assign.
+        return ("param", x._spec) if isinstance(x, Parameter) else x._spec
     try:
-        hash(x)
+        return ("static", static_key(x))
     except TypeError:
         raise TypeError(f"argument #{i} of '{name}' has type {type(x).__name__}, which jit can "
                         "neither trace (not a Tensor) nor use as a static value (not "
                         "hashable)") from None
-    return ("static", type(x), x)
 
 
 class JitFunction:
     """A function compiled per cache key. Use as `@ms.jit`, `@ms.jit(input_signature=...)` or
     `ms.jit(fn)`."""
 
-    def __init__(self, fn, input_signature=None, target=None):
+    def __init__(self, fn, input_signature=None, target=None, cache_size=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.target = target
@@ -129,10 +138,17 @@ class JitFunction:
                     raise TypeError(f"input_signature entry #{i} must be a Tensor, got {type(t).__name__}")
                 specs.append(t._spec)
             self.input_signature = tuple(specs)
+        self.cache_size = DEFAULT_CACHE_SIZE if cache_size is None else int(cache_size)
+        if self.cache_size < 1:
+            raise ValueError(f"cache_size must be at least 1, got {cache_size}")
         self._cache: dict = {}
         self._flat_cache: dict = {}  # calls whose arguments are all Tensors: key by specs only
+        self._calls = 0              # a counter stamped on entries as they are used (LRU)
         self.compile_count = 0
         self.trace_count = 0
+        self.evictions = 0
+        # Executables die with the function; their native memory goes back to the system.
+        weakref.finalize(self, _release, self._cache, self._flat_cache)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self.__call__, obj)
@@ -166,6 +182,8 @@ class JitFunction:
             entry = self._flat_cache[key]
         except (AttributeError, KeyError, TypeError):
             return self._call_general(args)
+        self._calls += 1
+        entry.last_used = self._calls
         return entry.run(args, None if entry.on_device else [a._data for a in args])
 
     def _call_general(self, args, tape=None):
@@ -173,9 +191,15 @@ class JitFunction:
         key = self._key(leaves, treedef)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(args, leaves, key)
-            if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
-                self._flat_cache[(_context["device_target"], *[a._spec for a in args])] = entry
+            with compiler_lock:  # one thread compiles a key; the others then find it
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(args, leaves, key)
+                    if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
+                        flat = (_context["device_target"], *[a._spec for a in args])
+                        self._flat_cache[flat] = entry
+        self._calls += 1
+        entry.last_used = self._calls
         if tape is not None:  # the replay performs these writes again: it needs the old values
             for target in entry.writebacks:
                 tape.note_write(leaves[target] if type(target) is int else target)
@@ -212,7 +236,8 @@ class JitFunction:
         return tr, out_tree, tensor_leaves, len(outputs)
 
     def lower(self, *args) -> "Lowered":
-        tr, out_tree, tensor_leaves, n_out = self.trace(args)
+        with compiler_lock:
+            tr, out_tree, tensor_leaves, n_out = self.trace(args)
         return Lowered(tr, self.target or default_target())
 
     def _compile(self, args, leaves, key):
@@ -224,12 +249,24 @@ class JitFunction:
         implicit = [p for p in tr.param_order if id(p) not in tr.explicit_params]
         entry = CompiledEntry(exe, tensor_leaves, implicit, out_tree, n_out, writebacks,
                               on_device=key[1] == "cuda")
+        if len(self._cache) >= self.cache_size:
+            self._evict_least_recently_used()
         self._cache[key] = entry
         return entry
 
+    def _evict_least_recently_used(self):
+        victim = min(self._cache.values(), key=lambda e: e.last_used)
+        for cache in (self._cache, self._flat_cache):
+            for k in [k for k, e in cache.items() if e is victim]:
+                del cache[k]
+        self.evictions += 1
+        del victim
+        _return_memory()
+
     def cache_info(self):
         return {"entries": len(self._cache), "compiles": self.compile_count,
-                "traces": self.trace_count}
+                "traces": self.trace_count, "evictions": self.evictions,
+                "max_entries": self.cache_size}
 
 
 class Lowered:
@@ -243,11 +280,13 @@ class Lowered:
         """The IR at a named stage (passes/pipeline.py); `debug_info` prints locations."""
         if stage == "obj":
             raise ValueError("stage 'obj' is machine code, not text: use as_bytes('obj')")
-        return self._emit(stage, debug_info)
+        with compiler_lock:
+            return self._emit(stage, debug_info)
 
     def as_bytes(self, stage: str = "obj") -> bytes:
         """Object code: the CPU's ELF object (position independent), or CUDA's cubin."""
-        out = self._emit(stage, False)
+        with compiler_lock:
+            out = self._emit(stage, False)
         return out if isinstance(out, bytes) else out.encode()
 
     def _emit(self, stage, debug_info):
@@ -275,23 +314,42 @@ class Compiled:
     def __call__(self, *arrays):
         if self._exe is None:
             from ..passes.compiler import clone_module, compile_module
-            self._exe = compile_module(clone_module(self._module), self.entry,
-                                       target=self.target)
+            with compiler_lock:
+                if self._exe is None:
+                    self._exe = compile_module(clone_module(self._module), self.entry,
+                                               target=self.target)
         return self._exe(*arrays)
 
     def save(self, path: str) -> str:
         from ..passes.artifact import build_artifact
         from ..passes.compiler import clone_module
-        return build_artifact(clone_module(self._module), self.entry, self.target).save(path)
+        with compiler_lock:
+            artifact = build_artifact(clone_module(self._module), self.entry, self.target)
+        return artifact.save(path)
 
 
-def jit(fn=None, *, input_signature=None, target=None):
-    """Compile `fn` on first call per cache key (shapes, dtypes, static values, target)."""
+def jit(fn=None, *, input_signature=None, target=None, cache_size=None):
+    """Compile `fn` on first call per cache key (shapes, dtypes, static values, target);
+    keep at most `cache_size` specializations (default MSCC_JIT_CACHE_SIZE or 64), evicting
+    the least recently used."""
     if target is not None and target not in ("cpu", "cuda"):
         raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
     if fn is None:
-        return lambda f: JitFunction(f, input_signature, target)
-    return JitFunction(fn, input_signature, target)
+        return lambda f: JitFunction(f, input_signature, target, cache_size)
+    return JitFunction(fn, input_signature, target, cache_size)
+
+
+def _return_memory():
+    from ..runtime.malloc import return_freed_memory
+    return_freed_memory()
+
+
+def _release(cache, flat_cache):
+    """A collected JitFunction: drop its executables and return their memory."""
+    if cache:
+        cache.clear()
+        flat_cache.clear()
+        _return_memory()
 
 
 def _as_tensor(x, name):

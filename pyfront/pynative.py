@@ -10,7 +10,10 @@ and it is recorded and compiled anew instead of reusing stale gradients.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import pytree
+from .keys import Static
 from .state import active_tapes
 from .tensor import Parameter, Tensor
 
@@ -49,7 +52,7 @@ class Tape:
             self.externals.append(x)
             self._keep.append(x)
             return ("ext", len(self.externals) - 1, x._spec)
-        return ("scalar", type(x), x)
+        return ("scalar", Static(x))  # keyed by its bits: 0.0 and -0.0 differ
 
     def note_write(self, param):
         """Keep the value `param` has before the run's first write to it (the compiled
@@ -106,7 +109,7 @@ def _replay_function(tape: Tape, output_refs, out_tree, n_args):
                 return params[ref[1]]
             if kind == "ext":
                 return args[n_args + ref[1]]
-            return ref[2]
+            return ref[1].value
         for index, (op_name, attrs, consts, refs, _) in enumerate(tape.nodes):
             operands = [value(r) for r in refs]
             if op_name == CALL:  # attrs is the callee's id, consts its argument structure
@@ -133,6 +136,8 @@ class PyNativeGrad:
     def __call__(self, args):
         gf = self.grad_fn
         sens = ()
+        # numpy arrays are accepted wherever a Tensor is (and arrays are not hashable keys)
+        args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
         if gf.sens_param:
             args, sens = args[:-1], args[-1:]
         tensor_args = {i: a for i, a in enumerate(args) if isinstance(a, Tensor)}
@@ -144,7 +149,7 @@ class PyNativeGrad:
             active_tapes.pop()
         outputs, out_tree = pytree.flatten(result)
         output_refs = tuple(tape.ref(o if isinstance(o, Tensor) else Tensor(o)) for o in outputs)
-        statics = tuple((i, type(a), a) for i, a in enumerate(args) if not isinstance(a, Tensor))
+        statics = tuple((i, Static(a)) for i, a in enumerate(args) if not isinstance(a, Tensor))
         key = (tuple(a._spec for a in tensor_args.values()), statics,
                tuple(id(p) for p in tape.params), tape.signature(output_refs), out_tree)
         compiled = self._cache.get(key)

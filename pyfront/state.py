@@ -1,5 +1,47 @@
-"""Which traces are being built (innermost last). A plain list, read on every jit call: the
-cache-hit path cannot afford a thread-local lookup, and tracing is single-threaded."""
-active_traces: list = []
+"""Per-thread tracing state, and the one lock that serializes all work on MLIR.
+
+Each thread has its own stack of traces being built and of PyNative tapes recording (innermost
+last): a thread tracing a function must not make another thread's eager ops or jit cache hits
+trace into its function. `if active_traces:` is what every op and jit call checks, so the
+stacks are thread-local objects that still read like lists (one Python-level `__bool__`,
+~0.1 us).
+
+`compiler_lock` is held while a function is traced, lowered or compiled: the process has one
+MLIR context, and the bindings' builders, the pass pipeline and the ExecutionEngine are not
+safe to drive from two threads at once. Running compiled code needs no lock. It is re-entrant:
+tracing a function compiles the eager ops and nested jit functions it calls.
+"""
+from __future__ import annotations
+
+import threading
+
+
+class ThreadStack(threading.local):
+    """A stack private to each thread, with the list operations the frontend uses."""
+
+    def __init__(self):
+        self.items = []
+
+    def __bool__(self):
+        return bool(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def append(self, item):
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop()
+
+
+active_traces = ThreadStack()
 # Tapes recording eager ops for PyNative gradients (pyfront/pynative.py), innermost last.
-active_tapes: list = []
+active_tapes = ThreadStack()
+compiler_lock = threading.RLock()

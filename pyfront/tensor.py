@@ -135,7 +135,7 @@ class Tensor:
         if self._data is None and self._device is None:
             return f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, placeholder)"
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype.name}, "
-                f"value={np.array2string(self._data, separator=', ')})")
+                f"value={np.array2string(self.asnumpy(), separator=', ')})")
 
     __hash__ = object.__hash__
 

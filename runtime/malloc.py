@@ -33,3 +33,16 @@ def keep_freed_memory() -> bool:
     # glibc refuses an mmap threshold above its maximum (32 MiB on older versions)
     tuned = any(mallopt(_M_MMAP_THRESHOLD, size) for size in (1 << 30, 32 << 20))
     return bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)) and tuned
+
+
+def return_freed_memory() -> bool:
+    """Give the pages malloc keeps (see above) back to the system: called when executables
+    are released (a jit cache eviction, a collected jit function), whose code and buffers
+    would otherwise stay in the process's footprint. True if glibc's malloc_trim ran."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim(0)
+    return True

@@ -60,7 +60,8 @@ def test_jit_cache_reuses_and_respecializes():
     f(a, b, 2.0)
     f(a, b, 2.0)
     f(ms.Tensor(np.ones((2, 3), np.float32)), b, 2.0)  # another Tensor, same key
-    assert f.cache_info() == {"entries": 1, "compiles": 1, "traces": 1}
+    assert f.cache_info() == {"entries": 1, "compiles": 1, "traces": 1, "evictions": 0,
+                              "max_entries": 64}
     f(ms.Tensor(np.ones((4, 3), np.float32)), ms.Tensor(np.ones((4, 3), np.float32)), 2.0)
     assert f.cache_info()["compiles"] == 2  # new shape
     f(a, b, 3.0)

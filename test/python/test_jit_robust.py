@@ -1,0 +1,234 @@
+"""The jit cache's promises: safe first calls from threads, keys that tell apart what
+compiles differently (-0.0, NaN, Parameters), a bounded cache that returns its memory, and
+numpy arrays wherever a Tensor is accepted."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import ops
+
+X = np.linspace(-1.5, 1.5, 12).reshape(3, 4).astype(np.float32)
+
+
+def _run_threads(n, work):
+    """Run work(k) for k < n in threads that start together; the exceptions they raised."""
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def body(k):
+        try:
+            barrier.wait()
+            work(k)
+        except Exception as e:  # noqa: BLE001  (every failure is reported by the test)
+            errors.append(e)
+    threads = [threading.Thread(target=body, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_first_calls_of_distinct_functions_from_eight_threads():
+    fns = [ms.jit(lambda x, k=k: ops.exp(x) * float(k) + ops.tanh(x)) for k in range(8)]
+    results = {}
+    errors = _run_threads(8, lambda k: results.__setitem__(k, fns[k](ms.Tensor(X)).asnumpy()))
+    assert errors == []
+    for k in range(8):
+        np.testing.assert_allclose(results[k], np.exp(X) * k + np.tanh(X), rtol=1e-5)
+
+
+def test_first_calls_of_one_function_from_eight_threads_compile_once():
+    f = ms.jit(lambda x, b: ops.sigmoid(x) * 3.0 - b)
+    results = {}
+    errors = _run_threads(8, lambda k: results.__setitem__(
+        k, f(ms.Tensor(X), ms.Tensor(np.float32(k))).asnumpy()))
+    assert errors == []
+    assert f.cache_info()["compiles"] == 1
+    for k in range(8):
+        np.testing.assert_allclose(results[k], 3 / (1 + np.exp(-X)) - k, rtol=1e-5)
+
+
+def test_eager_ops_and_cache_hits_in_other_threads_while_one_traces():
+    """A thread tracing a slow function must not capture the others' ops: their eager ops
+    and jit cache hits return concrete Tensors."""
+    g = ms.jit(lambda x: x * 2.0)
+    g(ms.Tensor(X))  # compiled: later calls are cache hits
+    started, release = threading.Event(), threading.Event()
+
+    def slow(x):
+        started.set()
+        release.wait(10)
+        return ops.exp(x)
+    slow_jit = ms.jit(slow)
+    out = {}
+    tracer = threading.Thread(target=lambda: out.__setitem__("slow", slow_jit(ms.Tensor(X))))
+    tracer.start()
+    started.wait(10)
+    hit = g(ms.Tensor(X)).asnumpy()  # while `slow` is being traced in the other thread
+    release.set()
+    tracer.join()
+    np.testing.assert_allclose(hit, X * 2, rtol=1e-6)
+    np.testing.assert_allclose(out["slow"].asnumpy(), np.exp(X), rtol=1e-5)
+
+
+def test_a_failed_compile_does_not_poison_later_ones():
+    bad = ms.jit(lambda x: ops.matmul(x, x))  # (3, 4) @ (3, 4): a user mistake
+    with pytest.raises(ValueError, match="ms.matmul"):
+        bad(ms.Tensor(X))
+    good = [ms.jit(lambda x, k=k: x + float(k)) for k in range(4)]
+    for k, f in enumerate(good):
+        np.testing.assert_array_equal(f(ms.Tensor(X)).asnumpy(), X + k)
+
+
+# ------------------------------------------------------------------ cache keys
+
+def test_negative_zero_is_its_own_static_value():
+    f = ms.jit(lambda x, s: x / s)
+    x = ms.Tensor(np.ones(3, np.float32))
+    assert np.all(f(x, 0.0).asnumpy() == np.inf)
+    assert np.all(f(x, -0.0).asnumpy() == -np.inf)
+    assert f.cache_info()["compiles"] == 2
+
+
+def test_nan_static_value_compiles_once():
+    f = ms.jit(lambda x, s: x + s)
+    x = ms.Tensor(np.ones(3, np.float32))
+    for _ in range(3):
+        assert np.all(np.isnan(f(x, float("nan")).asnumpy()))
+    assert f.cache_info()["compiles"] == 1
+
+
+def test_eager_ops_key_scalars_by_their_bits():
+    x = ms.Tensor(np.ones(2, np.float32))
+    assert np.all(ops.div(x, 0.0).asnumpy() == np.inf)
+    assert np.all(ops.div(x, -0.0).asnumpy() == -np.inf)
+
+
+def test_pynative_gradient_keys_scalars_by_their_bits():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    x = ms.Tensor(np.array([1.0, 2.0], np.float32))
+    # d/dx (x / s) = 1 / s: the gradient recorded for s = 0.0 must not answer s = -0.0
+    g = ms.grad(lambda x, s: ops.div(x, s))
+    assert np.all(g(x, 0.0).asnumpy() == np.inf)
+    assert np.all(g(x, -0.0).asnumpy() == -np.inf)
+
+
+def test_a_parameter_entry_does_not_serve_a_plain_tensor():
+    def write(p):
+        ops.assign(p, p + 1.0)
+        return p * 1.0
+    f = ms.jit(write)
+    p = ms.Parameter(np.zeros(3, np.float32), name="p_written")
+    f(p)
+    np.testing.assert_array_equal(p.asnumpy(), np.ones(3))
+    t = ms.Tensor(np.zeros(3, np.float32))
+    with pytest.raises((TypeError, ValueError)):
+        f(t)  # a fresh trace refuses to assign a plain Tensor: the Parameter's entry is not used
+    np.testing.assert_array_equal(t.asnumpy(), np.zeros(3))
+
+
+def test_a_cpu_write_invalidates_the_parameters_gpu_copy():
+    from test_cuda_jit import FakeDriver, cuda
+    saved = dict(cuda._DEVICES)
+    cuda._DEVICES.clear()
+    cuda._DEVICES[0] = cuda.Device(FakeDriver())
+    try:
+        w = ms.Parameter(np.arange(6, dtype=np.float32).reshape(2, 3), name="w_mixed")
+        read_on_gpu = ms.jit(lambda: ops.reshape(w, (3, 2)), target="cuda")
+        bump_on_cpu = ms.jit(lambda: ops.assign(w, w + 1.0), target="cpu")
+        read_on_gpu()  # copies w to the device
+        bump_on_cpu()  # writes the host value
+        np.testing.assert_array_equal(read_on_gpu().asnumpy(),
+                                      (np.arange(6) + 1.0).reshape(3, 2))
+    finally:
+        cuda._DEVICES.clear()
+        cuda._DEVICES.update(saved)
+
+
+def test_repr_of_a_tensor_that_lives_on_the_gpu():
+    class DeviceArray:
+        def asnumpy(self):
+            return np.array([1.5, 2.5], np.float32)
+    from mscc.dialects import dtypes as dt
+    t = ms.Tensor._wrap_device(DeviceArray(), dt.TensorSpec((2,), dt.float32))
+    assert "1.5" in repr(t) and "2.5" in repr(t)
+
+
+# ------------------------------------------------------------------ numpy arrays
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
+def test_gradients_accept_numpy_arrays(mode):
+    ms.set_context(mode=mode)
+    try:
+        x = np.array([0.5, -1.0, 2.0], np.float32)
+        g = ms.grad(lambda x: ops.reduce_sum(x * x * x))(x)
+        np.testing.assert_allclose(g.asnumpy(), 3 * x * x, rtol=1e-6)
+        value, g2 = ms.value_and_grad(lambda x: ops.reduce_sum(ops.exp(x)))(x)
+        np.testing.assert_allclose(value.asnumpy(), np.exp(x).sum(), rtol=1e-6)
+        np.testing.assert_allclose(g2.asnumpy(), np.exp(x), rtol=1e-6)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------ a bounded cache
+
+def test_the_cache_evicts_the_least_recently_used_entry():
+    f = ms.jit(lambda x: x * 2.0, cache_size=3)
+    arrays = [np.ones((n, 2), np.float32) for n in range(1, 6)]
+    for a in arrays[:3]:
+        f(ms.Tensor(a))
+    f(ms.Tensor(arrays[0]))          # shape 1 used again: shape 2 is now the oldest
+    f(ms.Tensor(arrays[3]))          # evicts shape 2
+    info = f.cache_info()
+    assert (info["entries"], info["evictions"], info["compiles"]) == (3, 1, 4)
+    f(ms.Tensor(arrays[0]))          # still cached
+    assert f.cache_info()["compiles"] == 4
+    np.testing.assert_array_equal(f(ms.Tensor(arrays[1])).asnumpy(), arrays[1] * 2)
+    assert f.cache_info()["compiles"] == 5 and f.cache_info()["evictions"] == 2
+
+
+def test_cache_size_must_be_positive():
+    with pytest.raises(ValueError, match="cache_size"):
+        ms.jit(lambda x: x, cache_size=0)
+
+
+_RSS_PROGRAM = textwrap.dedent("""
+    import gc
+    import numpy as np
+    import mscc as ms
+    from mscc import ops
+
+    def rss_mib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 / 2**20
+
+    warm = ms.jit(lambda x: ops.exp(x) * 2.0 + 1.0)  # one-time setup is not the cache's
+    warm(ms.Tensor(np.ones((1, 3), np.float32)))
+    del warm
+    gc.collect()
+    before = rss_mib()
+    f = ms.jit(lambda x: ops.exp(x) * 2.0 + 1.0, cache_size=1000)
+    for n in range(2, 202):
+        f(ms.Tensor(np.ones((n, 3), np.float32)))
+    peak = rss_mib()
+    del f
+    gc.collect()
+    print(before, peak, rss_mib())
+""")
+
+
+def test_deleting_a_function_that_compiled_200_shapes_returns_its_memory():
+    env = dict(os.environ, MSCC_CACHE_DIR="")
+    out = subprocess.run([sys.executable, "-c", _RSS_PROGRAM], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    before, peak, after = map(float, out.stdout.split())
+    assert peak > before + 50  # the 200 executables really took memory
+    assert after <= before * 1.10, (before, peak, after)

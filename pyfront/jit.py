@@ -339,17 +339,25 @@ def jit(fn=None, *, input_signature=None, target=None, cache_size=None):
     return JitFunction(fn, input_signature, target, cache_size)
 
 
-def _return_memory():
-    from ..runtime.malloc import return_freed_memory
-    return_freed_memory()
+_released = [0]  # executables released since malloc last returned memory
+_RELEASES_PER_TRIM = 8  # ~12 MiB: a trim walks the whole heap (~15 ms on a large one)
+
+
+def _return_memory(n_released=1):
+    _released[0] += n_released
+    if _released[0] >= _RELEASES_PER_TRIM:
+        _released[0] = 0
+        from ..runtime.malloc import return_freed_memory
+        return_freed_memory()
 
 
 def _release(cache, flat_cache):
     """A collected JitFunction: drop its executables and return their memory."""
     if cache:
+        n = len(cache)
         cache.clear()
         flat_cache.clear()
-        _return_memory()
+        _return_memory(n)
 
 
 def _as_tensor(x, name):

@@ -313,7 +313,7 @@ def assign(variable, value):
             value = Tensor(value, dtype=variable.dtype)
         return trace.assign(variable, value, user_location())
     out = _call("ms.assign", (variable, value))
-    variable._data = out._data
+    variable._data, variable._device = out._data, out._device  # (the old copies are stale)
     return out
 
 

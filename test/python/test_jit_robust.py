@@ -232,3 +232,24 @@ def test_deleting_a_function_that_compiled_200_shapes_returns_its_memory():
     before, peak, after = map(float, out.stdout.split())
     assert peak > before + 50  # the 200 executables really took memory
     assert after <= before * 1.10, (before, peak, after)
+
+
+def test_an_eager_assign_on_either_target_replaces_both_copies():
+    from test_cuda_jit import FakeDriver, cuda
+    saved = dict(cuda._DEVICES)
+    cuda._DEVICES.clear()
+    cuda._DEVICES[0] = cuda.Device(FakeDriver())
+    w = ms.Parameter(np.zeros((2, 3), np.float32), name="w_eager")
+    read_on_gpu = ms.jit(lambda: ops.reshape(w, (3, 2)), target="cuda")
+    try:
+        read_on_gpu()  # w now has a device copy
+        ops.assign(w, np.ones((2, 3), np.float32))  # eager, on the CPU
+        np.testing.assert_array_equal(read_on_gpu().asnumpy(), np.ones((3, 2)))
+        ms.set_context(device_target="GPU")
+        ops.assign(w, np.full((2, 3), 2.0, np.float32))  # eager, on the GPU: a copy
+        ms.set_context(device_target="CPU")
+        np.testing.assert_array_equal(w.asnumpy(), np.full((2, 3), 2.0))
+    finally:
+        ms.set_context(device_target="CPU")
+        cuda._DEVICES.clear()
+        cuda._DEVICES.update(saved)

@@ -253,3 +253,25 @@ def test_an_eager_assign_on_either_target_replaces_both_copies():
         ms.set_context(device_target="CPU")
         cuda._DEVICES.clear()
         cuda._DEVICES.update(saved)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
+def test_gradients_and_cells_from_several_threads(mode):
+    ms.set_context(mode=mode)
+    results = {}
+
+    def work(k):
+        g = ms.value_and_grad(lambda x: ops.reduce_sum(ops.tanh(x) * float(k + 1)))
+        value, grad = g(ms.Tensor(X))
+        net = ms.nn.Dense(4, 2)
+        results[k] = (value.asnumpy(), grad.asnumpy(), net(ms.Tensor(X)).asnumpy(),
+                      net.weight.asnumpy(), net.bias.asnumpy())
+    try:
+        errors = _run_threads(6, work)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert errors == []
+    for k, (value, grad, y, w, b) in results.items():
+        np.testing.assert_allclose(value, np.tanh(X).sum() * (k + 1), atol=1e-5)
+        np.testing.assert_allclose(grad, (1 - np.tanh(X) ** 2) * (k + 1), rtol=1e-5)
+        np.testing.assert_allclose(y, X @ w.T + b, rtol=1e-5, atol=1e-6)

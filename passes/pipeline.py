@@ -24,7 +24,7 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
-               cpu_rows, cpu_terms, cpu_transpose, fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, verify)
+               cpu_rows, cpu_terms, cpu_transpose, fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, symbols, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -47,13 +47,14 @@ _CPU_STAGES = _FRONT_STAGES + (
                 "canonicalize", "cse")),
     # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
-    ("llvm", ("ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
+    ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
               # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)
               "finalize-memref-to-llvm", "ms-cpu-loop-hints", "convert-scf-to-cf",
-              "convert-vector-to-llvm", "convert-to-llvm", "reconcile-unrealized-casts")),
+              "convert-vector-to-llvm", "convert-to-llvm", "reconcile-unrealized-casts",
+              "ms-cpu-c-interface-names")),
 )
 
 # The GPU architecture the CUDA target compiles for (PTX ISA 8.0: CUDA 12 and later drivers).

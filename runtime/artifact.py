@@ -9,13 +9,23 @@
     kernels.cubin   CUDA: ptxas output for the manifest's architecture, when ptxas was found
     consts/*.bin    CUDA: contents of constant buffers
     lib/ENTRY.so    CPU: the compiled entry (mlir-translate, llc, cc -shared)
+    manifest.sha256 the sha256 of manifest.json's bytes
+
+Integrity: the manifest's `digests` hold the sha256 of every blob and manifest.sha256 that of
+the manifest, so damage anywhere (a flipped byte, a truncated library whose zip checksums were
+redone) is found before anything is loaded. A CPU library also carries its own signature: the
+exported string `mscc_signature_<entry>` (signature_text: entry, symbol, input and output
+shapes and dtypes), which runtime/cpu_aot.py compares with the manifest before the first call,
+so a manifest edited on purpose (digests recomputed) cannot make the code read or write
+buffers of other sizes.
 
 `read(path)` validates everything the loaders rely on and raises ArtifactError naming what is
-wrong. Imports neither mlir nor the compiler: a machine with numpy (and cuda-bindings for
-CUDA artifacts) runs artifacts built elsewhere.
+wrong, whatever the damage. Imports neither mlir nor the compiler: a machine with numpy (and
+cuda-bindings for CUDA artifacts) runs artifacts built elsewhere.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -28,8 +38,9 @@ from ..dialects.dtypes import TensorSpec
 from .plan import LaunchPlan, PlanError
 
 FORMAT = "mscc-executable"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: blob and manifest digests, the library's signature
 MANIFEST = "manifest.json"
+MANIFEST_DIGEST = "manifest.sha256"
 TARGETS = ("cpu", "cuda")
 
 
@@ -42,7 +53,33 @@ def spec_to_json(spec: TensorSpec) -> dict:
 
 
 def spec_from_json(d: dict) -> TensorSpec:
-    return TensorSpec(tuple(int(x) for x in d["shape"]), dt.by_name(d["dtype"]))
+    shape = d["shape"]
+    if not isinstance(shape, list) or not all(type(x) is int and x >= 0 for x in shape):
+        raise ValueError(f"shape {shape!r} is not a list of sizes")
+    return TensorSpec(tuple(shape), dt.by_name(d["dtype"]))
+
+
+def entry_symbol(entry: str) -> str:
+    """The C-interface function of a CPU library (llvm.emit_c_interface)."""
+    return f"_mlir_ciface_{entry}"
+
+
+def signature_symbol(entry: str) -> str:
+    """The exported NUL-terminated string holding the library's signature_text."""
+    return f"mscc_signature_{entry}"
+
+
+def signature_text(entry: str, symbol: str, inputs, outputs) -> str:
+    """What a CPU library says it is (compiled into it, passes/artifact.link_shared): the
+    entry, its symbol and the shapes and dtypes of its descriptors, in one canonical form."""
+    return json.dumps({"entry": entry, "symbol": symbol,
+                       "inputs": [spec_to_json(s) for s in inputs],
+                       "outputs": [spec_to_json(s) for s in outputs]},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass
@@ -73,18 +110,20 @@ class Artifact:
         return LaunchPlan.from_json(self.manifest["cuda"]["plan"])
 
     def save(self, path: str) -> str:
-        validate(self.manifest, self.blobs)
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            z.writestr(MANIFEST, json.dumps(self.manifest, indent=1))
-            for name, data in sorted(self.blobs.items()):
-                z.writestr(name, data)
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
         self.path = path
         return path
 
     def to_bytes(self) -> bytes:
+        """The .msx file: the manifest (with the blobs' digests), its digest, the blobs."""
+        self.manifest["digests"] = {n: _sha256(d) for n, d in sorted(self.blobs.items())}
+        validate(self.manifest, self.blobs)
+        text = json.dumps(self.manifest, indent=1).encode()
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-            z.writestr(MANIFEST, json.dumps(self.manifest, indent=1))
+            z.writestr(MANIFEST, text)
+            z.writestr(MANIFEST_DIGEST, _sha256(text))
             for name, data in sorted(self.blobs.items()):
                 z.writestr(name, data)
         return buf.getvalue()
@@ -99,30 +138,73 @@ class Artifact:
 
 
 def read(path: str) -> Artifact:
-    """Read and validate an .msx file."""
+    """Read and validate an .msx file. Anything wrong with it, damage included, is an
+    ArtifactError: zipfile, zlib and json raise a dozen kinds of exceptions on damaged input
+    (BadZipFile, zlib.error, EOFError, struct.error, UnicodeDecodeError, NotImplementedError
+    for a garbled compression method...), so all of them are caught here."""
     try:
         with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            if MANIFEST not in names:
-                raise ArtifactError(f"{path}: not an mscc executable (no {MANIFEST})")
-            try:
-                manifest = json.loads(z.read(MANIFEST))
-            except ValueError as e:
-                raise ArtifactError(f"{path}: {MANIFEST} is not valid JSON: {e}") from None
-            blobs = {n: z.read(n) for n in names if n != MANIFEST}
+            files = {n: z.read(n) for n in z.namelist()}
     except FileNotFoundError:
         raise ArtifactError(f"{path}: no such file") from None
-    except zipfile.BadZipFile:
-        raise ArtifactError(f"{path}: not an mscc executable (not a zip file)") from None
+    except zipfile.BadZipFile as e:  # not a zip, or a damaged one ("Bad CRC-32 for ...")
+        raise ArtifactError(f"{path}: not an mscc executable, or damaged ({e})") from None
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        raise ArtifactError(f"{path}: damaged ({type(e).__name__}: {e})") from None
     try:
+        manifest = _checked_manifest(files)
+        blobs = {n: d for n, d in files.items() if n not in (MANIFEST, MANIFEST_DIGEST)}
+        _check_digests(manifest, blobs)
         validate(manifest, blobs)
     except ArtifactError as e:
         raise ArtifactError(f"{path}: {e}") from None
     return Artifact(manifest, blobs, path)
 
 
+def _checked_manifest(files: dict) -> dict:
+    if MANIFEST not in files:
+        raise ArtifactError(f"not an mscc executable (no {MANIFEST})")
+    text = files[MANIFEST]
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, nesting
+        raise ArtifactError(f"{MANIFEST} is not valid JSON: {e}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ArtifactError("not an mscc executable (no mscc manifest)")
+    if manifest.get("version") != FORMAT_VERSION:  # older ones have no digests
+        validate(manifest, {})
+    if MANIFEST_DIGEST not in files:
+        raise ArtifactError(f"no {MANIFEST_DIGEST}: the manifest cannot be verified")
+    if files[MANIFEST_DIGEST] != _sha256(text).encode():
+        raise ArtifactError(f"damaged: {MANIFEST} does not match {MANIFEST_DIGEST}")
+    return manifest
+
+
+def _check_digests(manifest: dict, blobs: dict):
+    digests = manifest.get("digests")
+    if not isinstance(digests, dict):
+        raise ArtifactError("the manifest has no blob digests")
+    if set(digests) != set(blobs):
+        missing, extra = sorted(set(digests) - set(blobs)), sorted(set(blobs) - set(digests))
+        raise ArtifactError(f"the blobs are not those of the manifest (missing {missing}, "
+                            f"not listed {extra})")
+    for name, data in blobs.items():
+        if digests[name] != _sha256(data):
+            raise ArtifactError(f"damaged: blob '{name}' does not match its digest")
+
+
 def validate(manifest: dict, blobs: dict):
     """Raise ArtifactError unless the manifest is one this runtime can execute."""
+    try:
+        _validate(manifest, blobs)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        if isinstance(e, ArtifactError):
+            raise
+        # a field of the wrong kind (a number where an object belongs...): never a crash
+        raise ArtifactError(f"malformed manifest ({type(e).__name__}: {e})") from None
+
+
+def _validate(manifest, blobs):
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ArtifactError(f"not an mscc executable (format {manifest.get('format')!r})"
                             if isinstance(manifest, dict) else "manifest is not an object")
@@ -136,26 +218,32 @@ def validate(manifest: dict, blobs: dict):
     for key in ("entry", "inputs", "outputs", target):
         if key not in manifest:
             raise ArtifactError(f"manifest has no '{key}'")
+    if not (isinstance(manifest["entry"], str) and manifest["entry"].isascii()
+            and manifest["entry"].isidentifier()):
+        raise ArtifactError(f"entry {manifest['entry']!r} is not a C identifier")
     try:
         for d in manifest["inputs"] + manifest["outputs"]:
             spec_from_json(d)
     except (KeyError, TypeError, ValueError) as e:
         raise ArtifactError(f"bad input/output description: {e}") from None
     if target == "cpu":
-        _validate_cpu(manifest["cpu"], blobs)
+        _validate_cpu(manifest["entry"], manifest["cpu"], blobs)
     else:
         _validate_cuda(manifest, blobs)
 
 
 def _need_blob(blobs, name, what):
-    if not name or name not in blobs:
+    if not isinstance(name, str) or name not in blobs:
         raise ArtifactError(f"{what} '{name}' is missing from the artifact")
 
 
-def _validate_cpu(cpu: dict, blobs):
+def _validate_cpu(entry, cpu: dict, blobs):
     _need_blob(blobs, cpu.get("library"), "shared library")
     if not cpu.get("symbol"):
         raise ArtifactError("the cpu section names no entry symbol")
+    if cpu["symbol"] != entry_symbol(entry):
+        raise ArtifactError(f"symbol '{cpu['symbol']}' is not the entry's "
+                            f"('{entry_symbol(entry)}')")
 
 
 def _validate_cuda(manifest, blobs):

@@ -7,14 +7,23 @@ a memref descriptor per input and output, in the destination-passing order of
 passes/cpu.py. The packed `void**` wrapper only exists under the ExecutionEngine, so calls go
 to the C interface directly: a ctypes function with one pointer argument per descriptor,
 descriptors prebuilt once (runtime/memref.ArgBlock) and only their data pointers patched.
+
+Before that function is touched, the library's own signature (the exported string
+`mscc_signature_<entry>`, runtime/artifact.signature_text) must equal the manifest's: a
+manifest that claims other shapes, dtypes, counts or another symbol would have the code read
+and write past the buffers it is given. A mismatch is an ArtifactError, never a call.
+The library exports nothing else (passes/artifact.link_shared): its internal functions, named
+like the user's (`step`, `exp`), must not be bound to libc's symbols of the same name.
 """
 from __future__ import annotations
 
 import ctypes
 import os
 import platform
+import struct
 import tempfile
 
+from .artifact import ArtifactError, signature_symbol, signature_text
 from .calls import CallError, check_inputs
 from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays
@@ -31,6 +40,24 @@ def _preload_openmp(entry):
     ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
 
 
+def check_elf(data: bytes, entry: str):
+    """Raise ArtifactError unless `data` is a 64-bit little-endian ELF file whose program
+    headers (what the loader maps) and section headers lie inside it: the loader maps a
+    truncated library anyway, and touching its missing pages is a SIGBUS."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
+        raise ArtifactError(f"the library of '{entry}' is not a 64-bit little-endian ELF file")
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
+        raise ArtifactError(f"the library of '{entry}' is truncated (its headers are missing)")
+    for i in range(phnum):
+        offset, = struct.unpack_from("<Q", data, phoff + i * phentsize + 8)
+        filesz, = struct.unpack_from("<Q", data, phoff + i * phentsize + 0x20)
+        if offset + filesz > len(data):
+            raise ArtifactError(f"the library of '{entry}' is truncated ({len(data)} bytes, a "
+                                f"segment ends at {offset + filesz})")
+
+
 class CpuLibraryExecutable:
     """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
 
@@ -45,10 +72,8 @@ class CpuLibraryExecutable:
             self._lib = ctypes.CDLL(library_path)
         except OSError as e:
             raise CallError(f"cannot load the library of '{entry}': {e}") from None
-        try:
-            fn = getattr(self._lib, symbol)
-        except AttributeError:
-            raise CallError(f"the library of '{entry}' has no symbol '{symbol}'") from None
+        self._check_signature(symbol)
+        fn = getattr(self._lib, symbol)
         fn.restype = None
         n = len(self.in_specs) + len(self.out_specs)
         fn.argtypes = [ctypes.c_void_p] * n
@@ -58,15 +83,32 @@ class CpuLibraryExecutable:
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
 
+    def _check_signature(self, symbol):
+        """Raise ArtifactError unless the library describes itself as the manifest does."""
+        want = signature_text(self.entry, symbol, self.in_specs, self.out_specs)
+        try:
+            address = ctypes.addressof(ctypes.c_char.in_dll(self._lib,
+                                                            signature_symbol(self.entry)))
+        except ValueError:  # ctypes' "symbol not found"
+            raise ArtifactError(f"the library of '{self.entry}' carries no signature "
+                                f"({signature_symbol(self.entry)}): not built for this entry, "
+                                "or by an older mscc; rebuild it") from None
+        # NUL-terminated: the library was verified against its digest (artifact.read), or built
+        # in this process
+        have = ctypes.string_at(address).decode(errors="replace")
+        if have != want:
+            raise ArtifactError(f"the library of '{self.entry}' does not match its manifest: "
+                                f"the library is {have}, the manifest says {want}")
+
     @classmethod
     def from_artifact(cls, artifact):
         cpu = artifact.manifest["cpu"]
         built_for = cpu.get("machine")
         if built_for and built_for != platform.machine():
-            from .artifact import ArtifactError
             raise ArtifactError(f"the library of '{artifact.entry}' was built for {built_for} "
                                 f"({cpu.get('mcpu', '?')}), this machine is "
                                 f"{platform.machine()}")
+        check_elf(artifact.blobs[cpu["library"]], artifact.entry)
         if cpu.get("openmp"):
             _preload_openmp(artifact.entry)
         # dlopen needs a file: the library goes to a private temporary folder, removed when

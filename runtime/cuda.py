@@ -21,6 +21,7 @@ Imports no MLIR; cuda-bindings only when a device is first used.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 
 import numpy as np
@@ -31,6 +32,8 @@ from .plan import Copy, Launch, LaunchPlan
 from .pool import DevicePool
 
 _DEVICES: dict = {}
+_log = logging.getLogger("mscc")
+_cubin_refused: set = set()  # architectures whose cubin fallback was reported
 
 
 def device(ordinal: int = 0, driver=None) -> "Device":
@@ -225,8 +228,13 @@ class CudaExecutable:
                 module = drv.module_load(images["cubin"], "cubin")
                 self.image = "cubin"
                 return module
-            except CudaError:
-                pass
+            except CudaError as e:
+                # Slower to load (the driver compiles the PTX), so say it, once per process.
+                if arch not in _cubin_refused:
+                    _cubin_refused.add(arch)
+                    _log.warning("mscc: the driver refused the %s cubin of '%s' (%s); using "
+                                 "the PTX (JIT-compiled by the driver) instead", arch,
+                                 self.entry, e)
         self.image = "ptx"
         return drv.module_load(images["ptx"], f"PTX for {arch}")
 

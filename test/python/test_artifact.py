@@ -1,5 +1,6 @@
 """Executable artifacts: CPU save/load round trips against numpy, manifest validation, and
 running an artifact where MLIR cannot be imported."""
+import hashlib
 import json
 import os
 import subprocess
@@ -126,13 +127,22 @@ def test_wrong_input_shapes_are_rejected(cpu_msx):
         exe(*args[:2])
 
 
-def rewrite(path, out, edit_manifest=None, drop=()):
+def rewrite(path, out, edit_manifest=None, drop=(), blobs=None, redigest=True):
+    """A copy of the artifact at `path` with its manifest edited, blobs dropped or replaced,
+    written as a valid zip. `redigest` recomputes the digests as a deliberate editor would
+    (so the checks behind them are reached); without it the edit is damage."""
     with zipfile.ZipFile(path) as z:
         files = {n: z.read(n) for n in z.namelist()}
+    files.update(blobs or {})
     manifest = json.loads(files["manifest.json"])
     if edit_manifest:
         edit_manifest(manifest)
+    if redigest:
+        manifest["digests"] = {n: hashlib.sha256(d).hexdigest() for n, d in files.items()
+                               if n not in ("manifest.json", "manifest.sha256", *drop)}
     files["manifest.json"] = json.dumps(manifest).encode()
+    if redigest:
+        files["manifest.sha256"] = hashlib.sha256(files["manifest.json"]).hexdigest().encode()
     with zipfile.ZipFile(out, "w") as z:
         for n, data in files.items():
             if n not in drop:
@@ -140,10 +150,13 @@ def rewrite(path, out, edit_manifest=None, drop=()):
     return str(out)
 
 
-def test_wrong_format_version_is_rejected(cpu_msx, tmp_path):
-    bad = rewrite(cpu_msx, tmp_path / "v.msx", lambda m: m.update(version=FORMAT_VERSION + 1))
-    with pytest.raises(ArtifactError, match=f"format version {FORMAT_VERSION + 1} is not "
-                                            f"supported by this runtime"):
+@pytest.mark.parametrize("version", [1, FORMAT_VERSION + 1])
+def test_wrong_format_version_is_rejected(cpu_msx, tmp_path, version):
+    """Version 1 artifacts have no digests and libraries without a signature: rebuilt."""
+    bad = rewrite(cpu_msx, tmp_path / "v.msx", lambda m: m.update(version=version),
+                  redigest=False)
+    with pytest.raises(ArtifactError, match=f"format version {version} is not supported by "
+                                            "this runtime .*; rebuild the artifact"):
         mscc.runtime.load(bad)
 
 
@@ -161,9 +174,7 @@ def test_kernel_missing_from_the_ptx_is_rejected(cuda_msx, tmp_path):
     art = read(cuda_msx)
     kernel = art.plan().kernels()[-1]
     ptx = art.blobs["kernels.ptx"].replace(f".entry {kernel}(".encode(), b".entry other(")
-    bad = rewrite(cuda_msx, tmp_path / "p.msx", drop=("kernels.ptx",))
-    with zipfile.ZipFile(bad, "a") as z:
-        z.writestr("kernels.ptx", ptx)
+    bad = rewrite(cuda_msx, tmp_path / "p.msx", blobs={"kernels.ptx": ptx})
     with pytest.raises(ArtifactError, match=f"kernel '{kernel}'"):
         read(bad)
 
@@ -193,6 +204,160 @@ def test_plan_inconsistent_with_the_manifest_is_rejected(cuda_msx, tmp_path):
     with pytest.raises(ArtifactError, match=r"input #0: plan buffer float32\[8, 16\] does "
                                             "not match"):
         read(bad)
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+
+
+@pytest.mark.parametrize("what", ["shape", "symbol", "library", "ptx", "no manifest digest"])
+def test_edits_without_new_digests_are_damage(cpu_msx, cuda_msx, tmp_path, what):
+    """Anything changed after saving, in the manifest or in a blob, is found by the digests,
+    before a library is loaded."""
+    lib = read(cpu_msx).manifest["cpu"]["library"]
+    ptx = read(cuda_msx).blobs["kernels.ptx"]
+    bad = {
+        "shape": lambda: rewrite(cpu_msx, tmp_path / "a.msx", redigest=False,
+                                 edit_manifest=lambda m: m["outputs"][0].update(shape=[8, 64])),
+        "symbol": lambda: rewrite(cpu_msx, tmp_path / "a.msx", redigest=False,
+                                  edit_manifest=lambda m: m["cpu"].update(symbol="memrefCopy")),
+        "library": lambda: rewrite(cpu_msx, tmp_path / "a.msx", redigest=False, blobs={
+            lib: _flip(read(cpu_msx).blobs[lib], 5000)}),
+        "ptx": lambda: rewrite(cuda_msx, tmp_path / "a.msx", redigest=False,
+                               blobs={"kernels.ptx": ptx.replace(b"sm_90", b"sm_80")}),
+        "no manifest digest": lambda: rewrite(cpu_msx, tmp_path / "a.msx",
+                                              drop=("manifest.sha256",)),
+    }[what]()
+    with pytest.raises(ArtifactError, match="damaged|cannot be verified"):
+        read(bad)
+
+
+# Edits a deliberate editor makes consistent (digests recomputed): the library's own signature
+# still tells. Each runs in a child process, so a crash fails the test instead of pytest.
+EDITS = {
+    "output shape": lambda m: m["outputs"][0].update(shape=[8, 64]),
+    "input shape": lambda m: m["inputs"][0].update(shape=[4, 16]),
+    "dtype": lambda m: m["inputs"][1].update(dtype="float64"),
+    "fewer inputs": lambda m: m["inputs"].pop(),
+    "fewer outputs": lambda m: m["outputs"].pop(),
+    "more outputs": lambda m: m["outputs"].append({"shape": [4096], "dtype": "float32"}),
+    "symbol": lambda m: m["cpu"].update(symbol="memrefCopy"),
+    "entry": lambda m: (m.update(entry="g"), m["cpu"].update(symbol="_mlir_ciface_g")),
+}
+
+LOAD_AND_CALL = """
+import json, sys, numpy as np, mscc.runtime
+from mscc.runtime.artifact import ArtifactError
+outcomes = {}
+for path in sys.argv[1:]:
+    try:
+        exe = mscc.runtime.load(path)
+        outs = exe(*[np.ones(s.shape, s.dtype.np) for s in exe.in_specs])
+        outcomes[path] = "ran"
+    except ArtifactError as e:
+        outcomes[path] = "ArtifactError"
+    except Exception as e:
+        outcomes[path] = f"{type(e).__name__}: {e}"
+print(json.dumps(outcomes))
+"""
+
+
+def load_in_child(paths):
+    proc = subprocess.run([sys.executable, "-c", LOAD_AND_CALL, *map(str, paths)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, f"the child died ({proc.returncode}): {proc.stderr[-2000:]}"
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_edited_manifests_with_new_digests_are_caught_by_the_library_signature(cpu_msx,
+                                                                               tmp_path):
+    paths = {name: rewrite(cpu_msx, tmp_path / f"e{i}.msx", edit)
+             for i, (name, edit) in enumerate(EDITS.items())}
+    # a library of the same entry built for other shapes, put in with consistent digests
+    other = build_artifact(module_of([spec((2, 16), "float32"), spec((16, 32), "float32"),
+                                      spec((32,), "float32")], mlp), "f", "cpu")
+    lib = read(cpu_msx).manifest["cpu"]["library"]
+    paths["library of other shapes"] = rewrite(cpu_msx, tmp_path / "o.msx",
+                                               blobs={lib: other.blobs[lib]})
+    outcomes = load_in_child([cpu_msx, *paths.values()])
+    assert outcomes.pop(cpu_msx) == "ran"  # the unedited artifact: the child itself works
+    assert {name: outcomes[p] for name, p in paths.items()} == {
+        name: "ArtifactError" for name in paths}
+
+
+def test_the_signature_check_names_both_sides(cpu_msx, tmp_path):
+    bad = rewrite(cpu_msx, tmp_path / "s.msx", EDITS["output shape"])
+    with pytest.raises(ArtifactError, match=r"does not match its manifest: the library is "
+                                            r'.*"shape":\[8,32\].*the manifest says .*\[8,64\]'):
+        read(bad).load()
+
+
+DAMAGE = """
+import json, sys, numpy as np, mscc.runtime
+from mscc.runtime.artifact import ArtifactError, read
+path, target, out = sys.argv[1:]
+data = open(path, "rb").read()
+rng = np.random.default_rng(0)
+cases = [("byte", int(at)) for at in np.linspace(0, len(data) - 1, 300).astype(int)]
+cases += [("cut", int(n)) for n in np.linspace(0, len(data) - 1, 40).astype(int)]
+args = [np.full(s.shape, 0.5, s.dtype.np) for s in read(path).inputs]
+good = mscc.runtime.load(path)(*args) if target == "cpu" else None
+outcomes = {}
+for kind, at in cases:
+    bad = data[:at] if kind == "cut" else data[:at] + rng.bytes(4) + data[at + 4:]
+    open(out, "wb").write(bad)
+    try:
+        art = read(out)
+        if target == "cpu":  # the damage hit nothing that matters (a zip timestamp...)
+            same = all(np.array_equal(a, b) for a, b in zip(art.load()(*args), good))
+            outcome = "unharmed" if same else "wrong results"
+        else:
+            outcome = "unharmed" if art.blobs == read(path).blobs else "read damaged blobs"
+    except ArtifactError:
+        outcome = "ArtifactError"
+    except Exception as e:
+        outcome = f"{type(e).__name__}: {e}"
+    outcomes[outcome] = outcomes.get(outcome, 0) + 1
+print(json.dumps(outcomes))
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_random_damage_is_an_artifact_error(cpu_msx, cuda_msx, tmp_path, target):
+    """Random bytes at 300 offsets and 40 truncations: each is an ArtifactError (or, where
+    it hits bytes nothing reads, the artifact still works), never another exception, a crash
+    or wrong results."""
+    path = cpu_msx if target == "cpu" else cuda_msx
+    proc = subprocess.run([sys.executable, "-c", DAMAGE, path, target,
+                           str(tmp_path / "d.msx")], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, f"the child died ({proc.returncode}): {proc.stderr[-2000:]}"
+    outcomes = json.loads(proc.stdout.splitlines()[-1])
+    assert set(outcomes) <= {"ArtifactError", "unharmed"}, outcomes
+    assert outcomes["ArtifactError"] >= 300, outcomes
+
+
+LIBC_NAMES = ["step", "exp", "index", "time", "abs"]
+
+
+def test_entries_named_like_libc_functions(tmp_path):
+    """The library exports its entry and signature only: its internal function `step` is not
+    bound to glibc's regexp step() (a crash), nor `exp`, `index`, `time`... to theirs."""
+    specs = [spec((4, 8), "float32"), spec((4, 8), "float32")]
+    paths = []
+    for name in LIBC_NAMES:
+        body = lambda a, b: op("ms.add", op("ms.exp", a), op("ms.abs", b))  # noqa: E731
+        paths.append(str(tmp_path / f"{name}.msx"))
+        build_artifact(module_of(specs, body, name), name, "cpu").save(paths[-1])
+    code = LOAD_AND_CALL.replace('outcomes[path] = "ran"', textwrap.dedent("""\
+        want = np.exp(1.0) + 1.0
+        outcomes[path] = "ran" if np.allclose(outs[0], want) else f"wrong: {outs[0]}"
+        if hasattr(exe._lib, "memrefCopy"):  # dlsym: the library or its dependencies
+            outcomes[path] = "exports its internal symbols"
+    """).replace("\n", "\n        "))
+    proc = subprocess.run([sys.executable, "-c", code, *paths], capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 0, f"the child died ({proc.returncode}): {proc.stderr[-2000:]}"
+    assert json.loads(proc.stdout.splitlines()[-1]) == {p: "ran" for p in paths}
 
 
 def test_cuda_artifact_keeps_ptx_and_plan(cuda_msx):

@@ -275,3 +275,19 @@ def test_gradients_and_cells_from_several_threads(mode):
         np.testing.assert_allclose(value, np.tanh(X).sum() * (k + 1), atol=1e-5)
         np.testing.assert_allclose(grad, (1 - np.tanh(X) ** 2) * (k + 1), rtol=1e-5)
         np.testing.assert_allclose(y, X @ w.T + b, rtol=1e-5, atol=1e-6)
+
+
+def test_functions_named_like_the_math_library_they_call():
+    """float64 exp is a call of libm's `exp` and erf of libm's `erf`: a function of the
+    same name called itself for ever, or was declared twice."""
+    import math
+
+    def exp(x):
+        return ops.exp(x) + 1.0
+
+    def erf(x):
+        return ops.erf(x) * 2.0
+    x = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(ms.jit(exp)(ms.Tensor(x)).asnumpy(), np.exp(x) + 1, rtol=1e-12)
+    np.testing.assert_allclose(ms.jit(erf)(ms.Tensor(x)).asnumpy(),
+                               [2 * math.erf(v) for v in x], rtol=1e-12)

@@ -1,0 +1,59 @@
+"""The machine code's own function names cannot collide with C's.
+
+A compiled function kept the user's name (`step`, `exp`, `erf`) down to the machine code, in
+the one symbol space it shares with the C libraries: ms-cpu-math-approx declares libm's `erf`
+for float64 (a module with an entry named `erf` then declared it twice), a float64 `math.exp`
+becomes a call of libm's `exp` (an entry named `exp` called itself for ever), and a shared
+library's reference to its own `step` was bound to glibc's `step()`.
+
+ms-cpu-internal-symbols, before the CPU passes that declare library functions, renames every
+defined function to `mscc.<name>`: the dot makes it a name no C library defines.
+ms-cpu-c-interface-names, after the conversion to LLVM, gives the C interfaces back the
+names the runtime looks up (`_mlir_ciface_<entry>`, not `_mlir_ciface_mscc.<entry>`).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from .base import ModulePass, register
+
+PREFIX = "mscc."
+C_INTERFACE = "_mlir_ciface_"
+
+
+def _defined_functions(module, op_name):
+    return [op for op in module.regions[0].blocks[0].operations
+            if op.operation.name == op_name and len(op.regions[0].blocks)]
+
+
+def _rename(module, fn, new):
+    old = ir.StringAttr(fn.attributes["sym_name"]).value
+    ir.SymbolTable.replace_all_symbol_uses(old, new, module)
+    fn.attributes["sym_name"] = ir.StringAttr.get(new)
+
+
+def _name(fn):
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+@register
+class InternalSymbols(ModulePass):
+    name = "ms-cpu-internal-symbols"
+    summary = "rename every defined function to mscc.<name>, a name no C library defines"
+
+    def run(self, module):
+        for fn in _defined_functions(module, "func.func"):
+            if not _name(fn).startswith(PREFIX):
+                _rename(module, fn, PREFIX + _name(fn))
+
+
+@register
+class CInterfaceNames(ModulePass):
+    name = "ms-cpu-c-interface-names"
+    summary = "name the C interface of mscc.<entry> _mlir_ciface_<entry>, as the runtime expects"
+
+    def run(self, module):
+        mangled = C_INTERFACE + PREFIX
+        for fn in _defined_functions(module, "llvm.func"):
+            if _name(fn).startswith(mangled):
+                _rename(module, fn, C_INTERFACE + _name(fn)[len(mangled):])

@@ -22,6 +22,7 @@ import os
 import platform
 import struct
 import tempfile
+import weakref
 
 from .artifact import ArtifactError, signature_symbol, signature_text
 from .calls import CallError, check_inputs
@@ -58,6 +59,11 @@ def check_elf(data: bytes, entry: str):
                                 f"segment ends at {offset + filesz})")
 
 
+def _unload(handle):
+    import _ctypes
+    _ctypes.dlclose(handle)
+
+
 class CpuLibraryExecutable:
     """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
 
@@ -72,6 +78,9 @@ class CpuLibraryExecutable:
             self._lib = ctypes.CDLL(library_path)
         except OSError as e:
             raise CallError(f"cannot load the library of '{entry}': {e}") from None
+        # ctypes never unloads a library: without this every executable loaded from the
+        # disk cache stayed mapped after its jit cache entry was evicted or collected.
+        weakref.finalize(self, _unload, self._lib._handle)
         self._check_signature(symbol)
         fn = getattr(self._lib, symbol)
         fn.restype = None

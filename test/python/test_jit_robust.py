@@ -291,3 +291,35 @@ def test_functions_named_like_the_math_library_they_call():
     np.testing.assert_allclose(ms.jit(exp)(ms.Tensor(x)).asnumpy(), np.exp(x) + 1, rtol=1e-12)
     np.testing.assert_allclose(ms.jit(erf)(ms.Tensor(x)).asnumpy(),
                                [2 * math.erf(v) for v in x], rtol=1e-12)
+
+
+_UNLOAD_PROGRAM = textwrap.dedent("""
+    import gc, sys
+    import numpy as np
+    import mscc as ms
+    from mscc import ops
+    from mscc.passes import exe_cache
+
+    def mapped_libraries():
+        with open("/proc/self/maps") as f:
+            return {line.split()[-2] if line.endswith("(deleted)\\n") else line.split()[-1]
+                    for line in f if "/mscc-" in line and ".so" in line}
+
+    f = ms.jit(lambda x: ops.exp(x) * 2.0 + 1.0)
+    for n in range(2, 6):
+        f(ms.Tensor(np.ones((n, 3), np.float32)))
+    exe_cache.wait()
+    print(exe_cache.stats["hits"], len(mapped_libraries()), end=" ")
+    del f
+    gc.collect()
+    print(len(mapped_libraries()))
+""")
+
+
+def test_libraries_loaded_from_the_disk_cache_are_unloaded_with_their_function(tmp_path):
+    env = dict(os.environ, MSCC_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", _UNLOAD_PROGRAM], capture_output=True,
+                           text=True, env=env, timeout=300) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    hits, loaded, after = map(int, runs[1].stdout.split())
+    assert (hits, loaded, after) == (4, 4, 0)

@@ -97,6 +97,35 @@ def as_dtype(x) -> DType:
     return from_numpy(x)
 
 
+# The most bytes a tensor may hold. MLIR computes sizes, strides and offsets in int64, and an
+# overflow there is an assertion (the process aborts), not a diagnostic: shapes are checked
+# against this before they become MLIR types (dialects/ir.tensor_type, the verifier).
+MAX_TENSOR_BYTES = 2 ** 63 - 1
+
+
+def shape_problem(shape, itemsize: int) -> str | None:
+    """Why a shape of `itemsize`-byte elements cannot be a tensor (negative dimensions, or
+    more than MAX_TENSOR_BYTES bytes), else None. Dynamic dimensions (None) count as 1."""
+    n = itemsize
+    for d in shape:
+        if d is None:
+            continue
+        if d < 0:
+            return f"shape {tuple(shape)} has a negative dimension"
+        n *= d
+    if n > MAX_TENSOR_BYTES:
+        return (f"shape {tuple(shape)} of {itemsize}-byte elements is {n} bytes, more than "
+                "sizes in int64 can hold (2**63-1)")
+    return None
+
+
+def check_shape(shape, dtype: DType):
+    """Raise ValueError if `shape` of `dtype` cannot be a tensor (see shape_problem)."""
+    problem = shape_problem(shape, dtype.itemsize)
+    if problem:
+        raise ValueError(problem)
+
+
 class TensorSpec(NamedTuple):
     """Shape and element type of a ranked tensor: what shape rules take and return."""
 

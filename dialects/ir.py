@@ -109,10 +109,12 @@ def compute_type(dtype: dt.DType) -> ir.Type:
 
 
 def tensor_type(spec: dt.TensorSpec, storage=False) -> ir.Type:
+    dt.check_shape(spec.shape, spec.dtype)  # a ValueError here, not an abort in lowering
     return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, storage))
 
 
 def memref_type(spec: dt.TensorSpec, storage=True) -> ir.Type:
+    dt.check_shape(spec.shape, spec.dtype)
     return ir.MemRefType.get(list(spec.shape), element_type(spec.dtype, storage))
 
 

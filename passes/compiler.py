@@ -14,6 +14,7 @@ from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
 from .cpu import public_functions
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
 
@@ -21,6 +22,9 @@ _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
 def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
     """Parse (and verify the structure of) MLIR text, wrapping several top-level ops in a
     module as mlir-opt does. Raises CompileError with located diagnostics."""
+    problems = check_source(text, source_name)  # what would crash the parser, not fail
+    if problems:
+        raise CompileError(problems)
     ctx = get_context()
     with ctx, DiagnosticCapture(ctx) as capture:
         try:
@@ -28,19 +32,28 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
         except ir.MLIRError as e:
             if _MULTIPLE_TOP_LEVEL not in str(e):
                 capture.add_error(e)
-                raise CompileError(capture.errors) from None
+                raise CompileError(_located(capture.errors, source_name)) from None
             # Same line numbers: the wrapper opens on line 1 and closes after the text.
             try:
                 op = ir.Operation.parse("module {" + text + "\n}", source_name=source_name)
             except ir.MLIRError as e2:
                 capture.add_error(e2)
-                raise CompileError(capture.errors) from None
+                raise CompileError(_located(capture.errors, source_name)) from None
         if op.operation.name == "builtin.module":
             module = _adopt(op)
         else:
             module = ir.Module.create(ir.Location.unknown())
             module.body.append(op)  # a freshly parsed op has no parent
     return module
+
+
+def _located(diags, source_name):
+    """The parser's errors, each with a location: one MLIR gave without any (it fails on some
+    custom-form ops without a diagnostic) is put at the start of the input, so the user
+    still learns which file failed."""
+    return [d if d.file else d._replace(file=source_name, line=1, col=1,
+                                        message=f"could not parse the input: {d.message}")
+            for d in diags]
 
 
 def _adopt(module_op) -> ir.Module:
@@ -75,6 +88,9 @@ def entry_signatures(module: ir.Module) -> list[EntrySignature]:
         ins = [spec_of(t) for t in ftype.inputs]
         outs = [spec_of(t) for t in ftype.results]
         name = ir.StringAttr(fn.attributes["sym_name"]).value
+        if not name:  # nothing can call it, and LLVM cannot name it
+            raise CompileError([Diagnostic("error", *_where(fn), "entry function has an empty "
+                                           "name")])
         if any(s is None for s in ins + outs):
             raise CompileError([Diagnostic(
                 "error", *_where(fn), f"entry '{name}' must take and return statically "
@@ -88,17 +104,28 @@ def _where(op):
     return file_location(op.location)
 
 
+def _module_where(module: ir.Module):
+    """(file, line, col) for a problem with the module as a whole: its own location, else
+    its first operation's (a module made around a parsed top-level op has none)."""
+    where = _where(module.operation)
+    ops = module.body.operations
+    if not where[0] and len(ops):
+        where = _where(ops[0])
+    return where
+
+
 def select_entry(module: ir.Module, entry: str | None = None) -> EntrySignature:
     """The signature of `entry` (default: the only public function)."""
     sigs = {s.name: s for s in entry_signatures(module)}
     if entry is None:
         if len(sigs) != 1:
-            raise CompileError([Diagnostic("error", "", 0, 0,
+            raise CompileError([Diagnostic("error", *_module_where(module),
                                            f"module has {len(sigs)} public functions "
                                            f"({', '.join(sigs) or 'none'}); name the entry")])
         entry = next(iter(sigs))
     if entry not in sigs:
-        raise CompileError([Diagnostic("error", "", 0, 0, f"no public function '{entry}'")])
+        raise CompileError([Diagnostic("error", *_module_where(module),
+                                       f"no public function '{entry}'")])
     return sigs[entry]
 
 

@@ -36,6 +36,8 @@ def unshare_inits(fn):
             return ir.WalkResult.ADVANCE
         fn.operation.walk(visit)
         for op in found:
+            if not len(op.results):  # a fill of a memref: nothing shared to unshare
+                continue
             users = []
             for use in op.results[0].uses:
                 if use.owner not in users:
@@ -88,8 +90,23 @@ class EntryDestinationPassing(ModulePass):
     summary = "public functions take their outputs as memref arguments (C interface)"
 
     def run(self, module):
-        for fn in public_functions(module):
+        functions = public_functions(module)
+        for fn in functions:
+            check_entry_types(fn)
+        for fn in functions:
             make_destination_passing(fn)
+
+
+def check_entry_types(fn):
+    """A public function is an entry the runtime calls with arrays: it must take and return
+    ranked tensors (scalars, memrefs or vectors at the boundary have no buffer to pass)."""
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):
+        for i, t in enumerate(types):
+            if not isinstance(t, ir.RankedTensorType):
+                fail(fn, f"entry function '{name}' {kind} #{i} has type {t}; entry functions "
+                         "take and return ranked tensors")
 
 
 KERNEL_ATTR = "ms.kernel"

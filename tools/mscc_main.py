@@ -49,6 +49,27 @@ def _stages(target=None):
     return stage_names(target)
 
 
+# `-o FILE` without --emit writes the stage its extension names; any other extension gets the
+# target's last text stage (LLVM IR for the CPU, PTX for CUDA).
+_STAGE_OF_EXTENSION = {".msx": "executable", ".ll": "llvm-ir", ".ptx": "ptx", ".o": "obj",
+                       ".cubin": "obj"}
+_TEXT_STAGE = {"cpu": "llvm-ir", "cuda": "ptx"}
+
+
+def default_stage(output, target):
+    """The stage to emit when --emit is not given: ms-opt to stdout; for -o, by the output's
+    extension and the target. A file kind the target cannot produce is a usage error."""
+    if not output:
+        return "ms-opt"
+    ext = os.path.splitext(output)[1].lower()
+    stage = _STAGE_OF_EXTENSION.get(ext, _TEXT_STAGE[target])
+    if stage != "executable" and stage not in _stages(target):
+        raise UsageError(f"-o {output}: a {ext} file holds the '{stage}' stage, which "
+                         f"--target {target} does not produce; give --emit=STAGE "
+                         f"({', '.join(_stages(target))})")
+    return stage
+
+
 def parse_input_signature(text: str):
     """`f32[8,16],i64[],bool[3]` -> TensorSpecs."""
     from ..dialects import dtypes as dt
@@ -199,10 +220,8 @@ def main(argv):
         if args.emit is not None and args.emit not in _stages(args.target):
             raise UsageError(f"unknown stage '{args.emit}'; stages: "
                              f"{', '.join(_stages(args.target))}")
-        if args.emit is None and (args.output or "").endswith(".msx"):
-            args.emit = "executable"
         if args.emit is None and not args.run:
-            args.emit = "llvm-ir" if args.output else "ms-opt"
+            args.emit = default_stage(args.output, args.target)
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,157 @@
+"""Checks on MLIR source text before the MLIR parser sees it.
+
+MLIR's parser recurses once per nesting level and its build has assertions on: some inputs
+do not get a diagnostic but overflow the stack (SIGSEGV) or abort the process. Each check here
+finds one such input class lexically (outside string literals and comments) and reports it
+as a located Diagnostic, so the tools keep their contract (DESIGN.md, CLI: file:line:col on
+stderr, exit code 1):
+
+- nesting deeper than MAX_NESTING levels of ( [ { < (attribute and type aliases count with
+  the depth of their definition): a 10,000-deep array attribute or 3,000 nested regions
+  overflow the parser's (and later the passes' and mlir-translate's) stack;
+- a generic op name that is not `dialect.op` ("ms.", "func.", "ms": LLVM ERROR "created with
+  unregistered dialect");
+- `array<index ...>` (an assertion: dense arrays hold integers and floats of fixed width);
+- `permutation = ` / `dimensions = ` (linalg.transpose, broadcast, reduce in custom form)
+  followed by anything but a list of integers (an assertion: "attributes may never be null");
+- a tensor, memref or vector type literal with more elements than int64 counts (parsing
+  `dense<0.5> : tensor<99999999999x99999999xf32>` asserts "integer overflow in element
+  count"; byte sizes are the verifier's, after parsing);
+- an ms op written in custom form (`%0 = ms.add %a ...`): ms ops have only the generic form,
+  and the parser fails on them without any diagnostic.
+"""
+from __future__ import annotations
+
+import re
+
+from .diagnostics import Diagnostic
+
+# Real programs nest a few tens of levels (a rank-8 dense literal inside a region inside a
+# function is ~15); 256 leaves room for them while staying far from the ~4,000 nested regions
+# that overflow an 8 MiB stack (each level is several C++ frames in the parser, verifier,
+# printer and passes, and Python frames in mscc's region walks).
+MAX_NESTING = 256
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_NEST_TOKEN = re.compile(r"->|>=|<=|[(\[{<]|[)\]}>]|[#!][A-Za-z_][\w$.-]*|\n")
+_ARRAY_INDEX = re.compile(r"\barray\s*<\s*index\b")
+# An ms op in custom form: at the start of a line or after `=`, not an attribute name (those
+# are followed by `=`, `,` or `}`) nor part of a longer name (`%x.ms.y`, `#ms.z`).
+_CUSTOM_MS_OP = re.compile(r"(?:^|=)[ \t]*(?<![\w$.%#!@^])(ms\.[\w$.]+)(?![\w$.]*[ \t]*[=,}])",
+                           re.M)
+# The value of a custom-form linalg integer list: where it starts like a list (`[`, a digit,
+# `-`, `,`) it must be one; other values (array<...>, aliases) belong to attribute dicts.
+_INT_LIST_KEY = re.compile(r"\b(?:permutation|dimensions)\s*=\s*(?=[\[\d,\]-])")
+_INT_LIST = re.compile(r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
+# The static dimensions at the start of a shaped type literal (`[4]` is a scalable one).
+_SHAPED_DIMS = re.compile(r"\b(?:tensor|memref|vector)\s*<\s*((?:(?:\d+|\?|\[\d+\])\s*x\s*)+)")
+_INT64_MAX = 2 ** 63 - 1
+_HEX_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2})|\\(.)")
+
+
+def check_source(text: str, filename: str) -> list[Diagnostic]:
+    """Located errors for input the MLIR parser would crash on (empty if none)."""
+    masked, strings = _mask(text)
+
+    def error(pos, message):
+        line = text.count("\n", 0, pos) + 1
+        col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        return Diagnostic("error", filename, line, col, message)
+
+    problems = []
+    found = _nesting_problem(masked)
+    if found:
+        problems.append(error(*found))
+    m = _ARRAY_INDEX.search(masked)
+    if m:
+        problems.append(error(m.start(), "dense array elements must be integers or floats "
+                              "(i1, i8, i16, i32, i64, f32, f64), not 'index'"))
+    for m in _SHAPED_DIMS.finditer(masked):
+        count = 1
+        for d in re.findall(r"\d+", m.group(1)):
+            count *= int(d)
+        if count > _INT64_MAX:
+            problems.append(error(m.start(), f"type with {count} elements: more than int64 "
+                                  "can count (2**63-1)"))
+    for m in _INT_LIST_KEY.finditer(masked):
+        if not _INT_LIST.match(masked, m.end()):
+            problems.append(error(m.end(), "expected a list of integers, like [1, 0]"))
+    for m in _CUSTOM_MS_OP.finditer(masked):
+        name = m.group(1)
+        problems.append(error(m.start(1), f"'{name}' has no custom assembly format: write ms "
+                              f"ops in the generic form, \"{name}\"(...) : (...) -> ..."))
+    for start, end in strings:
+        name = _op_name_at(text, masked, start, end)
+        if name is not None and not _valid_op_name(name):
+            problems.append(error(start, f"invalid operation name \"{name}\": expected "
+                                  "'dialect.operation'"))
+    return sorted(problems, key=lambda d: (d.line, d.col))
+
+
+def _mask(text):
+    """The text with string contents replaced by '_' and comments by spaces (same offsets),
+    and the (start, end) spans of the string literals."""
+    strings = []
+
+    def blank(m):
+        s = m.group(0)
+        if s.startswith("//"):
+            return " " * len(s)
+        strings.append(m.span())
+        return '"' + "_" * (len(s) - 2) + '"'
+    return _STRING_OR_COMMENT.sub(blank, text), strings
+
+
+def _nesting_problem(masked):
+    """(offset, message) where nesting first exceeds MAX_NESTING, else None. An alias
+    definition (`#name = ...` or `!name = ...` at the top level) is as deep as its body, and
+    using it nests that deep again."""
+    depth, aliases, defining, def_depth = 0, {}, None, 0
+    for m in _NEST_TOKEN.finditer(masked):
+        tok = m.group(0)
+        if tok in ("->", ">=", "<="):
+            continue
+        if tok == "\n":
+            if depth == 0 and defining is not None:
+                aliases[defining], defining = def_depth, None
+            continue
+        if tok[0] in "#!":
+            if depth == 0 and masked[m.end():m.end() + 64].lstrip(" \t").startswith("="):
+                if defining is not None:
+                    aliases[defining] = def_depth
+                defining, def_depth = tok, 0
+                continue
+            reached = depth + aliases.get(tok, 0)
+            if reached > MAX_NESTING:
+                return m.start(), (f"nesting deeper than {MAX_NESTING} levels (through the "
+                                   f"alias {tok}); mscc's limit for brackets, braces, "
+                                   "parentheses and angle brackets")
+            def_depth = max(def_depth, reached)
+        elif tok in "([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                return m.start(), (f"nesting deeper than {MAX_NESTING} levels; mscc's limit "
+                                   "for brackets, braces, parentheses and angle brackets")
+            def_depth = max(def_depth, depth)
+        else:
+            depth = max(0, depth - 1)
+    return None
+
+
+def _op_name_at(text, masked, start, end):
+    """The unescaped contents of the string literal at [start, end) if it stands where a
+    generic op name does: followed by `(` and at the start of a line or after `=`, `{`, `}`
+    (a named location, `loc("name"(...))`, follows `(` and is not one)."""
+    after = masked[end:end + 64].lstrip()
+    if not after.startswith("("):
+        return None
+    before = masked[max(0, start - 64):start].rstrip(" \t")
+    if before and before[-1] not in "\n={}":
+        return None
+    return _HEX_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2),
+                           text[start + 1:end - 1])
+
+
+def _valid_op_name(name):
+    dialect, dot, op = name.partition(".")
+    return bool(dialect and dot and op) and not name.endswith(".")

@@ -8,7 +8,7 @@ import numpy as np
 
 from .context import default_target
 from .keys import static_key
-from .location import user_location
+from .location import located_error, user_location
 from .state import active_tapes, active_traces, compiler_lock
 from .tensor import Tensor
 
@@ -19,9 +19,8 @@ _SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _bad_operand(op_name, i, x):
-    file, line, _ = user_location()
-    return TypeError(f"For '{op_name}', input #{i} has unsupported type {type(x).__name__}; "
-                     f"expected a Tensor, a numpy array or a Python number (at {file}:{line})")
+    return located_error(TypeError, f"For '{op_name}', input #{i} has unsupported type "
+                         f"{type(x).__name__}; expected a Tensor, a numpy array or a Python number")
 
 
 def _freeze(d):
@@ -65,7 +64,8 @@ def _eager(op_name, operands, attrs, consts):
             x = operands[i] = Tensor(x)
         if isinstance(x, Tensor):
             if x.is_placeholder:
-                raise TypeError(f"For '{op_name}', input #{i} is a placeholder Tensor without data")
+                raise located_error(TypeError, f"For '{op_name}', input #{i} is a placeholder "
+                                    f"Tensor {x._spec} without data")
             parts.append(x._spec)
             arrays.append(x._device if on_device and x._device is not None else x.asnumpy())
         elif isinstance(x, _SCALARS):

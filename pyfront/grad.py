@@ -9,9 +9,11 @@ ops as they run.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import pytree
 from .context import GRAPH_MODE, get_context
-from .location import user_location
+from .location import user_api, user_location
 from .state import active_traces
 from .tensor import Parameter, Tensor
 
@@ -19,15 +21,21 @@ from .tensor import Parameter, Tensor
 def _positions(grad_position):
     if grad_position is None:
         return ()
-    return (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+    if isinstance(grad_position, int):
+        return (grad_position,)
+    if isinstance(grad_position, (tuple, list)) and all(isinstance(p, int) for p in grad_position):
+        return tuple(grad_position)
+    raise TypeError(f"grad_position must be an int, a tuple of ints or None, got "
+                    f"{grad_position!r}")
 
 
 class GradFunction:
     """The function `grad`/`value_and_grad`/`GradOperation` return."""
 
     def __init__(self, fn, grad_position=0, weights=None, has_aux=False, return_value=False,
-                 sens_param=False, get_all=False):
+                 sens_param=False, get_all=False, api_name="ms.grad"):
         self.fn = fn
+        self.api_name = api_name  # how errors name this gradient: ms.grad, ms.value_and_grad
         self.positions = _positions(grad_position)
         self.single_position = isinstance(grad_position, int) and not get_all
         self.get_all = get_all
@@ -42,7 +50,9 @@ class GradFunction:
         self._pynative = None
         self.__name__ = f"grad_{getattr(fn, '__name__', 'fn')}"
 
+    @user_api(lambda self: self.api_name)
     def __call__(self, *args):
+        self._check_positions(args[:-1] if self.sens_param else args)
         if active_traces:
             return self.trace_into(active_traces[-1], args)
         if get_context("mode") == GRAPH_MODE:
@@ -55,6 +65,20 @@ class GradFunction:
             from .pynative import PyNativeGrad
             self._pynative = PyNativeGrad(self)
         return self._pynative(args)
+
+    def _check_positions(self, args):
+        """grad_position must name Tensor arguments: checked before the function runs, so
+        both modes report it the same way (and PyNative does not run the function first)."""
+        if self.get_all:
+            return
+        n = len(args)
+        for p in self.positions:
+            if not -n <= p < n:
+                raise ValueError(f"grad_position {p} is out of range for a function of {n} "
+                                 f"arguments")
+            if not isinstance(args[p], (Tensor, np.ndarray)):
+                raise TypeError(f"grad_position {p} names an argument of type "
+                                f"{type(args[p]).__name__}; only Tensors are differentiated")
 
     # ------------------------------------------------------------------ tracing
     def trace_into(self, outer, args):
@@ -72,14 +96,7 @@ class GradFunction:
         callee_args = list(args)
         n_args = len(callee_args)
         positions = (tuple(i for i, a in enumerate(callee_args) if isinstance(a, Tensor))
-                     if self.get_all else self.positions)
-        for p in positions:
-            if not -n_args <= p < n_args:
-                raise ValueError(f"grad_position {p} is out of range for a function of "
-                                 f"{n_args} arguments (at {where[0]}:{where[1]})")
-            if not isinstance(callee_args[p], Tensor):
-                raise TypeError(f"grad_position {p} names a {type(callee_args[p]).__name__} "
-                                f"argument; only Tensors are differentiated (at {where[0]}:{where[1]})")
+                     if self.get_all else self.positions)  # (valid: see _check_positions)
         positions = tuple(p % n_args for p in positions)
 
         # The callee: explicit Tensor arguments in order, then the Parameters it reads.
@@ -150,6 +167,7 @@ class GradFunction:
         return grads_out
 
 
+@user_api("ms.grad")
 def grad(fn, grad_position=0, weights=None, has_aux=False):
     """Gradients of fn (of its first output when has_aux) w.r.t. the arguments at
     grad_position (an int gives one gradient, a tuple a tuple, None none) and `weights`
@@ -157,9 +175,11 @@ def grad(fn, grad_position=0, weights=None, has_aux=False):
     return GradFunction(fn, grad_position, weights, has_aux)
 
 
+@user_api("ms.value_and_grad")
 def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
     """(fn's outputs, gradients), computed in one call."""
-    return GradFunction(fn, grad_position, weights, has_aux, return_value=True)
+    return GradFunction(fn, grad_position, weights, has_aux, return_value=True,
+                        api_name="ms.value_and_grad")
 
 
 class GradOperation:
@@ -170,10 +190,12 @@ class GradOperation:
     def __init__(self, get_all=False, get_by_list=False, sens_param=False):
         self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
 
+    @user_api("ms.GradOperation")
     def __call__(self, fn, weights=None):
         if self.get_by_list and weights is None:
             raise TypeError("GradOperation(get_by_list=True) needs the weights: "
                             "GradOperation(...)(fn, net.trainable_params())")
         position = None if self.get_by_list and not self.get_all else 0
         return GradFunction(fn, position, weights if self.get_by_list else None,
-                            sens_param=self.sens_param, get_all=self.get_all)
+                            sens_param=self.sens_param, get_all=self.get_all,
+                            api_name="ms.GradOperation")

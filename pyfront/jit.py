@@ -17,7 +17,7 @@ from ..dialects import dtypes as dt
 from . import pytree
 from .context import _context, default_target
 from .keys import static_key
-from .location import user_location
+from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock
 from .tensor import Parameter, Tensor
 
@@ -125,6 +125,7 @@ class JitFunction:
     """A function compiled per cache key. Use as `@ms.jit`, `@ms.jit(input_signature=...)` or
     `ms.jit(fn)`."""
 
+    @user_api("ms.jit")
     def __init__(self, fn, input_signature=None, target=None, cache_size=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -186,6 +187,7 @@ class JitFunction:
         entry.last_used = self._calls
         return entry.run(args, None if entry.on_device else [a._data for a in args])
 
+    @user_api(lambda self: f"ms.jit ({self.__name__})")
     def _call_general(self, args, tape=None):
         leaves, treedef = self._leaves(args)
         key = self._key(leaves, treedef)
@@ -374,7 +376,7 @@ def _symbol(name: str) -> str:
 
 
 def _definition_site(fn):
-    code = getattr(fn, "__code__", None)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return user_location()
     return code.co_filename, code.co_firstlineno, 1

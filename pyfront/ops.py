@@ -2,6 +2,8 @@
 
 Each function applies one ms op (pyfront/dispatch.call): inside jit it is traced, outside it
 runs eagerly. Arguments may be Tensors, numpy arrays or Python numbers (implicit cast applies).
+Every public function here is a user-API boundary (location.user_api, applied at the end of
+the module): a mistake is reported naming the op, at the user's line.
 """
 
 import builtins as _builtins
@@ -11,6 +13,7 @@ import numpy as _np
 
 from ..dialects import dtypes as _dt
 from .dispatch import call as _call
+from .location import user_api as _user_api
 from .tensor import Parameter, Tensor
 
 
@@ -68,6 +71,8 @@ def select(cond, x, y):
 
 
 def cast(x, dtype):
+    if dtype is None:  # (numpy would read None as float64)
+        raise TypeError("dtype must be an mscc dtype such as ms.float32, got None")
     return _call("ms.cast", (x,), {"dtype": _dt.as_dtype(dtype)})
 
 
@@ -81,11 +86,15 @@ def batch_matmul(x, y, transpose_a=False, transpose_b=False):
                                              "transpose_b": bool(transpose_b)})
 
 
+@_user_api("ms.matmul", "x @ y")
 def matmul_any(x, y):
     """`x @ y`: matmul for 2-D operands, batch_matmul when either has batch dims."""
+    if not (hasattr(x, "shape") and hasattr(y, "shape")):
+        return matmul(x, y)  # which says what is wrong with the other operand
     rx, ry = _rank(x), _rank(y)
     if rx < 2 or ry < 2:
-        raise ValueError(f"'@' needs operands of rank >= 2, got ranks {rx} and {ry}")
+        raise ValueError(f"'@' needs operands of rank >= 2, got shapes {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}")
     if rx == ry == 2:
         return matmul(x, y)
     if rx == 2:
@@ -99,10 +108,31 @@ def _rank(x):
     return x.ndim if isinstance(x, Tensor) else len(getattr(x, "shape", ()))
 
 
+def _int(v, what="axis"):
+    """An int argument: ints, numpy integers and integer 0-d Tensors, not floats or strings
+    (MindSpore rejects them where int() would silently truncate 1.5 to 1)."""
+    try:
+        return _operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, got {type(v).__name__} {v!r}") from None
+
+
+def _ints(v, what="shape"):
+    """An int, or a tuple/list (or 1-D array) of ints, as a tuple (see _int)."""
+    try:
+        if isinstance(v, (tuple, list)):
+            return tuple(map(_operator.index, v))
+        if isinstance(v, str) or getattr(v, "ndim", 0) == 0:  # an int, or a 0-d array of one
+            return (_operator.index(v),)
+        return tuple(map(_operator.index, v))
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a tuple of ints, got {type(v).__name__} "
+                        f"{v!r}") from None
+
+
 def _axes(axis):
-    if axis is None:
-        return ()
-    return (int(axis),) if isinstance(axis, int) else tuple(int(a) for a in axis)
+    """A reduction's axis: None or () for every axis, an int, or a tuple of ints."""
+    return () if axis is None else _ints(axis, "axis")
 
 
 def _reduction(name):
@@ -120,15 +150,11 @@ reduce_min = _reduction("reduce_min")
 
 
 def softmax(x, axis=-1):
-    return _call("ms.softmax", (x,), {"axis": int(axis)})
+    return _call("ms.softmax", (x,), {"axis": _int(axis)})
 
 
 def log_softmax(x, axis=-1):
-    return _call("ms.log_softmax", (x,), {"axis": int(axis)})
-
-
-def _ints(v):
-    return (int(v),) if isinstance(v, int) else tuple(int(d) for d in v)
+    return _call("ms.log_softmax", (x,), {"axis": _int(axis)})
 
 
 def reshape(x, shape):
@@ -136,7 +162,7 @@ def reshape(x, shape):
 
 
 def transpose(x, perm):
-    return _call("ms.transpose", (x,), consts={"perm": _ints(perm)})
+    return _call("ms.transpose", (x,), consts={"perm": _ints(perm, "perm")})
 
 
 def broadcast_to(x, shape):
@@ -144,7 +170,7 @@ def broadcast_to(x, shape):
 
 
 def expand_dims(x, axis):
-    return _call("ms.expand_dims", (x,), consts={"axis": int(axis)})
+    return _call("ms.expand_dims", (x,), consts={"axis": _int(axis)})
 
 
 def squeeze(x, axis=()):
@@ -152,17 +178,26 @@ def squeeze(x, axis=()):
 
 
 def tile(x, multiples):
-    return _call("ms.tile", (x,), consts={"multiples": _ints(multiples)})
+    return _call("ms.tile", (x,), consts={"multiples": _ints(multiples, "multiples")})
+
+
+def _tensor_list(tensors):
+    """The tensors of concat/stack: a tuple or list (any iterable but a Tensor), not empty."""
+    if isinstance(tensors, (Tensor, str)) or not hasattr(tensors, "__iter__"):
+        raise TypeError(f"tensors must be a tuple or list of Tensors, got "
+                        f"{type(tensors).__name__}")
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("tensors must hold at least one Tensor, got an empty sequence")
+    return tensors
 
 
 def concat(tensors, axis=0):
     """Join a tuple/list of tensors along `axis` (a chain of binary ms.concat)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("concat needs at least one tensor")
+    tensors, axis = _tensor_list(tensors), _int(axis)
     out = tensors[0]
     for t in tensors[1:]:
-        out = _call("ms.concat", (out, t), {"axis": int(axis)})
+        out = _call("ms.concat", (out, t), {"axis": axis})
     return out
 
 
@@ -208,21 +243,21 @@ def cat(tensors, axis=0):
 
 def stack(tensors, axis=0):
     """Join tensors of one shape along a new axis (MindSpore's ops.stack)."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack needs at least one tensor")
+    tensors, axis = _tensor_list(tensors), _int(axis)
     rank = len(tensors[0].shape) if hasattr(tensors[0], "shape") else 0
     axis = axis + rank + 1 if axis < 0 else axis
     return concat([expand_dims(t, axis) for t in tensors], axis)
 
 
 def slice(x, begin, size):  # noqa: A001  (MindSpore's name)
-    return _call("ms.slice", (x,), consts={"begin": _ints(begin), "size": _ints(size)})
+    return _call("ms.slice", (x,), consts={"begin": _ints(begin, "begin"),
+                                           "size": _ints(size, "size")})
 
 
 def strided_slice(x, begin, end, strides):
-    return _call("ms.strided_slice", (x,), consts={"begin": _ints(begin), "end": _ints(end),
-                                                   "strides": _ints(strides)})
+    return _call("ms.strided_slice", (x,), consts={"begin": _ints(begin, "begin"),
+                                                   "end": _ints(end, "end"),
+                                                   "strides": _ints(strides, "strides")})
 
 
 def argmax(x, axis=None, keep_dims=False):
@@ -241,7 +276,7 @@ def _arg(name, x, axis, keep_dims):
         index = _call(name, (flat,), {"axis": 0, "keep_dims": False})
         ndim = len(x.shape) if hasattr(x, "shape") else 0
         return reshape(index, (1,) * ndim) if keep_dims else index
-    return _call(name, (x,), {"axis": int(axis), "keep_dims": bool(keep_dims)})
+    return _call(name, (x,), {"axis": _int(axis), "keep_dims": bool(keep_dims)})
 
 
 class _RandomState:
@@ -267,7 +302,7 @@ class _RandomState:
 def uniform(shape, seed=None):
     """float32 numbers uniform in [0, 1) of `shape` (a counter-based generator)."""
     counter = _RandomState.counter()
-    seed = _RandomState.seed if seed is None else int(seed)
+    seed = _RandomState.seed if seed is None else _int(seed, "seed")
     u = _call("ms.random_uniform", (counter,), {"shape": _ints(shape), "seed": seed})
     assign(counter, counter + 1)
     return u
@@ -277,7 +312,7 @@ def dropout(x, p=0.5, training=True, seed=None):
     """Zero each element with probability p and scale the others by 1 / (1 - p) (MindSpore's
     ops.dropout); the identity when not training."""
     if not 0.0 <= p < 1.0:
-        raise ValueError(f"For 'dropout', p must be in [0, 1), got {p}")
+        raise ValueError(f"p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x
     keep = greater_equal(uniform(x.shape, seed), p)
@@ -285,18 +320,18 @@ def dropout(x, p=0.5, training=True, seed=None):
 
 
 def gather(params, indices, axis=0):
-    return _call("ms.gather", (params, indices), consts={"axis": int(axis)})
+    return _call("ms.gather", (params, indices), consts={"axis": _int(axis)})
 
 
 def unsorted_segment_sum(input_x, segment_ids, num_segments):
     """out[s] = sum of input_x[k] over k with segment_ids[k] == s (ids out of range dropped)."""
     return _call("ms.unsorted_segment_sum", (input_x, segment_ids),
-                 consts={"num_segments": int(num_segments)})
+                 consts={"num_segments": _int(num_segments, "num_segments")})
 
 
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
-    return _call("ms.one_hot", (indices, on_value, off_value), {"axis": int(axis)},
-                 {"depth": int(depth)})
+    return _call("ms.one_hot", (indices, on_value, off_value), {"axis": _int(axis)},
+                 {"depth": _int(depth, "depth")})
 
 
 def assign(variable, value):
@@ -304,8 +339,7 @@ def assign(variable, value):
     the new value. Under jit the runtime stores it when the compiled function returns."""
     from .trace import current_trace
     if not isinstance(variable, Parameter):
-        raise TypeError(f"For 'ms.assign', the 0th input must be a Parameter, got "
-                        f"{type(variable).__name__}")
+        raise TypeError(f"the 0th input must be a Parameter, got {type(variable).__name__}")
     trace = current_trace()
     if trace is not None:
         from .location import user_location
@@ -317,13 +351,21 @@ def assign(variable, value):
     return out
 
 
-def _index_error(message):
-    """An indexing mistake, named like the op it would have built and located in user code."""
-    from .location import user_location
-    file, line, _ = user_location()
-    return IndexError(f"For 'ms.strided_slice' (x[...]), {message} (at {file}:{line})")
+# Indexing mistakes raise plain IndexErrors: getitem's boundary names the op and adds the
+# user's line.
+_INDEX_KINDS = "integers, slices (`:`), ellipsis (`...`), None and integer Tensors"
 
 
+def _axis_index(i):
+    """An int index (an int, numpy integer or integer 0-d Tensor), else an IndexError."""
+    try:
+        return _operator.index(i)
+    except TypeError:
+        raise IndexError(f"only {_INDEX_KINDS} are valid indices, got {type(i).__name__} "
+                           f"{i!r}") from None
+
+
+@_user_api("ms.strided_slice", "x[...]")
 def getitem(x, index):
     """x[index] for ints, slices (positive steps), None and Ellipsis; a Tensor index gathers
     along axis 0."""
@@ -335,9 +377,9 @@ def getitem(x, index):
     shape = x.shape
     n_real = _builtins.sum(i is not None and i is not Ellipsis for i in index)
     if n_real > len(shape):
-        raise _index_error(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
+        raise IndexError(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
     if _builtins.sum(i is Ellipsis for i in index) > 1:
-        raise _index_error("an index can only have a single ellipsis ('...')")
+        raise IndexError("an index can only have a single ellipsis ('...')")
     full = _builtins.slice(None)
     expanded = []
     for i in index:
@@ -353,14 +395,14 @@ def getitem(x, index):
         if isinstance(i, _builtins.slice):
             start, stop, step = i.indices(size)
             if step <= 0:
-                raise _index_error("negative slice steps are not supported")
+                raise IndexError("negative slice steps are not supported")
             stop = max(stop, start)
             begin.append(start), end.append(stop), strides.append(step)
             out_shape.append(len(range(start, stop, step)))
         else:
-            k = _operator.index(i)
+            k = _axis_index(i)
             if not -size <= k < size:
-                raise _index_error(f"index {k} is out of bounds for axis {axis} with size {size}")
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {size}")
             k %= size
             begin.append(k), end.append(k + 1), strides.append(1)
         axis += 1
@@ -376,3 +418,15 @@ def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: 
     """ms.ops.GradOperation (see mscc.pyfront.grad.GradOperation)."""
     from .grad import GradOperation as _GradOperation
     return _GradOperation(get_all, get_by_list, sens_param)
+
+
+def _guard_public_functions(namespace):
+    """Make each public function of this module a user-API boundary named after its op
+    ('ms.<name>'), so a new op gets one without anyone remembering to add it."""
+    for name, fn in list(namespace.items()):
+        if (isinstance(fn, type(_guard_public_functions)) and not name.startswith("_")
+                and fn.__module__ == __name__ and not hasattr(fn, "__user_api__")):
+            namespace[name] = _user_api("ms." + fn.__name__)(fn)
+
+
+_guard_public_functions(globals())

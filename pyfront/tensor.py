@@ -6,10 +6,13 @@ stands for an SSA value of the function being built). Operators dispatch to ms o
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
+from .location import CONVERTED, as_user_error, located_error, mark_boundary, user_api
 
 
 class Tensor:
@@ -23,34 +26,49 @@ class Tensor:
     __slots__ = ("_data", "_spec", "_value", "_trace", "_device", "__weakref__")
 
     def __init__(self, data=None, dtype=None, shape=None):
-        self._value = None
-        self._trace = None
-        self._device = None
-        if data is None:
-            if shape is None or dtype is None:
-                raise TypeError("Tensor() needs data, or both shape and dtype for a placeholder")
-            self._data = None
-            self._spec = TensorSpec(tuple(int(d) for d in shape), dt.as_dtype(dtype))
-            return
-        if shape is not None:
-            raise TypeError("Tensor(data, shape=...) is ambiguous: give data or a shape")
-        if isinstance(data, Tensor):
-            data = data.asnumpy()
-        python_scalar_or_list = not isinstance(data, np.ndarray)
+        # A user-API boundary (location.py) written out, rather than the user_api wrapper or
+        # a helper call: Tensor(ndarray) takes ~0.7 us, and those add 10-20% to it.
         try:
-            arr = np.asarray(data)
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {e}") from None
-        if dtype is not None:
-            target = dt.as_dtype(dtype)
-        elif python_scalar_or_list and arr.dtype == np.float64:
-            target = dt.float32  # MindSpore: Python floats default to float32
-        elif arr.dtype.kind in "US O":
-            raise TypeError(f"cannot make a Tensor from {type(data).__name__} of {arr.dtype}")
-        else:
-            target = dt.from_numpy(arr.dtype)
-        self._data = np.asarray(arr, dtype=target.np, order="C")
-        self._spec = TensorSpec(self._data.shape, target)
+            self._value = self._trace = self._device = None
+            if data is None:
+                if shape is None or dtype is None:
+                    raise TypeError("Tensor() needs data, or both shape and dtype for a "
+                                    "placeholder")
+                self._data = None
+                self._spec = TensorSpec(_placeholder_shape(shape), dt.as_dtype(dtype))
+                return
+            if shape is not None:
+                raise TypeError("Tensor(data, shape=...) is ambiguous: give data or a shape")
+            if isinstance(data, Tensor):
+                data = data.asnumpy()
+            python_scalar_or_list = not isinstance(data, np.ndarray)
+            try:
+                arr = np.asarray(data)
+            except (ValueError, TypeError) as e:
+                raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {e}") from None
+            if dtype is not None:
+                target = dt.as_dtype(dtype)
+            elif python_scalar_or_list and arr.dtype == np.float64:
+                target = dt.float32  # MindSpore: Python floats default to float32
+            elif arr.dtype.kind in "US O":
+                _check_python_ints(arr)
+                raise TypeError(f"cannot make a Tensor from {type(data).__name__} of "
+                                f"{arr.dtype}: the data must be numbers")
+            else:
+                target = dt.from_numpy(arr.dtype)
+            try:
+                self._data = np.asarray(arr, dtype=target.np, order="C")
+            except OverflowError:
+                _check_python_ints(arr)
+                raise
+            self._spec = TensorSpec(self._data.shape, target)
+        except CONVERTED as e:
+            better = as_user_error(e, "ms.Tensor")
+            if better is e:
+                raise
+            raise better
+
+    mark_boundary(__init__.__code__)
 
     # ------------------------------------------------------------- construction helpers
     @classmethod
@@ -108,6 +126,7 @@ class Tensor:
         between compiled calls."""
         return "CPU" if self._device is None else "GPU:0"
 
+    @user_api("Tensor.__len__")
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d Tensor")
@@ -139,31 +158,37 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    @user_api("Tensor.__bool__")
     def __bool__(self):
         if self._trace is not None:
-            from .location import user_location
-            file, line, _ = user_location()
-            raise TypeError(
-                f"Python `if`/`while`/`and`/`or` on a traced Tensor at {file}:{line}: its value "
-                "is only known when the compiled function runs. Use ms.ops.select(cond, x, y) "
-                "for an elementwise choice, or pass the condition as a non-Tensor argument "
-                "so that it is static.")
+            raise located_error(TypeError,
+                "Python `if`/`while`/`and`/`or` on a traced Tensor: its value is only known "
+                "when the compiled function runs. Use ms.ops.select(cond, x, y) for an "
+                "elementwise choice, or pass the condition as a non-Tensor argument so that "
+                "it is static.")
         return bool(self.asnumpy())
 
+    # Conversions to Python numbers are called by Python itself from user code (float(x),
+    # range(x)): each is its own boundary, so numpy's complaint gets the user's line.
+    @user_api("Tensor.__float__")
     def __float__(self):
         return float(self.asnumpy())
 
+    @user_api("Tensor.__int__")
     def __int__(self):
         return int(self.asnumpy())
 
+    @user_api("Tensor.__index__")
     def __index__(self):
         if self.dtype.is_float:
             raise TypeError("only integer Tensors can be used as an index")
         return int(self.asnumpy())
 
+    @user_api("Tensor.item")
     def item(self):
         return self.asnumpy().item()
 
+    @user_api("Tensor.tolist")
     def tolist(self):
         return self.asnumpy().tolist()
 
@@ -222,11 +247,13 @@ class Parameter(Tensor):
 
     __slots__ = ("name", "requires_grad")
 
+    @user_api("ms.Parameter")
     def __init__(self, data, name=None, requires_grad=True, dtype=None):
         super().__init__(data.asnumpy() if isinstance(data, Tensor) else data, dtype=dtype)
         self.name = name or f"Parameter{id(self):x}"
         self.requires_grad = requires_grad
 
+    @user_api("Parameter.set_data")
     def set_data(self, data):
         """Replace the value (same shape and dtype), as MindSpore's Parameter.set_data."""
         arr = np.array(data.asnumpy() if isinstance(data, Tensor) else data,
@@ -239,6 +266,26 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return f"Parameter(name={self.name!r}, shape={list(self.shape)}, dtype={self.dtype.name})"
+
+
+def _placeholder_shape(shape) -> tuple:
+    """A placeholder's shape: non-negative ints (a float or a string is a mistake, not a size
+    to truncate)."""
+    try:
+        dims = tuple(map(operator.index, shape))
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape {dims} has a negative dimension")
+    return dims
+
+
+def _check_python_ints(arr):
+    """numpy keeps a Python int beyond 64 bits as an object: say so (a ValueError), rather
+    than "cannot make a Tensor from list of object" or numpy's OverflowError."""
+    for v in arr.flat:
+        if type(v) is int and not -2**63 <= v < 2**63:
+            raise ValueError(f"the Python int {v} is outside the range of int64")
 
 
 def _ops():

@@ -20,6 +20,8 @@ from ..dialects.ir import (PARAM_ATTR, build_op, constant, get_context, spec_of,
                            write_conflict)
 from ..dialects.registry import DTypeError, ShapeError, lookup
 from ..dialects.verifier import check_dtypes
+from .location import LocatedIndexError, LocatedTypeError, LocatedValueError  # noqa: F401
+from .location import located as _located
 from .location import user_location
 from .state import active_traces
 from .tensor import Parameter, Tensor
@@ -27,27 +29,6 @@ from .tensor import Parameter, Tensor
 
 def current_trace():
     return active_traces[-1] if active_traces else None
-
-
-class LocatedValueError(ValueError):
-    """A shape or value mistake in user code; `location` is (file, line, column)."""
-
-    def __init__(self, message, location):
-        super().__init__(message)
-        self.location = location
-
-
-class LocatedTypeError(TypeError):
-    """A dtype or argument-type mistake in user code; `location` is (file, line, column)."""
-
-    def __init__(self, message, location):
-        super().__init__(message)
-        self.location = location
-
-
-def _located(message: str, where) -> str:
-    file, line, _ = where
-    return f"{message} (at {file}:{line})"
 
 
 class Trace:
@@ -125,7 +106,8 @@ class Trace:
                 self.param_order.append(t)
             return entry[1]
         if t._data is None:
-            raise TypeError(f"placeholder {t._spec} has no value; pass it as an argument")
+            raise TypeError(f"a placeholder Tensor {t._spec} holds no data: pass it as an "
+                            "argument of the jit function, or give it data")
         entry = self.constants.get(id(t))
         if entry is None:
             with self.context, self.fn_loc, ir.InsertionPoint(self.block):
@@ -139,6 +121,9 @@ class Trace:
         """A Python bool/int/float as a scalar constant (MindSpore's scalar rules apply)."""
         dtype = dt.bool_ if isinstance(x, (bool, np.bool_)) else (
             dt.int64 if isinstance(x, (int, np.integer)) else dt.float64)
+        if dtype is dt.int64 and not _INT64_MIN <= x <= _INT64_MAX:
+            # (checked here, where the IR is built, so a cached eager call never pays for it)
+            raise ValueError(f"the Python int {x} is outside the int64 range of a scalar operand")
         with self.context, _loc(where, self.context), ir.InsertionPoint(self.block):
             return constant(np.array(x, dtype.np), dtype, scalar=True)
 
@@ -155,7 +140,12 @@ class Trace:
         opdef = lookup(op_name)
         ir_operands = {o.name: v for o, v in zip(opdef.data_operands, operands)}
         for name, value in consts.items():
-            ir_operands[name] = self.const_input(value, opdef.const_inputs[name], where)
+            try:
+                ir_operands[name] = self.const_input(value, opdef.const_inputs[name], where)
+            except OverflowError:
+                raise LocatedValueError(_located(
+                    f"For '{op_name}', {name} {value} is outside the int64 range", where),
+                    where) from None
         with self.context:
             problem = check_dtypes(opdef, [spec_of(v.type) for v in operands])
             if problem:
@@ -198,6 +188,9 @@ class Trace:
     @property
     def assigned_params(self):
         return [p for p in self.param_order if id(p) in self.assigned]
+
+
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _unique_symbol(module, name):

@@ -12,7 +12,7 @@ from .. import lowering as L
 from .. import shape_rules as R
 from ..dtypes import TensorSpec
 from ..grad import each
-from ..registry import ShapeError, define
+from ..registry import DTypeError, ShapeError, define
 
 D = ir.AffineDimExpr.get
 
@@ -29,7 +29,7 @@ def _gather_infer(ins, attrs):
     _need(attrs, "axis")
     params, indices = ins
     if indices.dtype not in _INDEX_DTYPES:
-        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+        raise DTypeError(f"indices must be int32 or int64, got {indices.dtype.name}")
     axis = R.normalize_axis(attrs["axis"], params.rank)
     return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
 
@@ -91,7 +91,7 @@ def _one_hot_infer(ins, attrs):
     _need(attrs, "depth")
     indices, on, off = ins
     if indices.dtype not in _INDEX_DTYPES:
-        raise ShapeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+        raise DTypeError(f"indices must be int32 or int64, got {indices.dtype.name}")
     if on.rank != 0 or off.rank != 0:
         raise ShapeError(f"on_value and off_value must be scalars, got shapes {on.shape} and "
                          f"{off.shape}")
@@ -148,7 +148,7 @@ def _segment_sum_infer(ins, attrs):
     _need(attrs, "num_segments")
     data, ids = ins
     if ids.dtype not in _INDEX_DTYPES:
-        raise ShapeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
+        raise DTypeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
     if data.dtype.is_bool:
         raise ShapeError("data must be a number tensor, got bool")
     if data.shape[:ids.rank] != ids.shape:

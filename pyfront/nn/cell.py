@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..context import GRAPH_MODE, get_context
+from ..location import CONVERTED, as_user_error, mark_boundary, user_api
 from ..state import active_traces
 from ..tensor import Parameter, Tensor
 
@@ -18,10 +19,25 @@ from ..tensor import Parameter, Tensor
 _PLAIN = (bool, int, float, str)
 # Bumped whenever a Cell gains or loses a sub-cell: cached lists of sub-cells are then stale.
 _structure_version = [0]
+_PACKAGE = __name__.split(".")[0]  # "mscc": its cells' __init__ are user-API boundaries
+
+
+def _cell_name(cell):
+    """How errors name a cell: nn.Dense (its class, also when called through a base class)."""
+    return f"nn.{type(cell).__name__}"
 
 
 class Cell:
     always_compiled = False  # construct compiled through jit in PYNATIVE_MODE too
+
+    def __init_subclass__(cls, **kwargs):
+        """mscc's own cells (Dense, Conv2d, the losses, the optimizers) check their arguments
+        in __init__: make it a user-API boundary, as __call__ is for every cell. A user's
+        subclass is user code: its own exceptions stay as they are."""
+        super().__init_subclass__(**kwargs)
+        own_init = cls.__dict__.get("__init__")
+        if own_init is not None and cls.__module__.split(".")[0] == _PACKAGE:
+            cls.__init__ = user_api(_cell_name)(own_init)
 
     def __init__(self):
         object.__setattr__(self, "_params", OrderedDict())
@@ -48,14 +64,24 @@ class Cell:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args):
-        if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces:
-            if self._graph_fn is None:
-                from ..jit import jit
-                object.__setattr__(self, "_graph_fn",
-                                   jit(lambda static_state, *a: self._run(*a)))
-                self._graph_fn.__name__ = type(self).__name__
-            return self._graph_fn(self._static_state(), *args)
-        return self._run(*args)
+        # A user-API boundary (location.py) for every cell, written out rather than as the
+        # user_api wrapper: each layer of a PyNative network goes through here.
+        try:
+            if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces:
+                if self._graph_fn is None:
+                    from ..jit import jit
+                    object.__setattr__(self, "_graph_fn",
+                                       jit(lambda static_state, *a: self._run(*a)))
+                    self._graph_fn.__name__ = type(self).__name__
+                return self._graph_fn(self._static_state(), *args)
+            return self._run(*args)
+        except CONVERTED as e:
+            better = as_user_error(e, _cell_name(self))
+            if better is e:
+                raise
+            raise better
+
+    mark_boundary(__call__.__code__)
 
     def _static_state(self):
         """The plain Python values among the attributes of this cell and its sub-cells
@@ -147,7 +173,7 @@ class SequentialCell(Cell):
             cells = cells[0]
         for i, cell in enumerate(cells):
             if not isinstance(cell, Cell):
-                raise TypeError(f"SequentialCell entry #{i} is a {type(cell).__name__}, not a Cell")
+                raise TypeError(f"cells[{i}] has type {type(cell).__name__}, not a Cell")
             setattr(self, str(i), cell)
 
     def construct(self, x):

@@ -114,8 +114,8 @@ class Conv2d(Cell):
 
     def construct(self, x):
         if len(x.shape) != 4 or x.shape[1] != self.in_channels:
-            raise ValueError(f"Conv2d({self.in_channels}, {self.out_channels}) expects "
-                             f"(N, {self.in_channels}, H, W) input, got {tuple(x.shape)}")
+            raise ValueError(f"expects (N, {self.in_channels}, H, W) input (in_channels="
+                             f"{self.in_channels}), got shape {tuple(x.shape)}")
         pads = _padding(self.pad_mode, self.padding, x.shape[2:], self.kernel_size,
                         self.stride, self.dilation)
         # y = sum over kernel offsets (i, j) of weight[:, :, i, j] @ window(i, j), with the

@@ -158,8 +158,8 @@ class _BatchNorm(Cell):
 
     def construct(self, x):
         if len(x.shape) != self.rank or x.shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}({self.num_features}) expects input of rank "
-                             f"{self.rank} with {self.num_features} channels on axis 1, got "
+            raise ValueError(f"expects input of rank {self.rank} with {self.num_features} "
+                             f"channels on axis 1 (num_features={self.num_features}), got "
                              f"shape {tuple(x.shape)}")
         axes = (0,) + tuple(range(2, self.rank))
         per_channel = (1, self.num_features) + (1,) * (self.rank - 2)

@@ -39,6 +39,7 @@ from ..dialects.ir import PARAM_ATTR, build_op, data_values, op_attrs, operand_g
 from ..dialects.registry import OPS, DTypeError, NotConstant, ShapeError
 from .base import ModulePass, fail, register
 from .inline import Inliner, body_block
+from .ir_helpers import function_type, set_symbol_name, symbol_name
 
 
 class GradRequest(NamedTuple):
@@ -54,14 +55,6 @@ class GradRequest(NamedTuple):
         return cls(ir.FlatSymbolRefAttr(a["callee"]).value, tuple(ir.DenseI64ArrayAttr(
             a["grad_position"])), *(ir.BoolAttr(a[k]).value
                                     for k in ("get_by_list", "sens_param", "with_value")))
-
-
-def function_type(fn) -> ir.FunctionType:
-    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-
-
-def symbol_name(fn) -> str:
-    return ir.StringAttr(fn.attributes["sym_name"]).value
 
 
 def parameter_positions(fn) -> list:
@@ -223,7 +216,7 @@ def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):
     """A new private function `name` after `callee`: its forward copy, then the backward."""
     fn = callee.operation.clone(ip=ir.InsertionPoint.after(callee.operation))
     n_args = len(function_type(callee).inputs)
-    fn.attributes["sym_name"] = ir.StringAttr.get(name)
+    set_symbol_name(fn, name)
     fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
     fn.attributes["function_type"] = ir.TypeAttr.get(ftype)
     if "res_attrs" in fn.attributes:

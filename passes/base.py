@@ -23,12 +23,6 @@ def fail(op_or_loc, message: str):
     raise PassFailure(message)
 
 
-def functions(module) -> list:
-    """The func.func ops of a module (its top level)."""
-    return [op for op in module.regions[0].blocks[0].operations
-            if op.operation.name == "func.func"]
-
-
 def register(cls):
     if not cls.name or cls.name in PASSES:
         raise ValueError(f"pass name {cls.name!r} is empty or taken")

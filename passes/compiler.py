@@ -12,8 +12,8 @@ from mlir import ir
 from ..dialects.ir import get_context, spec_of
 from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
-from .cpu import public_functions
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+from .ir_helpers import public_functions
 from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"

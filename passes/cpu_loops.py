@@ -1,4 +1,13 @@
-"""CPU loop passes: reduction accumulators in registers, and parallel outer loops.
+"""CPU loop passes, on buffers: parallel loops, strided copies, accumulators, loop hints.
+
+- ms-cpu-strided-copies: memref.copy between strided views as a linalg loop nest.
+- ms-cpu-parallelize: the outer parallel loop of a large linalg op split over the threads
+  (scf.forall); ms-cpu-lower-forall makes OpenMP worksharing loops (or plain loops) of it.
+- ms-cpu-promote-accumulators, below.
+- ms-cpu-loop-hints: LLVM loop metadata that keeps LLVM from unrolling what MLIR already did.
+
+loop_ranges gives the loop sizes and kinds of a linalg op; ms-cpu-tile-rows, ms-cpu-store-terms
+and the matmul schedule use it too.
 
 ms-cpu-promote-accumulators: convert-linalg-to-loops writes a reduction as
     scf.for %j { %a = memref.load %out[%i]; ...; memref.store %n, %out[%i] }
@@ -15,6 +24,11 @@ from mlir import ir
 from mlir.dialects import linalg, memref, scf
 
 from .base import ModulePass, PatternPass, register
+from .ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,
+                         indexing_maps, iterator_kinds, iterator_types_attr, loop_sizes,
+                         ops_of_kind)
+from .outline import is_kernel
+from .transforms import ScriptCache, transform_script
 
 
 def _defined_outside(value, loop) -> bool:
@@ -109,26 +123,12 @@ class PromoteAccumulators(ModulePass):
     summary = "carry reduction accumulators of scf.for loops in registers (iter_args)"
 
     def run(self, module):
-        loops = []
-
-        def collect(op):  # post-order: inner loops first, so outer ones see the new stores
-            if op.name == "scf.for":
-                loops.append(op.opview)
-            return ir.WalkResult.ADVANCE
-        module.walk(collect, ir.WalkOrder.POST_ORDER)
-        for loop in loops:
-            promote(loop)
+        # post-order: inner loops first, so outer ones see the new stores
+        for loop in ops_of_kind(module, "scf.for", post_order=True):
+            promote(loop.opview)
 
 
 # ------------------------------------------------------------------ parallel loops
-
-def identity_layout(t) -> bool:
-    """A memref type without a layout (or with the identity map): contiguous from offset 0."""
-    mt = ir.MemRefType(t)
-    layout = mt.layout
-    return (isinstance(layout, ir.AffineMapAttr)
-            and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
-
 
 def _strided_copy(op, rewriter):
     src, dst = op.operands
@@ -138,9 +138,8 @@ def _strided_copy(op, rewriter):
     elem = ir.MemRefType(dst.type).element_type
     with rewriter.ip, op.location:
         ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
-        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
         copy = linalg.GenericOp([], [src], [dst], ir.ArrayAttr.get([ident, ident]),
-                                ir.ArrayAttr.get([parallel] * rank))
+                                iterator_types_attr([PARALLEL] * rank))
         block = copy.regions[0].blocks.append(elem, elem)
         with ir.InsertionPoint(block):
             linalg.YieldOp([block.arguments[0]])
@@ -156,30 +155,33 @@ class StridedCopies(PatternPass):
     patterns = {"memref.copy": _strided_copy}
 
 
+class ThreadedPass(ModulePass):
+    """A CPU pass that splits work over threads: option `threads`, 0 for as many as the
+    OpenMP runtime will run (runtime.openmp.num_threads; 1 without an OpenMP runtime)."""
+    options = {"threads": 0}
+
+    def threads(self) -> int:
+        from ..runtime.openmp import num_threads
+        return self.opts["threads"] or num_threads()
+
+
 # Loop nests with fewer iterations than this stay sequential: a fork and join costs a few
 # microseconds on an idle machine, much more when the other core is busy.
 MIN_PARALLEL_ITERATIONS = 1 << 17
 _TILEABLE = ("linalg.generic", "linalg.fill", "linalg.transpose")
 
 
-def loop_ranges(op, indexing_maps=None):
-    """(sizes, iterator kinds) of a linalg op on static memrefs, or None."""
-    if op.name == "linalg.generic" or indexing_maps is not None:
-        attr = indexing_maps if indexing_maps is not None else op.attributes["indexing_maps"]
-        maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(attr)]
+def loop_ranges(op, maps_attr=None):
+    """(sizes, iterator kinds) of a linalg op on static memrefs, or None. A named op without
+    iterator types (linalg.matmul, given its `maps_attr`) reduces over its last loop; one
+    without indexing maps (linalg.fill, linalg.transpose) is parallel over its output."""
+    if op.name == "linalg.generic" or maps_attr is not None:
+        maps = indexing_maps(op, maps_attr)
         if "iterator_types" in op.attributes:
-            kinds = [str(a).split("<")[-1].rstrip(">")
-                     for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+            kinds = iterator_kinds(op)
         else:
-            kinds = ["parallel"] * (maps[0].n_dims - 1) + ["reduction"]
-        sizes = [None] * len(kinds)
-        for value, m in zip(op.operands, maps):
-            if not isinstance(value.type, ir.MemRefType):
-                continue
-            for e, size in zip(m.results, ir.MemRefType(value.type).shape):
-                e = e.maybe_downcast()
-                if isinstance(e, ir.AffineDimExpr) and sizes[e.position] is None:
-                    sizes[e.position] = size
+            kinds = [PARALLEL] * (maps[0].n_dims - 1) + [REDUCTION]
+        sizes = loop_sizes(maps, op.operands)
         if None in sizes:
             return None
         return sizes, kinds
@@ -187,57 +189,51 @@ def loop_ranges(op, indexing_maps=None):
     if not isinstance(out.type, ir.MemRefType):
         return None
     shape = list(ir.MemRefType(out.type).shape)
-    return shape, ["parallel"] * len(shape)
+    return shape, [PARALLEL] * len(shape)
 
 
 def _forall_script(threads):
     from mlir.dialects.transform import structured
-
-    from .transforms import transform_script
     return transform_script(lambda root: structured.TileUsingForallOp(
         root, num_threads=list(threads)))
 
 
+def _thread_split(op, n):
+    """The scf.forall thread counts splitting `op` over n threads (0 for the loops not
+    split), or None when it stays sequential: too small, or no parallel loop of n or more."""
+    ranges = loop_ranges(op)
+    if ranges is None:
+        return None
+    sizes, kinds = ranges
+    total = 1
+    for s in sizes:
+        total *= s
+    dim = next((i for i, (s, k) in enumerate(zip(sizes, kinds))
+                if k == PARALLEL and s >= n), None)
+    if dim is None or total < MIN_PARALLEL_ITERATIONS:
+        return None
+    return tuple(n if i == dim else 0 for i in range(dim + 1))
+
+
 @register
-class Parallelize(ModulePass):
+class Parallelize(ThreadedPass):
     name = "ms-cpu-parallelize"
     summary = "split the outer parallel loop of large linalg ops across threads (scf.forall)"
-    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
 
     def run(self, module):
         from mlir.dialects.transform import interpreter
-
-        from ..runtime.openmp import num_threads
-        from .cpu import KERNEL_ATTR
-        n = self.opts["threads"] or num_threads()
+        n = self.threads()
         if n < 2:
             return
-        targets = []
-        for fn in module.regions[0].blocks[0].operations:
-            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
-                continue
-            for block in fn.regions[0].blocks:
-                for op in block.operations:
-                    if op.operation.name in _TILEABLE:
-                        targets.append(op.operation)
-        scripts = {}
+        targets = [op.operation for fn in defined_functions(module) if not is_kernel(fn)
+                   for block in fn.regions[0].blocks for op in block.operations
+                   if op.operation.name in _TILEABLE]
+        scripts = ScriptCache()
         for op in targets:
-            ranges = loop_ranges(op)
-            if ranges is None:
-                continue
-            sizes, kinds = ranges
-            total = 1
-            for s in sizes:
-                total *= s
-            dim = next((i for i, (s, k) in enumerate(zip(sizes, kinds))
-                        if k == "parallel" and s >= n), None)
-            if dim is None or total < MIN_PARALLEL_ITERATIONS:
-                continue
-            threads = tuple(n if i == dim else 0 for i in range(dim + 1))
-            if threads not in scripts:
-                scripts[threads] = _forall_script(threads)
-            script, seq = scripts[threads]
-            interpreter.apply_named_sequence(op, seq, script)
+            threads = _thread_split(op, n)
+            if threads is not None:
+                script, seq = scripts.get(threads, lambda: _forall_script(threads))
+                interpreter.apply_named_sequence(op, seq, script)
 
 
 @register
@@ -250,15 +246,7 @@ class LowerForall(ModulePass):
         from mlir import passmanager
 
         from ..runtime.openmp import num_threads
-        found = []
-
-        def visit(op):
-            if op.name == "scf.forall":
-                found.append(op)
-                return ir.WalkResult.SKIP
-            return ir.WalkResult.ADVANCE
-        module.walk(visit)
-        if not found:
+        if not ops_of_kind(module, "scf.forall"):
             return
         n = num_threads()
         if n > 1:
@@ -298,13 +286,8 @@ class LoopHints(ModulePass):
     def run(self, module):
         outer = ir.Attribute.parse(_NO_UNROLL)
         inner = ir.Attribute.parse(_NO_UNROLL_AFTER_VECTORIZING)
-        loops = []
-
-        def visit(op):  # post-order: a loop comes after the loops it contains
-            if op.name == "scf.for":
-                loops.append(op)
-            return ir.WalkResult.ADVANCE
-        module.walk(visit, ir.WalkOrder.POST_ORDER)
+        # post-order: a loop comes after the loops it contains
+        loops = ops_of_kind(module, "scf.for", post_order=True)
         has_inner = set()
         for loop in loops:
             parent = loop.parent

@@ -26,8 +26,11 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from .base import ModulePass, register
-from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
+from .base import register
+from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, loop_ranges
+from .ir_helpers import (PARALLEL, defined_functions, element_bytes, indexing_maps,
+                         uses_dim)
+from .outline import is_kernel
 
 # Bytes of the widest buffer's rows in a tile: with the output's rows as well they stay in L1
 # (48 KB) between the loops that read them. (softmax 4096x1024: 4 rows 0.74-0.87 ms, 8 rows
@@ -39,10 +42,6 @@ _ROW_OPS = ("linalg.generic", "linalg.fill")
 _TRANSPARENT = ("memref.alloc", "memref.alloca", "memref.expand_shape", "memref.collapse_shape",
                 "memref.get_global", "memref.dealloc", "arith.constant")
 _VIEWS = ("memref.expand_shape", "memref.collapse_shape")
-
-
-def _elem_bytes(t: ir.MemRefType) -> int:
-    return max(1, getattr(t.element_type, "width", 32) // 8)
 
 
 def _root(value):
@@ -75,7 +74,7 @@ def _row_access(op):
     if ranges is None:
         return None
     sizes, kinds = ranges
-    if not sizes or kinds[0] != "parallel" or sizes[0] < 2:
+    if not sizes or kinds[0] != PARALLEL or sizes[0] < 2:
         return None
     rows = sizes[0]
     access = []
@@ -85,12 +84,10 @@ def _row_access(op):
         if t.rank == 0 or t.shape[0] != rows:
             return None
         return rows, [(1, out, True)]
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    for i, (v, m) in enumerate(zip(op.operands, maps)):
+    for i, (v, m) in enumerate(zip(op.operands, indexing_maps(op))):
         if not isinstance(v.type, ir.MemRefType):
             continue  # a scalar operand
-        uses = [k for k, e in enumerate(m.results)
-                if _uses_dim(e, 0)]
+        uses = [k for k, e in enumerate(m.results) if uses_dim(e, 0)]
         if not uses:
             access.append((i, v, False))
             continue
@@ -101,15 +98,6 @@ def _row_access(op):
             return None
         access.append((i, v, True))
     return rows, access
-
-
-def _uses_dim(expr, dim) -> bool:
-    e = expr.maybe_downcast()
-    if isinstance(e, ir.AffineDimExpr):
-        return e.position == dim
-    if isinstance(e, ir.AffineBinaryExpr):
-        return _uses_dim(e.lhs, dim) or _uses_dim(e.rhs, dim)
-    return False
 
 
 def _writes(op):
@@ -179,7 +167,7 @@ class _Run:
                     n = 1
                     for d in t.shape[1:]:
                         n *= d
-                    widest = max(widest, n * _elem_bytes(t))
+                    widest = max(widest, n * element_bytes(t))
         rows = max(1, min(self.rows, ROW_TILE_BYTES // widest))
         while self.rows % rows:
             rows -= 1
@@ -269,20 +257,15 @@ def _tile(run, threads):
 
 
 @register
-class TileRows(ModulePass):
+class TileRows(ThreadedPass):
     name = "ms-cpu-tile-rows"
     summary = ("compute runs of row-local loops (softmax, layernorm) one tile of rows at a "
                "time, each loop once per tile, rows on all threads (buffers)")
-    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
 
     def run(self, module):
-        from ..runtime.openmp import num_threads
-        from .cpu import KERNEL_ATTR
-        threads = self.opts["threads"] or num_threads()
-        for fn in module.regions[0].blocks[0].operations:
-            if fn.operation.name != "func.func" or KERNEL_ATTR in fn.attributes:
-                continue
-            if not len(fn.regions[0].blocks):
+        threads = self.threads()
+        for fn in defined_functions(module):
+            if is_kernel(fn):
                 continue
             for run in _runs(fn.regions[0].blocks[0]):
                 if run.worth_tiling():

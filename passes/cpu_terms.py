@@ -22,6 +22,11 @@ from mlir.dialects import linalg
 
 from .base import ModulePass, register
 from .cpu_loops import loop_ranges
+from .ir_helpers import REDUCTION, is_identity_map, iterator_kinds
+
+
+def _reduces(op) -> bool:
+    return REDUCTION in iterator_kinds(op)
 
 
 def _generic_parts(op):
@@ -84,7 +89,7 @@ def _has_math(value, body_ops):
 def _summed_term(s):
     """(T, accumulator index) when S's single output accumulates acc + T, else None."""
     maps, ins, outs = _generic_parts(s)
-    if len(outs) != 1 or "reduction" not in str(s.attributes["iterator_types"]):
+    if len(outs) != 1 or not _reduces(s):
         return None
     body = _body(s)
     ops = [o.operation for o in body.operations]
@@ -120,7 +125,7 @@ def _find_pair(block):
 
 
 def _matching_value(s, f, want, term):
-    if "reduction" in str(f.attributes["iterator_types"]):
+    if _reduces(f):
         return None
     if loop_ranges(s) is None or loop_ranges(f) is None:
         return None
@@ -130,7 +135,7 @@ def _matching_value(s, f, want, term):
     if len(outs) != 1:
         return None
     out_map = ir.AffineMapAttr(maps[-1]).value
-    if not out_map.is_permutation or str(out_map) != str(ir.AffineMap.get_identity(out_map.n_dims)):
+    if not is_identity_map(out_map):
         return None
     if ir.MemRefType(outs[0].type).element_type != term.type:
         return None

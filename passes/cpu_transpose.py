@@ -14,9 +14,11 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import structured, vector
 
-from .base import ModulePass, register
-from .cpu import KERNEL_ATTR, _apply, _script
-from .cpu_loops import MIN_PARALLEL_ITERATIONS
+from .base import register
+from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass
+from .ir_helpers import defined_functions, ops_of_kind
+from .outline import is_kernel
+from .transforms import ScriptCache, apply_script, transform_script
 
 BLOCK = 16
 
@@ -40,7 +42,7 @@ def transpose_script(parallel):
             vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
             vector.ApplyLowerTransferPatternsOp(max_transfer_rank=1)
             vector.ApplyLowerShapeCastPatternsOp()
-    return _script(build)
+    return transform_script(build)
 
 
 def _blockable(op) -> bool:
@@ -54,30 +56,18 @@ def _blockable(op) -> bool:
 
 
 @register
-class VectorizeTransposes(ModulePass):
+class VectorizeTransposes(ThreadedPass):
     name = "ms-cpu-vectorize-transposes"
     summary = ("copy 2-D float32/int32 transposes in 16x16 register blocks, rows of blocks "
                "on all threads (memrefs; before ms-cpu-parallelize)")
-    options = {"threads": 0}  # 0: runtime.openmp.num_threads()
 
     def run(self, module):
-        from ..runtime.openmp import num_threads
-        threads = self.opts["threads"] or num_threads()
-        found = []
-
-        def visit(op):
-            if op.name == "linalg.transpose" and _blockable(op):
-                found.append(op)
-            return ir.WalkResult.ADVANCE
-        for fn in module.regions[0].blocks[0].operations:
-            if fn.operation.name == "func.func" and KERNEL_ATTR not in fn.attributes:
-                fn.operation.walk(visit)
-        if not found:
-            return
-        scripts = {}
+        threads = self.threads()
+        found = [op for fn in defined_functions(module) if not is_kernel(fn)
+                 for op in ops_of_kind(fn, "linalg.transpose") if _blockable(op)]
+        scripts = ScriptCache()
         for op in found:
             rows, cols = ir.MemRefType(op.operands[0].type).shape
             parallel = threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
-            if parallel not in scripts:
-                scripts[parallel] = transpose_script(parallel)
-            _apply(op, scripts[parallel], "transpose vectorization")
+            apply_script(op, scripts.get(parallel, lambda: transpose_script(parallel)),
+                         "transpose vectorization")

@@ -1,7 +1,7 @@
 """CUDA passes: linalg on memrefs to gpu.launch kernels.
 
 - ms-gpu-matmul-schedule: each matmul kernel function (ms.kernel = "matmul", see
-  passes/cpu.py's outlining) tiled for shared memory with the transform dialect: a block per
+  passes/outline.py) tiled for shared memory with the transform dialect: a block per
   BMxBN tile of C, a loop over K in BK steps whose A and B tiles are promoted to workgroup
   memory and copied by all threads, a TMxTN sub-tile of C per thread. Shapes the tiles do not
   divide stay linalg.matmul and become thread-reduction kernels (passes/gpu_kernels.py).
@@ -15,11 +15,12 @@ from mlir.dialects import transform
 from mlir.dialects.transform import gpu as tgpu
 from mlir.dialects.transform import interpreter, structured
 
-from . import gpu_kernels as K
+from . import gpu_kernels
 from ..dialects.ops.indexing import SCATTER_ADD_ATTR
-from .base import ModulePass, fail, functions, register
-from .cpu import KERNEL_ATTR, public_functions
-from .cpu_loops import identity_layout
+from .base import ModulePass, fail, register
+from .ir_helpers import (identity_layout, ops_of_kind, public_functions, set_symbol_name,
+                         symbol_name, top_level_ops)
+from .outline import kernel_functions
 from .transforms import transform_script, vectorize_register_tiles
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -62,7 +63,7 @@ def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
 
     map_nested_forall_to_threads puts a barrier after each thread loop: after the copies
     (tiles complete before use) and after the product (tiles consumed before the next copy).
-    Then, as on the CPU (passes/cpu.py), the function is vectorized and the thread's C tile
+    Then, as on the CPU (passes/cpu.py, passes/transforms.py), the function is vectorized and the thread's C tile
     hoisted out of the K loop: it stays in registers for the whole product, and each step
     is outer products of an A column and a B row read from shared memory.
 
@@ -95,9 +96,7 @@ def matmul_schedule(tiles: MatmulTiles, map_to_gpu: bool = True):
 
 def _matmul_shape(fn):
     """(m, n, k) of the one linalg.matmul in a kernel function (memrefs)."""
-    found = []
-    fn.operation.walk(lambda op: (found.append(op) if op.name == "linalg.matmul" else None)
-                      or ir.WalkResult.ADVANCE)
+    found = ops_of_kind(fn, "linalg.matmul")
     if len(found) != 1:
         return None
     a, _, c = (ir.MemRefType(v.type) for v in found[0].operands)
@@ -111,15 +110,10 @@ def allocs_to_workgroup_attributions(launch):
     """The promoted tiles are `memref.alloc` in workgroup memory inside the launch; a kernel
     needs them as workgroup attributions of the launch (static shared memory)."""
     body = launch.regions[0].blocks[0]
-    allocs, deallocs = [], []
-
-    def find(op):
-        if op.name == "memref.alloc" and "workgroup" in str(op.results[0].type):
-            allocs.append(op)
-        elif op.name == "memref.dealloc" and "workgroup" in str(op.operands[0].type):
-            deallocs.append(op)
-        return ir.WalkResult.ADVANCE
-    launch.operation.walk(find)
+    allocs = [op for op in ops_of_kind(launch, "memref.alloc")
+              if "workgroup" in str(op.results[0].type)]
+    deallocs = [op for op in ops_of_kind(launch, "memref.dealloc")
+                if "workgroup" in str(op.operands[0].type)]
     for op in deallocs:
         op.erase()
     n = 0
@@ -141,9 +135,7 @@ class GpuMatmulSchedule(ModulePass):
     options = {"map-to-gpu": True}  # false: scf.forall loops, for checking on the CPU
 
     def run(self, module):
-        kernels = [fn for fn in functions(module) if KERNEL_ATTR in fn.attributes
-                   and ir.StringAttr(fn.attributes[KERNEL_ATTR]).value == "matmul"]
-        for fn in kernels:
+        for fn in kernel_functions(module, "matmul"):
             shape = _matmul_shape(fn)
             tiles = shape and matmul_tiles(*shape)
             if tiles is None:
@@ -153,10 +145,7 @@ class GpuMatmulSchedule(ModulePass):
                 interpreter.apply_named_sequence(fn.operation, seq, script)
             except ValueError as e:
                 fail(fn, f"GPU matmul schedule {tiles} failed: {str(e).splitlines()[-1]}")
-            launches = []  # none without map-to-gpu
-            fn.operation.walk(lambda op: (launches.append(op) if op.name == "gpu.launch"
-                                          else None) or ir.WalkResult.ADVANCE)
-            for launch in launches:
+            for launch in ops_of_kind(fn, "gpu.launch"):  # none without map-to-gpu
                 allocs_to_workgroup_attributions(launch)
 
 
@@ -185,15 +174,15 @@ class GpuMapLinalg(ModulePass):
             nest = make_nest(op)
             with ir.InsertionPoint(op), op.location:
                 choose(nest)(nest)
-        except K.KernelError as e:
+        except gpu_kernels.KernelError as e:
             fail(op, f"cannot map to the GPU: {e}")
         op.operation.erase()
 
     def generic(self, op):
         if SCATTER_ADD_ATTR in op.attributes:
-            self._map(op, K.nest_of_generic, lambda nest: K.map_scatter_add)
+            self._map(op, gpu_kernels.nest_of_generic, lambda nest: gpu_kernels.map_scatter_add)
             return
-        self._map(op, K.nest_of_generic, K.choose_mapping)
+        self._map(op, gpu_kernels.nest_of_generic, gpu_kernels.choose_mapping)
 
     def copy(self, op):
         src, dst = op.operands
@@ -202,7 +191,7 @@ class GpuMapLinalg(ModulePass):
             return
         if identity_layout(src.type) and identity_layout(dst.type):
             return  # a device-to-device copy in the launch plan
-        self._map(op, K.nest_of_copy, lambda nest: K.map_parallel)
+        self._map(op, gpu_kernels.nest_of_copy, lambda nest: gpu_kernels.map_parallel)
 
 
 # ------------------------------------------------------------------ after outlining
@@ -219,28 +208,17 @@ class GpuSingleModule(ModulePass):
         """gpu-kernel-outlining makes a gpu.module per launch, all kernels named after the
         host function; one module with unique kernel names gives one PTX file, one module
         load at run time and readable launch plans."""
-        block = module.regions[0].blocks[0]
-        gpu_modules = [op for op in block.operations if op.operation.name == "gpu.module"]
+        gpu_modules = top_level_ops(module, "gpu.module")
         if not gpu_modules:
             return
         with ir.InsertionPoint(gpu_modules[0]), gpu_modules[0].location:
             target = ir.Operation.create("gpu.module", regions=1, attributes={
                 "sym_name": ir.StringAttr.get(KERNEL_MODULE)})
             body = target.regions[0].blocks.append()
+        renamed = {}  # (outlined module, kernel) -> the kernel's name in KERNEL_MODULE
         seen = set()
-        renamed = {}
         for gm in gpu_modules:
-            gm_name = ir.StringAttr(gm.attributes["sym_name"]).value
-            for op in list(gm.regions[0].blocks[0].operations):
-                sym = ir.StringAttr(op.attributes["sym_name"]).value
-                if op.operation.name == "gpu.func" and "gpu.kernel" in op.attributes:
-                    renamed[(gm_name, sym)] = gm_name
-                    op.attributes["sym_name"] = ir.StringAttr.get(gm_name)
-                elif sym in seen:
-                    continue  # a helper every outlined module copied (e.g. ipowi)
-                seen.add(ir.StringAttr(op.attributes["sym_name"]).value)
-                op.operation.detach_from_parent()
-                body.append(op.operation)
+            _merge_outlined_module(gm, body, renamed, seen)
             gm.operation.erase()
 
         def retarget(op):
@@ -251,6 +229,22 @@ class GpuSingleModule(ModulePass):
                     [KERNEL_MODULE, renamed[(gm_name, sym)]])
             return ir.WalkResult.ADVANCE
         module.walk(retarget)
+
+
+def _merge_outlined_module(gm, body, renamed, seen):
+    """Move the symbols of one outlined gpu.module into `body`: its kernel renamed after the
+    module (unique: outlining names modules after their launch), helpers once each."""
+    gm_name = symbol_name(gm)
+    for op in list(gm.regions[0].blocks[0].operations):
+        sym = symbol_name(op)
+        if op.operation.name == "gpu.func" and "gpu.kernel" in op.attributes:
+            renamed[(gm_name, sym)] = gm_name
+            set_symbol_name(op, gm_name)
+        elif sym in seen:
+            continue  # a helper every outlined module copied (e.g. ipowi)
+        seen.add(symbol_name(op))
+        op.operation.detach_from_parent()
+        body.append(op.operation)
 
 
 _CONTRACTIBLE = ("arith.mulf", "arith.addf", "arith.subf")
@@ -273,6 +267,5 @@ class GpuContract(ModulePass):
                     "fastmath" not in op.attributes or op.attributes["fastmath"] == none):
                 op.attributes["fastmath"] = contract
             return ir.WalkResult.ADVANCE
-        for gm in module.regions[0].blocks[0].operations:
-            if gm.operation.name == "gpu.module":
-                gm.operation.walk(visit)
+        for gm in top_level_ops(module, "gpu.module"):
+            gm.operation.walk(visit)

@@ -1,7 +1,8 @@
 """Loop nests on memrefs (a linalg.generic, or a copy) built directly as GPU kernels.
 
 A `LoopNest` is what a kernel needs from a linalg op: the iteration space, operands with their
-indexing maps, and a way to emit the body for one point. Three mappings (choose_mapping):
+indexing maps, and a way to emit the body for one point. choose_mapping picks one of the first
+three mappings; ms-gpu-map-linalg (passes/gpu.py) uses the fourth for the ops tagged for it:
 
 - parallel: one thread per point of the iteration space, a 1-D grid over the flattened space.
   The last loop dimension varies fastest, so neighbouring threads touch neighbouring elements
@@ -29,6 +30,9 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf, vector
 
+from .ir_helpers import (PARALLEL, REDUCTION, identity_layout, indexing_maps, iterator_kinds,
+                         loop_sizes, uses_dim)
+
 BLOCK = 256           # threads per block for parallel and thread-reduction kernels
 VECTOR = 4            # points per thread of a vectorizable parallel kernel
 MAX_ALIGN = 16        # bytes a vector access may assume (device buffers are 256-aligned)
@@ -55,10 +59,12 @@ def _index(value: int):
 
 @dataclass
 class Combiner:
-    """The fold of a reduction body `yield combine(out, f(inputs))`."""
+    """The fold of a reduction body `yield combine(out, f(inputs))` (either operand order:
+    every combiner is commutative)."""
     op: ir.Operation      # the combining arith op in the body
     kind: str             # gpu.all_reduce operation
     neutral: object
+    term: ir.Value        # f(inputs): the operand that is not the output's old value
 
 
 @dataclass
@@ -75,11 +81,11 @@ class LoopNest:
 
     @property
     def parallel_dims(self):
-        return [d for d, it in enumerate(self.iterators) if it == "parallel"]
+        return [d for d, it in enumerate(self.iterators) if it == PARALLEL]
 
     @property
     def reduction_dims(self):
-        return [d for d, it in enumerate(self.iterators) if it == "reduction"]
+        return [d for d, it in enumerate(self.iterators) if it == REDUCTION]
 
     def extent(self, dims):
         n = 1
@@ -238,20 +244,6 @@ def map_parallel(nest: LoopNest):
     return launch
 
 
-def _involves(expr, dim) -> bool:
-    if isinstance(expr, ir.AffineDimExpr):
-        return expr.position == dim
-    if isinstance(expr, ir.AffineBinaryExpr):
-        return _involves(expr.lhs, dim) or _involves(expr.rhs, dim)
-    return False
-
-
-def _contiguous_rows(t) -> bool:
-    mt = ir.MemRefType(t)
-    return (isinstance(mt.layout, ir.AffineMapAttr)
-            and mt.layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
-
-
 def vector_width(nest: LoopNest) -> int:
     """VECTOR if every memref operand either reads the last loop dimension as its own last,
     contiguous dimension, or does not depend on it; else 1."""
@@ -263,13 +255,13 @@ def vector_width(nest: LoopNest) -> int:
     for k, (v, m) in enumerate(operands):
         if m is None:
             continue
-        uses = [i for i, e in enumerate(m.results) if _involves(e, last)]
+        uses = [i for i, e in enumerate(m.results) if uses_dim(e, last)]
         is_output = k >= len(nest.inputs)
         if not uses and not is_output:
             continue  # broadcast along the vector: one scalar for every lane
         results = list(m.results)
         if (uses != [len(results) - 1] or not isinstance(results[-1], ir.AffineDimExpr)
-                or not _contiguous_rows(v.type)):
+                or not identity_layout(v.type)):
             return 1
     return VECTOR
 
@@ -283,7 +275,7 @@ def _vector_points(nest: LoopNest, idx, width):
     def lanes(v, m):
         if m is None:
             return [v] * width
-        if not any(_involves(e, last) for e in m.results):
+        if not any(uses_dim(e, last) for e in m.results):
             s = memref.load(v, nest.indices(m, idx))
             return [s] * width
         elem = ir.MemRefType(v.type).element_type
@@ -405,7 +397,7 @@ def _neutral(t: ir.Type, value):
 
 def find_combiner(nest: LoopNest) -> Combiner | None:
     """`yield combine(out, f(inputs))` with a combiner gpu.all_reduce can tree-reduce and an
-    output read nowhere else; else None."""
+    output read nowhere else; else None. Only reads the body."""
     if nest.body is None or len(nest.outputs) != 1:
         return None
     out_arg = list(nest.body.arguments)[len(nest.inputs)]
@@ -416,16 +408,11 @@ def find_combiner(nest: LoopNest) -> Combiner | None:
         return None
     if str(value.type) not in _TREE_TYPES or len(owner.operands) != 2:
         return None
-    if out_arg not in (owner.operands[0], owner.operands[1]):
+    lhs, rhs = owner.operands[0], owner.operands[1]
+    if out_arg not in (lhs, rhs) or sum(1 for _ in out_arg.uses) != 1:
         return None
-    if sum(1 for _ in out_arg.uses) != 1:
-        return None
-    if owner.operands[1] == out_arg:
-        # Commutative: make `out` the first operand so the final fold can set it.
-        other = owner.operands[0]
-        owner.operands[0], owner.operands[1] = out_arg, other
     kind, neutral = COMBINERS[owner.operation.name]
-    return Combiner(owner.operation, kind, neutral)
+    return Combiner(owner.operation, kind, neutral, rhs if lhs == out_arg else lhs)
 
 
 def is_contraction(nest: LoopNest) -> bool:
@@ -434,7 +421,7 @@ def is_contraction(nest: LoopNest) -> bool:
     comb = nest.combiner
     if comb is None or comb.kind != "add" or len(nest.inputs) < 2:
         return False
-    other = comb.op.operands[1].owner
+    other = comb.term.owner
     return not isinstance(other, ir.Block) and other.operation.name in ("arith.mulf",
                                                                          "arith.muli")
 
@@ -443,7 +430,7 @@ def choose_mapping(nest: LoopNest):
     """The mapping function for a nest (see the module docstring)."""
     if not nest.reduction_dims:
         return map_parallel
-    innermost_reduced = nest.iterators[-1] == "reduction"
+    innermost_reduced = nest.iterators[-1] == REDUCTION
     if (innermost_reduced and nest.combiner is not None and not is_contraction(nest)
             and nest.extent(nest.reduction_dims) >= 32):
         return map_block_reduction
@@ -453,23 +440,13 @@ def choose_mapping(nest: LoopNest):
 def nest_of_generic(op) -> LoopNest:
     """A LoopNest for a linalg.generic on memrefs with static shapes."""
     n_in = len(op.inputs)
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    iterators = ["reduction" if "reduction" in str(a) else "parallel"
-                 for a in op.attributes["iterator_types"]]
-    operands = list(op.inputs) + list(op.outputs)
-    sizes = [None] * len(iterators)
-    for v, m in zip(operands, maps):
-        if not isinstance(v.type, ir.MemRefType):
-            continue
-        shape = ir.MemRefType(v.type).shape
-        for k, e in enumerate(m.results):
-            if isinstance(e, ir.AffineDimExpr):
-                sizes[e.position] = shape[k]
+    maps = indexing_maps(op)
+    sizes = loop_sizes(maps, list(op.inputs) + list(op.outputs))
     if any(s is None or s < 0 for s in sizes):
         raise KernelError("loop sizes are not static")
     input_maps = [m if isinstance(v.type, ir.MemRefType) else None
                   for v, m in zip(op.inputs, maps[:n_in])]
-    nest = LoopNest(op.operation, sizes, iterators, list(op.inputs), input_maps,
+    nest = LoopNest(op.operation, sizes, iterator_kinds(op), list(op.inputs), input_maps,
                     list(op.outputs), maps[n_in:], op.regions[0].blocks[0])
     if nest.reduction_dims:
         nest.combiner = find_combiner(nest)
@@ -481,5 +458,5 @@ def nest_of_copy(op) -> LoopNest:
     src, dst = op.operands
     shape = list(ir.MemRefType(dst.type).shape)
     ident = ir.AffineMap.get_identity(len(shape))
-    return LoopNest(op.operation, shape, ["parallel"] * len(shape), [src], [ident], [dst],
+    return LoopNest(op.operation, shape, [PARALLEL] * len(shape), [src], [ident], [dst],
                     [ident])

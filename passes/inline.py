@@ -12,18 +12,13 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, fail, register
-
-
-def functions(module) -> dict:
-    """Module-level func.func ops by symbol name."""
-    return {ir.StringAttr(op.attributes["sym_name"]).value: op
-            for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"}
+from .ir_helpers import callee_name, functions_by_name, is_private, symbol_name
 
 
 def body_block(fn, user=None):
     """The single block of a defined function; a located error otherwise (at `user`, the op
     that needs the body, when given)."""
-    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    name = symbol_name(fn)
     blocks = list(fn.regions[0].blocks)
     if len(blocks) != 1:
         what = "has no body" if not blocks else f"has {len(blocks)} blocks"
@@ -52,19 +47,19 @@ class Inliner:
     ops there)."""
 
     def __init__(self, module, prepare=None):
-        self.funcs = functions(module)
+        self.funcs = functions_by_name(module)
         self.prepare = prepare
         self.state: dict = {}  # name -> "inlining" | "done"
 
     def inline_into(self, fn):
-        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        name = symbol_name(fn)
         if self.state.get(name) == "done" or not len(fn.regions[0].blocks):
             return
         self.state[name] = "inlining"
         for op in list(body_block(fn).operations):
             if op.operation.name != "func.call":
                 continue
-            target = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            target = callee_name(op)
             callee = self.funcs.get(target)
             if callee is None:
                 fail(op, f"call to @{target}, which is not a function of this module")
@@ -96,9 +91,8 @@ def erase_unreferenced_private(module):
     reference to another)."""
     while True:
         used = referenced_symbols(module)
-        dead = [fn for name, fn in functions(module).items()
-                if name not in used and "sym_visibility" in fn.attributes
-                and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private"]
+        dead = [fn for name, fn in functions_by_name(module).items()
+                if name not in used and is_private(fn)]
         if not dead:
             return
         for fn in dead:

@@ -14,10 +14,11 @@ from mlir import ir
 
 from ..dialects import dtypes as dt
 from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
-from .base import PassFailure, fail, functions
+from .base import PassFailure, fail
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
-from .cpu_loops import identity_layout
 from .gpu import KERNEL_MODULE
+from .ir_helpers import (function_type, functions_by_name, identity_layout, symbol_name,
+                         top_level_ops)
 
 _INDEX_DTYPE = "int64"   # index is 64-bit in kernels (convert-gpu-to-nvvm default)
 
@@ -46,12 +47,11 @@ class PlanReader:
     def __init__(self, module, fn, in_specs, out_specs):
         self.module = module
         self.fn = fn
-        self.plan = LaunchPlan(ir.StringAttr(fn.attributes["sym_name"]).value)
+        self.plan = LaunchPlan(symbol_name(fn))
         self.blobs: dict[str, bytes] = {}
         self.values: dict = {}
         self.kernels = _kernel_functions(module)
-        self.globals = {ir.StringAttr(op.attributes["sym_name"]).value: op
-                        for op in module.body.operations if op.operation.name == "memref.global"}
+        self.globals = {symbol_name(op): op for op in top_level_ops(module, "memref.global")}
         args = list(fn.regions[0].blocks[0].arguments)
         if len(args) != len(in_specs) + len(out_specs):
             fail(fn, f"entry takes {len(args)} buffers, expected {len(in_specs)} inputs and "
@@ -182,7 +182,7 @@ def _launch(r: PlanReader, op):
         else:
             params.append(Param(scalar=r.constant_of(v, op, "a scalar kernel argument"),
                                 dtype=np_dtype_of(v.type, op)))
-    n_args = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).inputs)
+    n_args = len(function_type(fn).inputs)
     if n_args != len(params):
         fail(op, f"kernel {kernel} takes {n_args} parameters, the launch passes {len(params)}")
     r.plan.steps.append(Launch(kernel, grid, block, params, smem, static_shared_bytes(fn),
@@ -213,12 +213,9 @@ HOST_OPS = {
 # ------------------------------------------------------------------ kernels
 
 def _kernel_functions(module) -> dict:
-    for op in module.body.operations:
-        if (op.operation.name == "gpu.module"
-                and ir.StringAttr(op.attributes["sym_name"]).value == KERNEL_MODULE):
-            return {ir.StringAttr(f.attributes["sym_name"]).value: f
-                    for f in op.regions[0].blocks[0].operations
-                    if f.operation.name == "gpu.func"}
+    for gm in top_level_ops(module, "gpu.module"):
+        if symbol_name(gm) == KERNEL_MODULE:
+            return {symbol_name(f): f for f in top_level_ops(gm, "gpu.func")}
     return {}
 
 
@@ -227,7 +224,7 @@ def static_shared_bytes(fn) -> int:
     if "workgroup_attributions" not in fn.attributes:
         return 0
     n = ir.IntegerAttr(fn.attributes["workgroup_attributions"]).value
-    n_inputs = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).inputs)
+    n_inputs = len(function_type(fn).inputs)
     args = list(fn.regions[0].blocks[0].arguments)[n_inputs:n_inputs + n]
     total = 0
     for a in args:
@@ -239,13 +236,12 @@ def static_shared_bytes(fn) -> int:
 def read_launch_plan(module: ir.Module, entry: str, in_specs, out_specs):
     """(LaunchPlan, {blob name: bytes}) of `entry` in a module at the gpu stage. Host code the
     plan cannot express raises CompileError located at the op."""
-    fns = [fn for fn in functions(module.operation)
-           if ir.StringAttr(fn.attributes["sym_name"]).value == entry]
-    if not fns:
+    fn = functions_by_name(module.operation).get(entry)
+    if fn is None:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no function '{entry}'")], "gpu")
     with DiagnosticCapture(module.context) as capture:
         try:
-            reader = PlanReader(module, fns[0], in_specs, out_specs)
+            reader = PlanReader(module, fn, in_specs, out_specs)
             return reader.read(), reader.blobs
         except PassFailure:
             raise CompileError(capture.errors, "gpu") from None

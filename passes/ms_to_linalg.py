@@ -13,7 +13,8 @@ from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.ir import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
 from ..dialects.lowering import LowerCtx
 from ..dialects.registry import OPS, MissingRuleError, NotConstant
-from .base import ModulePass, fail, functions, register
+from .base import ModulePass, fail, register
+from .ir_helpers import function_type, functions, set_function_type
 
 
 def storage(t: ir.Type) -> ir.Type:
@@ -64,12 +65,12 @@ def lower_op(op, origin: dict, regions=None, options=None):
 
 
 def convert_signature(fn, origin: dict):
-    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    ftype = function_type(fn)
     ins = [storage(t) for t in ftype.inputs]
     outs = [storage(t) for t in ftype.results]
     if list(ftype.inputs) == ins and list(ftype.results) == outs:
         return
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ins, outs))
+    set_function_type(fn, ins, outs)
     if fn.regions[0].blocks:
         for arg, t in zip(fn.regions[0].blocks[0].arguments, ins):
             if arg.type != t:

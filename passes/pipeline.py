@@ -24,7 +24,8 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
-               cpu_rows, cpu_terms, cpu_transpose, fusion, gpu, implicit_cast, inline, math_approx, ms_to_linalg, symbols, verify)
+               cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
+               implicit_cast, inline, math_approx, ms_to_linalg, outline, symbols, verify)
 
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map}")
@@ -51,7 +52,9 @@ _CPU_STAGES = _FRONT_STAGES + (
               "ms-cpu-strided-copies", "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
-              # before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope (notes 5)
+              # before convert-scf-to-cf: the OpenMP regions hold memref.alloca_scope ops,
+              # whose region must stay a single block ("expects region #0 to have 0 or 1
+              # blocks" otherwise)
               "finalize-memref-to-llvm", "ms-cpu-loop-hints", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-to-llvm", "reconcile-unrealized-casts",
               "ms-cpu-c-interface-names")),

@@ -16,24 +16,15 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, register
+from .ir_helpers import defined_functions, set_symbol_name, symbol_name
 
 PREFIX = "mscc."
 C_INTERFACE = "_mlir_ciface_"
 
 
-def _defined_functions(module, op_name):
-    return [op for op in module.regions[0].blocks[0].operations
-            if op.operation.name == op_name and len(op.regions[0].blocks)]
-
-
 def _rename(module, fn, new):
-    old = ir.StringAttr(fn.attributes["sym_name"]).value
-    ir.SymbolTable.replace_all_symbol_uses(old, new, module)
-    fn.attributes["sym_name"] = ir.StringAttr.get(new)
-
-
-def _name(fn):
-    return ir.StringAttr(fn.attributes["sym_name"]).value
+    ir.SymbolTable.replace_all_symbol_uses(symbol_name(fn), new, module)
+    set_symbol_name(fn, new)
 
 
 @register
@@ -42,9 +33,9 @@ class InternalSymbols(ModulePass):
     summary = "rename every defined function to mscc.<name>, a name no C library defines"
 
     def run(self, module):
-        for fn in _defined_functions(module, "func.func"):
-            if not _name(fn).startswith(PREFIX):
-                _rename(module, fn, PREFIX + _name(fn))
+        for fn in defined_functions(module, "func.func"):
+            if not symbol_name(fn).startswith(PREFIX):
+                _rename(module, fn, PREFIX + symbol_name(fn))
 
 
 @register
@@ -54,6 +45,6 @@ class CInterfaceNames(ModulePass):
 
     def run(self, module):
         mangled = C_INTERFACE + PREFIX
-        for fn in _defined_functions(module, "llvm.func"):
-            if _name(fn).startswith(mangled):
-                _rename(module, fn, C_INTERFACE + _name(fn)[len(mangled):])
+        for fn in defined_functions(module, "llvm.func"):
+            if symbol_name(fn).startswith(mangled):
+                _rename(module, fn, C_INTERFACE + symbol_name(fn)[len(mangled):])

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import transform
-from mlir.dialects.transform import memref as tmemref
-from mlir.dialects.transform import structured, vector
+from mlir.dialects.transform import interpreter, structured, vector
+from mlir.dialects.transform import memref as transform_memref
+
+from .base import fail
 
 
 def transform_script(build):
@@ -22,16 +24,40 @@ def transform_script(build):
     return mod, seq
 
 
+def apply_script(target, script, what: str):
+    """Apply a transform_script to one payload op; a failure is an error located at it."""
+    mod, seq = script
+    try:
+        interpreter.apply_named_sequence(target, seq, mod)
+    except ValueError as e:
+        fail(target, f"{what} failed: {str(e).splitlines()[-1]}")
+
+
+class ScriptCache:
+    """Transform scripts built once per pass run and reused for every op with the same
+    parameters (building one costs more than applying it)."""
+
+    def __init__(self):
+        self._scripts = {}
+
+    def get(self, key, make):
+        if key not in self._scripts:
+            self._scripts[key] = make()
+        return self._scripts[key]
+
+
 def vectorize_register_tiles(kernel):
     """Vectorize the tiled kernel (full register tiles become vector.contract), keep C in
-    registers across k, and lower contractions to outer-product FMAs (measured in the notes at
-    ~190-230 GFLOP/s on one core at 1024^3). The order matters: without folding the subviews,
-    LICM and CSE, hoisting silently does nothing (notes, section 7)."""
+    registers across k, and lower contractions to outer-product FMAs (a 1024^3 float32 matmul
+    tiled 64x256x256 with 8x32 register tiles ran at ~190-230 GFLOP/s on one core, against
+    0.5 GFLOP/s for plain loops). The order matters: unless the subviews are folded and LICM
+    and CSE have run, hoist_redundant_vector_transfers finds nothing to hoist and the C tile
+    is loaded and stored at every k, without any error."""
     any_op = transform.AnyOpType.get()
     fv = structured.VectorizeChildrenAndApplyPatternsOp(kernel).result
     p = transform.ApplyPatternsOp(fv)
     with ir.InsertionPoint(p.patterns):
-        tmemref.ApplyFoldMemrefAliasOpsPatternsOp()
+        transform_memref.ApplyFoldMemrefAliasOpsPatternsOp()
         transform.ApplyCanonicalizationPatternsOp()
     licm = transform.ApplyRegisteredPassOp(any_op, fv, "loop-invariant-code-motion")
     transform.ApplyCommonSubexpressionEliminationOp(licm.result)

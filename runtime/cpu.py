@@ -1,7 +1,7 @@
 """In-process CPU executables: an LLVM-dialect module in the MLIR ExecutionEngine.
 
-The entry follows the destination-passing convention of passes/cpu.py: inputs then outputs,
-all memrefs, C interface. Calls go through a prebuilt argument block and a ctypes function
+The entry follows the destination-passing convention of passes/destination_passing.py: inputs
+then outputs, all memrefs, C interface. Calls go through a prebuilt argument block and a ctypes function
 pointer to the packed wrapper.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ The library is compiled for the CPU of the machine that built it (manifest `mcpu
 the host's, like the ExecutionEngine); loading checks the architecture. It exports
 `_mlir_ciface_<entry>(desc*...)` (llvm.emit_c_interface): one pointer to
 a memref descriptor per input and output, in the destination-passing order of
-passes/cpu.py. The packed `void**` wrapper only exists under the ExecutionEngine, so calls go
+passes/destination_passing.py. The packed `void**` wrapper only exists under the ExecutionEngine, so calls go
 to the C interface directly: a ctypes function with one pointer argument per descriptor,
 descriptors prebuilt once (runtime/memref.ArgBlock) and only their data pointers patched.
 

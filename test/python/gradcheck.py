@@ -6,7 +6,8 @@ import numpy as np
 from mlir import ir
 
 from mscc.dialects.ir import PARAM_ATTR, build_function, get_context, spec_of
-from mscc.passes.autodiff import call_gradient, emit_grad, function_type
+from mscc.passes.autodiff import call_gradient, emit_grad
+from mscc.passes.ir_helpers import function_type
 from mscc.passes.compiler import compile_module
 
 

@@ -1,0 +1,165 @@
+"""Small readers and writers of MLIR structure that the passes share.
+
+The Python bindings expose most attributes only as generic `ir.Attribute`s: reading a
+function's name is `ir.StringAttr(fn.attributes["sym_name"]).value`, a linalg op's loop kinds
+are only available as text (`#linalg.iterator_type<parallel>`: the bindings have no attribute
+class for them). Written once here, each of these has one meaning and one place to fix.
+
+(Several would belong with dialects/ir.py; they live in passes/ because only passes use them.)
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+# ------------------------------------------------------------------ symbols and functions
+
+
+def symbol_name(op) -> str:
+    """The `sym_name` of a symbol op (func.func, gpu.module, memref.global, ...)."""
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def set_symbol_name(op, name: str):
+    op.attributes["sym_name"] = ir.StringAttr.get(name)
+
+
+def is_private(op) -> bool:
+    return ("sym_visibility" in op.attributes
+            and ir.StringAttr(op.attributes["sym_visibility"]).value == "private")
+
+
+def is_public(op) -> bool:
+    return ("sym_visibility" not in op.attributes
+            or ir.StringAttr(op.attributes["sym_visibility"]).value == "public")
+
+
+def callee_name(call) -> str:
+    """The function a func.call calls."""
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def function_type(fn) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+
+
+def set_function_type(fn, inputs, results):
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(inputs),
+                                                                          list(results)))
+
+
+def top_level_ops(module, op_name: str) -> list:
+    """The ops named `op_name` directly in the body of a module (or of another op with one
+    single-block region, as gpu.module); ir.Module, ir.Operation or an op view."""
+    return [op for op in module.operation.regions[0].blocks[0].operations
+            if op.operation.name == op_name]
+
+
+def functions(module) -> list:
+    """The func.func ops of a module (its top level)."""
+    return top_level_ops(module, "func.func")
+
+
+def defined_functions(module, op_name: str = "func.func") -> list:
+    """Top-level functions with a body (declarations of external functions have none)."""
+    return [op for op in top_level_ops(module, op_name) if len(op.regions[0].blocks)]
+
+
+def functions_by_name(module) -> dict:
+    """Module-level func.func ops by symbol name."""
+    return {symbol_name(op): op for op in functions(module)}
+
+
+def public_functions(module) -> list:
+    """The defined public functions of a module: its entries."""
+    return [op for op in defined_functions(module) if is_public(op)]
+
+
+# ------------------------------------------------------------------ walking
+
+def ops_of_kind(root, *names: str, post_order: bool = False) -> list:
+    """Every op named one of `names` nested in `root` (at any depth, `root` included), in
+    walk order: pre-order, or with `post_order` an op after the ops it contains."""
+    found = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    order = ir.WalkOrder.POST_ORDER if post_order else ir.WalkOrder.PRE_ORDER
+    root.operation.walk(visit, order)
+    return found
+
+
+# ------------------------------------------------------------------ linalg structure
+
+PARALLEL, REDUCTION = "parallel", "reduction"
+
+
+def iterator_kinds(op) -> list[str]:
+    """"parallel" or "reduction" per loop of a linalg op with `iterator_types`."""
+    return [str(a).split("<")[-1].rstrip(">")
+            for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def iterator_types_attr(kinds) -> ir.ArrayAttr:
+    """The `iterator_types` attribute for a list of "parallel" / "reduction"."""
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
+
+
+def indexing_maps(op, attr=None) -> list[ir.AffineMap]:
+    """The indexing maps of a linalg op (or of the `indexing_maps` attribute `attr`)."""
+    attr = op.attributes["indexing_maps"] if attr is None else attr
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(attr)]
+
+
+def projection(n_dims: int, dims, context=None) -> ir.AffineMap:
+    """(d0, ..., d{n_dims-1}) -> (d{dims[0]}, d{dims[1]}, ...)."""
+    return ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(d, context=context) for d in dims],
+                            context=context)
+
+
+def is_identity_map(m: ir.AffineMap) -> bool:
+    return m == ir.AffineMap.get_identity(m.n_dims, context=m.context)
+
+
+def uses_dim(expr: ir.AffineExpr, dim: int) -> bool:
+    """Whether an affine expression depends on loop dimension `dim`."""
+    expr = expr.maybe_downcast()
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position == dim
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return uses_dim(expr.lhs, dim) or uses_dim(expr.rhs, dim)
+    return False
+
+
+def loop_sizes(maps, operands) -> list:
+    """The size of every loop of a linalg op, read from the shapes of its memref operands
+    through their indexing maps: a loop that indexes a dimension directly has that
+    dimension's size (a static one preferred over a dynamic one); None for a loop no memref
+    dimension gives."""
+    sizes = [None] * (maps[0].n_dims if maps else 0)
+    for value, amap in zip(operands, maps):
+        if not isinstance(value.type, ir.MemRefType):
+            continue
+        for expr, size in zip(amap.results, ir.MemRefType(value.type).shape):
+            expr = expr.maybe_downcast()
+            if not isinstance(expr, ir.AffineDimExpr):
+                continue
+            known = sizes[expr.position]
+            if known is None or (ir.ShapedType.is_dynamic_size(known)
+                                 and not ir.ShapedType.is_dynamic_size(size)):
+                sizes[expr.position] = size
+    return sizes
+
+
+def identity_layout(t) -> bool:
+    """A memref type without a layout (or with the identity map): contiguous from offset 0."""
+    mt = ir.MemRefType(t)
+    layout = mt.layout
+    return (isinstance(layout, ir.AffineMapAttr)
+            and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+def element_bytes(t: ir.Type) -> int:
+    """Bytes of one element of a shaped type (at least 1: i1 is stored as a byte)."""
+    return max(1, getattr(ir.ShapedType(t).element_type, "width", 32) // 8)

@@ -1,0 +1,108 @@
+"""ms-outline-matmul: each matmul (with its fused epilogue) in a kernel function of its own.
+
+Target-neutral: the CPU and CUDA pipelines both outline matmuls at the linalg stage and
+schedule the kernel functions later (passes/cpu.py, passes/gpu.py). A kernel function is
+private and carries `ms.kernel = "<kind>"`; a transform script applied to it cannot touch the
+rest of the program.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..dialects.lowering import REGION_ATTR
+from .base import ModulePass, register
+from .ir_helpers import functions, ops_of_kind, symbol_name
+
+KERNEL_ATTR = "ms.kernel"
+
+
+def is_kernel(fn) -> bool:
+    return KERNEL_ATTR in fn.attributes
+
+
+def kernel_functions(module, kind: str) -> list:
+    """The module's kernel functions of one kind ("matmul")."""
+    return [fn for fn in functions(module) if is_kernel(fn)
+            and ir.StringAttr(fn.attributes[KERNEL_ATTR]).value == kind]
+
+
+def _live_ins(ops, inside):
+    """Values the ops use that are defined outside them, in first-use order."""
+    args, seen = [], set()
+    for op in ops:
+        for v in op.operands:
+            owner = v.owner
+            if (isinstance(owner, ir.Block) or owner.operation not in inside) and v not in seen:
+                seen.add(v)
+                args.append(v)
+    return args
+
+
+def _clone_into(entry, ops, args, results, loc):
+    """Copies of `ops` in `entry`, reading its arguments for `args`, returning `results`."""
+    remap = dict(zip(args, entry.arguments))
+    with ir.InsertionPoint(entry), loc:
+        for op in ops:
+            copy = op.clone()
+            for i, v in enumerate(copy.operands):
+                if v in remap:
+                    copy.operands[i] = remap[v]
+            remap.update(zip(op.results, copy.results))
+        func.ReturnOp([remap[r] for r in results])
+
+
+def outline(ops, name: str, kind: str, module_block):
+    """Move `ops` (in block order) into a private function carrying `ms.kernel = kind` and
+    call it: values they use from outside become its arguments, values used after them its
+    results."""
+    inside = set(ops)
+    args = _live_ins(ops, inside)
+    results = [r for op in ops for r in op.results
+               if any(u.owner.operation not in inside for u in r.uses)]
+    loc = ops[-1].location
+    with ir.InsertionPoint(module_block), loc:
+        fn = func.FuncOp(name, ([v.type for v in args], [r.type for r in results]),
+                         visibility="private")
+        fn.attributes[KERNEL_ATTR] = ir.StringAttr.get(kind)
+        entry = fn.add_entry_block()
+    _clone_into(entry, ops, args, results, loc)
+    with ir.InsertionPoint(ops[-1]), loc:
+        call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name), args)
+    for old, new in zip(results, call.results):
+        old.replace_all_uses_with(new)
+    for op in reversed(ops):
+        op.erase()
+
+
+# Ops of a fused matmul region that stay with the caller: its output's allocation and
+# initialization (so that the kernel's result is the caller's buffer: no copy).
+_CALLER_SIDE = {"tensor.empty", "linalg.fill", "arith.constant"}
+
+
+def kernel_ops(matmul):
+    """The matmul and, when it anchors a fused region, the region's other linalg ops (its
+    epilogue), in block order."""
+    region = matmul.attributes[REGION_ATTR] if REGION_ATTR in matmul.attributes else None
+    if region is None:
+        return [matmul]
+    return [op.operation for op in matmul.operation.block.operations
+            if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region
+            and op.operation.name not in _CALLER_SIDE]
+
+
+@register
+class OutlineMatmul(ModulePass):
+    name = "ms-outline-matmul"
+    summary = "move each linalg.matmul, with its fused epilogue, into its own kernel function"
+    # epilogues=false leaves a fused epilogue in the caller (the CUDA target maps it to a
+    # kernel of its own: its matmul schedule tiles the product alone).
+    options = {"epilogues": True}
+
+    def run(self, module):
+        block = module.regions[0].blocks[0]
+        for fn in [fn for fn in functions(module) if not is_kernel(fn)]:
+            fn_name = symbol_name(fn)
+            for i, op in enumerate(ops_of_kind(fn, "linalg.matmul")):
+                ops = kernel_ops(op) if self.opts["epilogues"] else [op.operation]
+                outline(ops, f"{fn_name}__matmul{i}", "matmul", block)

@@ -10,7 +10,8 @@ CUDA: the pipeline through `gpu`, where the host function is read into a launch 
 `ptx`; the PTX of every kernel is kept, plus a cubin from ptxas when it is installed.
 
 This is what `mscc FILE --target cpu|cuda -o NAME.msx` and
-`jit(...).lower(...).compile().save(path)` call.
+`jit(...).lower(...).compile().save(path)` call. (Why the CPU has this way of making machine
+code beside the ExecutionEngine and the disk cache's: passes/compiler.py's docstring.)
 """
 from __future__ import annotations
 
@@ -26,10 +27,9 @@ import threading
 from mlir import ir
 from mlir.dialects import gpu
 
-from ..runtime.artifact import (FORMAT, FORMAT_VERSION, Artifact, entry_symbol,
-                                signature_symbol, signature_text, spec_to_json)
+from ..runtime.artifact import Artifact, entry_symbol, signature_symbol, signature_text
 from . import pipeline
-from .compiler import select_entry
+from .compiler import EntrySignature, entry_manifest, select_entry
 from .diagnostics import CompileError, Diagnostic
 from .launch_plan import read_launch_plan
 
@@ -56,23 +56,32 @@ def _run(cmd, stage, what, background=False):
 
 def build_artifact(module: ir.Module, entry: str | None = None, target: str = "cpu", *,
                    mcpu: str = "native", start_after: str | None = None) -> Artifact:
-    """Lower `module` (changed in place) and package `entry` as an Artifact."""
+    """Lower `module` (changed in place; `start_after`: the stage it is at already) and
+    package `entry` as an Artifact."""
     if target not in pipeline.TARGET_STAGES:
         raise ValueError(f"unknown target '{target}'; targets: "
                          f"{', '.join(pipeline.TARGET_STAGES)}")
     sig = select_entry(module, entry)
-    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "target": target,
-                "entry": sig.name, "inputs": [spec_to_json(s) for s in sig.inputs],
-                "outputs": [spec_to_json(s) for s in sig.outputs]}
+    manifest = entry_manifest(sig, target)
     if target == "cpu":
-        pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after)
-        llvm_ir = pipeline.translate_to_llvm_ir(module)
-        library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
-        lib_name = f"lib/{sig.name}.so"
-        manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(sig.name),
-                           "machine": platform.machine(), "mcpu": cpu_name,
-                           "openmp": uses_openmp(llvm_ir)}
-        return Artifact(manifest, {lib_name: library})
+        return _cpu_artifact(module, sig, manifest, mcpu, start_after)
+    return _cuda_artifact(module, sig, manifest, start_after)
+
+
+def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> Artifact:
+    pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after)
+    llvm_ir = pipeline.translate_to_llvm_ir(module)
+    library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
+    lib_name = f"lib/{sig.name}.so"
+    manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(sig.name),
+                       "machine": platform.machine(), "mcpu": cpu_name,
+                       "openmp": uses_openmp(llvm_ir)}
+    return Artifact(manifest, {lib_name: library})
+
+
+def _cuda_artifact(module, sig: EntrySignature, manifest, start_after) -> Artifact:
+    """The host function is read into a launch plan at the gpu stage; the kernels go on to
+    PTX (and a cubin when ptxas is installed)."""
     pipeline.run_pipeline(module, "cuda", stop_after="gpu", start_after=start_after)
     plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
     pipeline.run_pipeline(module, "cuda", stop_after="ptx", start_after="gpu")
@@ -276,6 +285,23 @@ def shared_library(llvm_ir: str, entry: str, inputs, outputs,
 
 # ------------------------------------------------------------------ stages
 
+# The exported stages: the pass stage they are made from, and how.
+def _llvm_ir(module):
+    return pipeline.translate_to_llvm_ir(module)
+
+
+def _cpu_object(module):
+    return compile_object(pipeline.translate_to_llvm_ir(module))[0]
+
+
+def _cubin(module):
+    return ptxas(kernel_ptx(module), required=True)
+
+
+_EXPORTS = {("cpu", "llvm-ir"): ("llvm", _llvm_ir), ("cpu", "obj"): ("llvm", _cpu_object),
+            ("cuda", "ptx"): ("ptx", kernel_ptx), ("cuda", "obj"): ("ptx", _cubin)}
+
+
 def emit_stage(module: ir.Module, target: str, stage: str, *, after_each=None,
                debug_info=False) -> str | bytes:
     """The module at a named stage (passes/pipeline.py; the module is changed in place):
@@ -285,13 +311,8 @@ def emit_stage(module: ir.Module, target: str, stage: str, *, after_each=None,
     if stage not in pipeline.stage_names(target):
         raise ValueError(f"unknown stage '{stage}'; stages: "
                          f"{', '.join(pipeline.stage_names(target))}")
-    if target == "cpu" and stage in ("llvm-ir", "obj"):
-        pipeline.run_pipeline(module, target, stop_after="llvm", after_each=after_each)
-        llvm_ir = pipeline.translate_to_llvm_ir(module)
-        return llvm_ir if stage == "llvm-ir" else compile_object(llvm_ir)[0]
-    if target == "cuda" and stage in ("ptx", "obj"):
-        pipeline.run_pipeline(module, target, stop_after="ptx", after_each=after_each)
-        ptx = kernel_ptx(module)
-        return ptx if stage == "ptx" else ptxas(ptx, required=True)
-    pipeline.run_pipeline(module, target, stop_after=stage, after_each=after_each)
+    source_stage, export = _EXPORTS.get((target, stage), (stage, None))
+    pipeline.run_pipeline(module, target, stop_after=source_stage, after_each=after_each)
+    if export is not None:
+        return export(module)
     return module.operation.get_asm(enable_debug_info=debug_info)

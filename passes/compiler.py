@@ -1,5 +1,19 @@
-"""Compiler driver shared by jit, the CLIs and the tests: parse, verify, run the pipeline,
-build an executable."""
+"""Compiler driver shared by jit, the CLIs and the tests: parse, verify, choose the entry, run
+the pipeline (pipeline.run_pipeline), build an executable.
+
+CPU machine code is made three ways, each for a reason of its own:
+- in process, by the MLIR ExecutionEngine (compile_module: jit and `mscc --run`): no files,
+  no tools, the fastest start;
+- by opt + llc and `cc -shared` (passes/artifact.py: `mscc -o NAME.msx`, `--emit=obj`,
+  `Compiled.save`): a position-independent library that loads without MLIR on another
+  machine of the same kind;
+- by linking the ExecutionEngine's own object code (passes/exe_cache.py, the disk cache): a
+  second process loads what the first compiled, and the first does not compile the module a
+  second time (opt + llc in the background halved the speed of its parallel loops on a
+  two-core machine).
+All three start from the same `llvm` stage; the libraries of the last two export only the
+entry (artifact.link_shared).
+"""
 from __future__ import annotations
 
 import os
@@ -12,8 +26,8 @@ from mlir import ir
 from ..dialects.ir import get_context, spec_of
 from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
-from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
-from .ir_helpers import public_functions
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
+from .ir_helpers import function_type, public_functions, symbol_name
 from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
@@ -84,10 +98,10 @@ def entry_signatures(module: ir.Module) -> list[EntrySignature]:
     """Public functions of an ms/linalg-level module with their tensor signatures."""
     out = []
     for fn in public_functions(module.operation):
-        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        ftype = function_type(fn)
         ins = [spec_of(t) for t in ftype.inputs]
         outs = [spec_of(t) for t in ftype.results]
-        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        name = symbol_name(fn)
         if not name:  # nothing can call it, and LLVM cannot name it
             raise CompileError([Diagnostic("error", *_where(fn), "entry function has an empty "
                                            "name")])
@@ -100,7 +114,6 @@ def entry_signatures(module: ir.Module) -> list[EntrySignature]:
 
 
 def _where(op):
-    from .diagnostics import file_location
     return file_location(op.location)
 
 
@@ -133,14 +146,14 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
                    start_after=None):
     """Lower an ms module (changed in place) and return an executable for `entry`
     (default: the only public function): in-process for the CPU; for CUDA the artifact's
-    loaded executable (it needs a GPU and cuda-bindings)."""
+    loaded executable (it needs a GPU and cuda-bindings). `start_after` names the stage the
+    module is at already (None: as traced or parsed)."""
     sig = select_entry(module, entry)
     if target == "cuda":
         from .artifact import build_artifact
         return build_artifact(module, sig.name, "cuda", start_after=start_after).load()
     if target != "cpu":
         raise CompileError([Diagnostic("error", "", 0, 0, f"unknown target '{target}'")])
-    from ..runtime.cpu import CpuExecutable
     from . import exe_cache
     t0 = time.perf_counter()
     key = exe_cache.key_for(module, sig.name, target, start_after) if exe_cache.cache_dir() else None
@@ -148,27 +161,34 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
     if cached is not None:
         cached.compile_times = {"disk-cache": time.perf_counter() - t0}
         return cached
+    exe = _compile_in_process(module, sig, opt_level, start_after)
+    if key:  # the engine's machine code becomes the cache entry, linked in the background
+        exe_cache.store_later(key, exe, entry_manifest(sig, target))
+    if os.environ.get("MSCC_TIME_REPORT"):
+        print(time_report(sig.name, exe.compile_times), file=sys.stderr)
+    return exe
+
+
+def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
+    """The CPU pipeline through `llvm`, then the ExecutionEngine; the executable's
+    `compile_times` holds the seconds of every stage and of the machine code."""
+    from ..runtime.cpu import CpuExecutable
     times = {}
-    names = [n for n, _ in pipeline.TARGET_STAGES[target]]
-    previous = start_after
-    for name in names[names.index(start_after) + 1 if start_after else 0:names.index("llvm") + 1]:
-        t0 = time.perf_counter()
-        pipeline.run_pipeline(module, target, stop_after=name, start_after=previous)
-        times[name] = time.perf_counter() - t0
-        previous = name
+    pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after,
+                          on_stage=times.__setitem__)
     t0 = time.perf_counter()
     with module.context:
         exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
-    if key:  # the engine's machine code becomes the cache entry, linked in the background
-        exe_cache.store_later(key, exe, {
-            "format": FORMAT, "version": FORMAT_VERSION, "target": "cpu", "entry": sig.name,
-            "inputs": [spec_to_json(s) for s in sig.inputs],
-            "outputs": [spec_to_json(s) for s in sig.outputs]})
     exe.compile_times = times
-    if os.environ.get("MSCC_TIME_REPORT"):
-        print(time_report(sig.name, times), file=sys.stderr)
     return exe
+
+
+def entry_manifest(sig: EntrySignature, target: str) -> dict:
+    """The artifact manifest's description of an entry (runtime/artifact.py)."""
+    return {"format": FORMAT, "version": FORMAT_VERSION, "target": target, "entry": sig.name,
+            "inputs": [spec_to_json(s) for s in sig.inputs],
+            "outputs": [spec_to_json(s) for s in sig.outputs]}
 
 
 def time_report(entry, times) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
@@ -216,21 +217,39 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
         flush()
 
 
-def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=None,
-                 start_after=None):
-    """Run the stages from after `start_after` (None: from the beginning) through
-    `stop_after`. Returns the module (changed in place)."""
+def stages_between(target: str, start_after: str | None, stop_after: str) -> list[str]:
+    """The names of the pass stages that take a module at `start_after` (None: as traced or
+    parsed) to `stop_after`, in order: empty when it is there already. Unknown names, and a
+    module already past `stop_after`, are errors (ValueError)."""
+    if target not in TARGET_STAGES:
+        raise ValueError(f"unknown target '{target}'; targets: {', '.join(TARGET_STAGES)}")
     names = [n for n, _ in TARGET_STAGES[target]]
-    if stop_after not in names:
-        raise ValueError(f"unknown stage '{stop_after}'; stages: {', '.join(stage_names(target))}")
-    started = start_after is None
-    for name, steps in stage_steps(target):
-        if started:
-            run_steps(module, steps, after_each=after_each, stage=name)
-        if name == start_after:
-            started = True
-        if name == stop_after:
-            break
+    for what, name in (("stage", stop_after), ("start stage", start_after)):
+        if name is not None and name not in names:
+            exported = " (an exported form, not a pass stage)" if name in stage_names(target) else ""
+            raise ValueError(f"unknown {what} '{name}'{exported}; pass stages of {target}: "
+                             f"{', '.join(names)}")
+    first = names.index(start_after) + 1 if start_after is not None else 0
+    last = names.index(stop_after)
+    if first > last + 1:
+        raise ValueError(f"cannot stop after '{stop_after}': the module is already at the "
+                         f"later stage '{start_after}'")
+    return names[first:last + 1]
+
+
+def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=None,
+                 start_after=None, on_stage=None):
+    """The pipeline driver: run the stages after `start_after` (None: from the beginning)
+    through `stop_after` (see stages_between). `after_each(step, module)` sees the IR after
+    every pass; `on_stage(name, seconds)` is told how long each stage took. Returns the
+    module (changed in place); raises CompileError at the first failing pass."""
+    steps = dict(TARGET_STAGES[target]) if target in TARGET_STAGES else {}
+    for name in stages_between(target, start_after, stop_after):
+        t0 = time.perf_counter()
+        run_steps(module, [parse_step(s) for s in steps[name]], after_each=after_each,
+                  stage=name)
+        if on_stage is not None:
+            on_stage(name, time.perf_counter() - t0)
     return module
 
 

@@ -160,30 +160,14 @@ def write_artifact(module, args):
 
 
 def run_entry(module, args, parameters):
+    """--run: compile the entry for --target and run it on --inputs or random inputs (plus
+    the current values of the Parameters it reads); prints and returns the results."""
     import numpy as np
-    from ..passes.compiler import compile_module, entry_signatures
-    sigs = {s.name: s for s in entry_signatures(module)}
-    entry = args.entry or (next(iter(sigs)) if len(sigs) == 1 else None)
-    if entry not in sigs:
-        raise UsageError(f"choose an entry with --entry: {', '.join(sigs) or 'none found'}")
-    sig = sigs[entry]
-    if args.inputs:
-        if len(args.inputs) != len(sig.inputs):
-            raise UsageError(f"'{entry}' takes {len(sig.inputs)} inputs, got {len(args.inputs)} files")
-        try:
-            arrays = [np.load(p) for p in args.inputs]
-        except (OSError, ValueError) as e:
-            raise UsageError(f"could not read inputs: {e}") from None
-    else:
-        rng = np.random.default_rng(args.seed)
-        params = parameters.get(entry, [])
-        explicit = sig.inputs[:len(sig.inputs) - len(params)]
-        arrays = [random_input(rng, s) for s in explicit] + list(params)
+    from ..passes.compiler import select_entry
+    sig = select_entry(module, args.entry)
+    arrays = _run_inputs(args, sig, parameters.get(sig.name, []))
     try:
-        if args.target == "cuda":
-            outputs = _run_cuda(module, entry, arrays)
-        else:
-            outputs = compile_module(module, entry)(*arrays)
+        outputs = _compile_and_call(module, sig.name, args.target, arrays)
     except ValueError as e:
         raise UsageError(str(e)) from None
     for i, out in enumerate(outputs):
@@ -192,12 +176,31 @@ def run_entry(module, args, parameters):
     return outputs
 
 
-def _run_cuda(module, entry, arrays):
-    from ..passes.artifact import build_artifact
-    from ..runtime.cuda import CudaError
-    exe = build_artifact(module, entry, "cuda")
+def _run_inputs(args, sig, params):
+    """The arrays --run passes: the --inputs files, else seeded random data for the explicit
+    inputs followed by the Parameter values."""
+    import numpy as np
+    if not args.inputs:
+        rng = np.random.default_rng(args.seed)
+        explicit = sig.inputs[:len(sig.inputs) - len(params)]
+        return [random_input(rng, s) for s in explicit] + list(params)
+    if len(args.inputs) != len(sig.inputs):
+        raise UsageError(f"'{sig.name}' takes {len(sig.inputs)} inputs, got "
+                         f"{len(args.inputs)} files")
     try:
-        return [o.asnumpy() for o in exe.load()(*arrays)]
+        return [np.load(p) for p in args.inputs]
+    except (OSError, ValueError) as e:
+        raise UsageError(f"could not read inputs: {e}") from None
+
+
+def _compile_and_call(module, entry, target, arrays):
+    """The entry's results as numpy arrays (a CUDA executable's come back from the device)."""
+    from ..passes.compiler import compile_module
+    if target != "cuda":
+        return compile_module(module, entry, target)(*arrays)
+    from ..runtime.cuda import CudaError
+    try:
+        return [o.asnumpy() for o in compile_module(module, entry, target)(*arrays)]
     except CudaError as e:
         raise UsageError(f"cannot run on CUDA: {e}") from None
 
@@ -232,7 +235,6 @@ def main(argv):
         if args.run:
             run_entry(module, args, parameters)
             return 0
-        from ..passes import pipeline
         after = _dumper(args.dump_dir) if args.dump_dir else None
         if args.emit == "executable":
             if after is not None:

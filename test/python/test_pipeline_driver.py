@@ -1,0 +1,58 @@
+"""The one pipeline driver (passes/pipeline.run_pipeline): stage names are checked, a module
+starts where it is, and every stage reports its time."""
+import numpy as np
+import pytest
+
+from mscc.passes import pipeline
+from mscc.passes.compiler import compile_module
+from mstest import module_of, op, spec
+
+SPECS = [spec((4, 8), "float32")]
+
+
+def _tanh_module():
+    return module_of(SPECS, lambda x: op("ms.tanh", x))
+
+
+def test_stages_run_in_order_and_report_their_times():
+    seen = []
+    pipeline.run_pipeline(_tanh_module(), "cpu", stop_after="bufferized",
+                          on_stage=lambda name, seconds: seen.append((name, seconds)))
+    assert [name for name, _ in seen] == ["ms", "ms-opt", "linalg", "bufferized"]
+    assert all(seconds >= 0 for _, seconds in seen)
+
+
+def test_a_module_continues_from_the_stage_it_is_at():
+    module = _tanh_module()
+    pipeline.run_pipeline(module, "cpu", stop_after="linalg")
+    seen = []
+    pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after="linalg",
+                          on_stage=lambda name, _: seen.append(name))
+    assert seen == ["bufferized", "llvm"]
+    # Already there: nothing to run, not an error.
+    pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after="llvm",
+                          on_stage=lambda name, _: seen.append(name))
+    assert seen == ["bufferized", "llvm"]
+
+
+@pytest.mark.parametrize("start_after, stop_after, message", [
+    ("bogus", "llvm", "unknown start stage 'bogus'"),
+    ("llvm", "linalg", "already at the later stage 'llvm'"),
+    (None, "obj", "unknown stage 'obj' \\(an exported form"),
+    ("gpu", "llvm", "unknown start stage 'gpu'"),  # a CUDA stage
+])
+def test_bad_stage_names_are_errors_not_silence(start_after, stop_after, message):
+    module = _tanh_module()
+    before = str(module)
+    with pytest.raises(ValueError, match=message):
+        pipeline.run_pipeline(module, "cpu", stop_after=stop_after, start_after=start_after)
+    assert str(module) == before  # checked before anything ran
+
+
+def test_compile_times_name_every_stage_run():
+    module = _tanh_module()
+    pipeline.run_pipeline(module, "cpu", stop_after="ms-opt")
+    exe = compile_module(module, "f", start_after="ms-opt")
+    assert list(exe.compile_times) == ["linalg", "bufferized", "llvm", "codegen"]
+    x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_allclose(exe(x)[0], np.tanh(x), rtol=1e-5)

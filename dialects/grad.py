@@ -16,7 +16,7 @@ input is zeros of its type.
 """
 from __future__ import annotations
 
-from mlir import ir
+from .lazy import ir
 
 from . import shape_rules as R
 from .dtypes import TensorSpec

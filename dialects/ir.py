@@ -12,9 +12,8 @@ import threading
 import types as _pytypes
 
 import numpy as np
-from mlir import ir
-from mlir._mlir_libs import _mlir as _cext
-from mlir.dialects import irdl
+from .lazy import ir, irdl
+from .lazy import mlir_ext as _cext
 
 from . import dtypes as dt
 from .registry import OPS, NotConstant, OpDef, lookup
@@ -29,26 +28,35 @@ PARAM_ATTR = "ms.parameter"
 _context: ir.Context | None = None
 
 
-@_cext.register_dialect
-class MsDialect(ir.Dialect):
-    DIALECT_NAMESPACE = "ms"
-
-
-# The bindings look for `mlir.dialects.ms` before they consult registered OpViews; an
-# importable placeholder makes that lookup succeed once instead of failing on every op.
-sys.modules.setdefault("mlir.dialects.ms", _pytypes.ModuleType("mlir.dialects.ms"))
-
 _OPVIEWS: dict[str, type] = {}
+_DIALECT: list = []  # the registered ms Dialect class, once the context exists
+
+
+def _register_dialect():
+    """Register the ms dialect's Python classes with the bindings (with the context: this
+    module imports without MLIR)."""
+    if _DIALECT:
+        return _DIALECT[0]
+
+    class MsDialect(ir.Dialect):
+        DIALECT_NAMESPACE = "ms"
+    _cext.register_dialect(MsDialect)
+    # The bindings look for `mlir.dialects.ms` before they consult registered OpViews; an
+    # importable placeholder makes that lookup succeed once instead of failing on every op.
+    sys.modules.setdefault("mlir.dialects.ms", _pytypes.ModuleType("mlir.dialects.ms"))
+    _DIALECT.append(MsDialect)
+    return MsDialect
 
 
 def _register_opviews():
+    dialect = _register_dialect()
     for name, opdef in OPS.items():
         if name in _OPVIEWS:
             continue
         cls_name = "".join(p.capitalize() for p in opdef.mnemonic.split("_")) + "Op"
         cls = type(cls_name, (ir.OpView,), {"OPERATION_NAME": name, "_ODS_REGIONS": (0, True),
                                             "opdef": opdef})
-        _cext.register_operation(MsDialect)(cls)
+        _cext.register_operation(dialect)(cls)
         _OPVIEWS[name] = cls
 
 

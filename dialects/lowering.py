@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mlir import ir
-from mlir.dialects import arith, linalg, tensor
-from mlir.dialects import math as mmath
-from mlir.dialects.linalg import fill_builtin_region
+from .lazy import arith, ir, linalg, tensor
+from .lazy import math as mmath
 
 from . import dtypes as dt
 from .dtypes import TensorSpec
@@ -32,8 +30,10 @@ def _contract(reassoc=False):
 class ScalarBuilder:
     """Scalar arithmetic in one dtype, emitted at the current insertion point.
 
-    Elementwise ops define their semantics with these methods (their `scalar` rule), so the
-    same rule serves the per-op lowering and fused regions.
+    Elementwise ops define their semantics as scalar rules (OpDef.scalar), which serve the
+    per-op lowering and fused regions alike. A rule calls other elementwise ops by mnemonic
+    (`s.exp(x)`, `s.add(x, y)`: the op's own rule, in this builder's dtype) and the few
+    primitives that are not ops of their own: `const`, `cast`, `select`, `cmp`.
     """
 
     def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None, reassoc=False):
@@ -43,7 +43,12 @@ class ScalarBuilder:
         # reassoc: for the combining step of reductions (sums may be reordered)
         self.fm = _contract(reassoc) if dtype.is_float else None
 
-    # -- constants and conversion
+    def __getattr__(self, mnemonic):
+        rule = elementwise_rule(mnemonic)
+        bound = self.__dict__[mnemonic] = lambda *args: rule(self, *args)
+        return bound
+
+    # -- the primitives that are not ops
     def const(self, value, dtype=None):
         d = dtype or self.dtype
         t = compute_type(d)
@@ -59,95 +64,10 @@ class ScalarBuilder:
     def cast(self, v, src: dt.DType, dst: dt.DType | None = None):
         return cast_scalar(v, src, dst or self.dtype)
 
-    # -- arithmetic
-    def _pick(self, f, i, u=None, b=None):
-        d = self.dtype
-        if d.is_float:
-            return f
-        if d.is_bool and b is not None:
-            return b
-        if d.kind == "uint" and u is not None:
-            return u
-        if b is None and d.is_bool:
-            raise TypeError(f"no boolean form of this operation")
-        return i
-
-    def add(self, x, y):
-        if self.dtype.is_float:
-            return arith.addf(x, y, fastmath=self.fm)
-        return arith.ori(x, y) if self.dtype.is_bool else arith.addi(x, y)
-
-    def sub(self, x, y):
-        if self.dtype.is_float:
-            return arith.subf(x, y, fastmath=self.fm)
-        return arith.xori(x, y) if self.dtype.is_bool else arith.subi(x, y)
-
-    def mul(self, x, y):
-        if self.dtype.is_float:
-            return arith.mulf(x, y, fastmath=self.fm)
-        return arith.andi(x, y) if self.dtype.is_bool else arith.muli(x, y)
-
-    def div(self, x, y):
-        d = self.dtype
-        if d.is_float:
-            return arith.divf(x, y, fastmath=self.fm)
-        return arith.divui(x, y) if d.kind == "uint" else arith.divsi(x, y)
-
-    def neg(self, x):
-        if self.dtype.is_float:
-            return arith.negf(x, fastmath=self.fm)
-        return self.sub(self.const(0), x)
-
-    def max(self, x, y):
-        d = self.dtype
-        if d.is_float:
-            return arith.maximumf(x, y)
-        return arith.ori(x, y) if d.is_bool else (arith.maxui(x, y) if d.kind == "uint"
-                                                   else arith.maxsi(x, y))
-
-    def min(self, x, y):
-        d = self.dtype
-        if d.is_float:
-            return arith.minimumf(x, y)
-        return arith.andi(x, y) if d.is_bool else (arith.minui(x, y) if d.kind == "uint"
-                                                    else arith.minsi(x, y))
-
-    def abs(self, x):
-        d = self.dtype
-        if d.is_float:
-            return mmath.absf(x)
-        return x if d.kind in ("uint", "bool") else mmath.absi(x)
-
-    def pow(self, x, y):
-        d = self.dtype
-        if d.is_float:
-            return mmath.powf(x, y)
-        if d.is_bool:
-            return arith.ori(x, arith.xori(y, self.const(True)))  # x**0 == 1, x**1 == x
-        return mmath.ipowi(x, y)
-
-    def exp(self, x):
-        return mmath.exp(x, fastmath=self.fm)
-
-    def log(self, x):
-        return mmath.log(x, fastmath=self.fm)
-
-    def tanh(self, x):
-        return mmath.tanh(x, fastmath=self.fm)
-
-    def erf(self, x):
-        return mmath.erf(x, fastmath=self.fm)
-
-    def sqrt(self, x):
-        return mmath.sqrt(x, fastmath=self.fm)
-
-    def rsqrt(self, x):
-        return mmath.rsqrt(x, fastmath=self.fm)
-
     def select(self, c, x, y):
         return arith.select(c, x, y)
 
-    # -- comparisons (results are i1)
+    # comparisons (results are i1)
     _CMPF = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
     _CMPI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
     _CMPU = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
@@ -160,27 +80,70 @@ class ScalarBuilder:
         return arith.cmpi(getattr(arith.CmpIPredicate, table[pred]), x, y)
 
 
-# What a ScalarBuilder primitive costs relative to an add, for fusion decisions (passes/
-# fusion.py recomputes cheap ops rather than storing them, never expensive ones).
-SCALAR_COSTS = {"const": 0, "div": 4, "sqrt": 4, "rsqrt": 4, "exp": 10, "log": 10,
-                "tanh": 10, "erf": 10, "pow": 10}
+def by_kind(float=None, int=None, uint=None, bool=None):  # noqa: A002 (the dtype kinds)
+    """A primitive scalar rule: one emitter `(ScalarBuilder, *values) -> value` per dtype
+    kind (uint and bool default to the int form). The op declares its cost beside it."""
+    forms = {"float": float, "int": int, "uint": uint or int, "bool": bool or int}
+
+    def scalar(s, *args):
+        form = forms[s.dtype.kind]
+        if form is None:
+            raise TypeError(f"no {s.dtype.name} form of this operation")
+        return form(s, *args)
+    scalar.primitive = True
+    return scalar
+
+
+def elementwise_rule(mnemonic: str):
+    """The scalar rule of the elementwise op ms.<mnemonic> (an error naming it if none)."""
+    from .registry import OPS
+    opdef = OPS.get("ms." + mnemonic)
+    if opdef is None or opdef.scalar is None:
+        raise AttributeError(f"'ms.{mnemonic}' is not an elementwise ms op (no scalar rule)")
+    return opdef.scalar
 
 
 class _Cost(float):
     pass
 
 
+def _total(own, args):
+    return _Cost(own + sum(a for a in args if isinstance(a, _Cost)))
+
+
 class ScalarCost:
-    """Stands in for a ScalarBuilder: running a scalar rule on it adds up the cost of the
-    primitives the rule would emit (1 unless SCALAR_COSTS says otherwise)."""
+    """Stands in for a ScalarBuilder: running a scalar rule on it adds up what the rule
+    would emit, relative to an add (passes/fusion.py recomputes cheap ops rather than storing
+    them, never expensive ones). A primitive rule costs what its op declares; a composed one
+    the sum of its parts."""
 
     def __init__(self, dtype: dt.DType, out_dtype: dt.DType | None = None):
         self.dtype = dtype
         self.out_dtype = out_dtype or dtype
 
-    def __getattr__(self, name):
-        own = SCALAR_COSTS.get(name, 1)
-        return lambda *args: _Cost(own + sum(a for a in args if isinstance(a, _Cost)))
+    def __getattr__(self, mnemonic):
+        from .registry import lookup
+        opdef = lookup("ms." + mnemonic)
+        return lambda *args: evaluate_cost(opdef, self, args)
+
+    def const(self, *args):
+        return _Cost(0)
+
+    def cast(self, v, *dtypes):
+        return _total(1, [v])
+
+    def select(self, c, x, y):
+        return _total(1, [c, x, y])
+
+    def cmp(self, pred, x, y):
+        return _total(1, [x, y])
+
+
+def evaluate_cost(opdef, s: ScalarCost, args):
+    rule = opdef.rule("scalar")
+    if getattr(rule, "primitive", False):
+        return _total(opdef.cost, args)
+    return rule(s, *args)
 
 
 def scalar_cost(opdef, in_specs, out_spec: TensorSpec) -> float:
@@ -188,8 +151,8 @@ def scalar_cost(opdef, in_specs, out_spec: TensorSpec) -> float:
     compute = group_dtype(opdef, in_specs)
     if opdef.compute_dtype is not None:
         compute = opdef.compute_dtype(compute)
-    return float(opdef.scalar(ScalarCost(compute, out_spec.dtype),
-                              *[_Cost(0)] * len(in_specs)))
+    return float(evaluate_cost(opdef, ScalarCost(compute, out_spec.dtype),
+                               [_Cost(0)] * len(in_specs)))
 
 
 def cast_scalar(v, src: dt.DType, dst: dt.DType):
@@ -255,7 +218,7 @@ def fill(spec: TensorSpec, value):
     scalar = to_storage(ScalarBuilder(spec.dtype).const(value), spec.dtype)
     op = linalg.FillOp(result_tensors=[tensor_type(spec, storage=True)], inputs=[scalar],
                        outputs=[out])
-    fill_builtin_region(op.operation)
+    linalg.fill_builtin_region(op.operation)
     return op.result
 
 

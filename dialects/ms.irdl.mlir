@@ -209,6 +209,18 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
   }
+  irdl.operation @sin {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @cos {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
   irdl.operation @sigmoid {
     %x = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"

@@ -84,6 +84,8 @@ class OpDef:
     write: tuple = ()                           # data-operand indexes that write a Parameter
     dtypes: tuple = dt.ALL                      # element types the data operands may have
     scalar: Callable | None = None              # elementwise: (ScalarBuilder, *values) -> value
+    cost: float | None = None                   # a primitive scalar rule's cost (an add is 1):
+                                                # fusion recomputes cheap ops, not costly ones
     compute_dtype: Callable | None = None       # elementwise: in dtypes -> dtype the body computes in
     lower: Callable | None = None               # (LowerCtx, *operands) -> value | [values]
     grad: Callable | None = None                # (GradCtx, ...) -> input cotangents
@@ -144,11 +146,24 @@ def define(name, operands, infer, **kw) -> OpDef:
     for n, kind in list(opdef.attrs.items()) + list(opdef.const_inputs.items()):
         if kind not in ATTR_KINDS:
             raise ValueError(f"{name}: attribute {n} has unknown kind {kind!r}")
+    primitive = getattr(opdef.scalar, "primitive", False)
+    if primitive != (opdef.cost is not None):
+        raise ValueError(f"{name}: a primitive scalar rule (lowering.by_kind) declares its cost; "
+                         "a composed one has none (it is the sum of its parts)")
     for n, kind in opdef.results:
         if kind not in RESULT_KINDS:
             raise ValueError(f"{name}: result {n} has unknown kind {kind!r}")
     OPS[name] = opdef
     return opdef
+
+
+def plain_elementwise_ops() -> list[OpDef]:
+    """Elementwise ops that take only tensors (no attributes, no const inputs), in definition
+    order: the frontend's plain wrappers (ms.ops.add, ...) and the test tables derive from
+    this list."""
+    from . import ops  # noqa: F401  (fills the registry)
+    return [d for d in OPS.values() if d.scalar is not None and not d.attrs
+            and not d.const_inputs]
 
 
 def lookup(name: str) -> OpDef:

@@ -2,7 +2,7 @@
 inputs, and that the result types agree with the op's shape rule."""
 from __future__ import annotations
 
-from mlir import ir
+from .lazy import ir
 
 from . import dtypes as dt
 from .ir import (AttrError, attr_to_py, const_to_py, constant_value, data_values, operand_groups,

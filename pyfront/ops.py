@@ -7,67 +7,38 @@ the module): a mistake is reported naming the op, at the user's line.
 """
 
 import builtins as _builtins
+import inspect as _inspect
 import operator as _operator
 
 import numpy as _np
 
 from ..dialects import dtypes as _dt
+from ..dialects.registry import plain_elementwise_ops as _plain_elementwise_ops
 from .dispatch import call as _call
 from .location import user_api as _user_api
 from .tensor import Parameter, Tensor
 
 
-def _binary(name, doc):
-    def op(x, y):
-        return _call("ms." + name, (x, y))
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
+def _plain_op(opdef):
+    """`ms.ops.<mnemonic>(x[, y...])`: the op applied to tensors, numpy arrays or numbers."""
+    kind = _inspect.Parameter.POSITIONAL_OR_KEYWORD
+    signature = _inspect.Signature([_inspect.Parameter(o.name, kind)
+                                    for o in opdef.data_operands])
+    arity, name = len(signature.parameters), opdef.name
+
+    def op(*args, **kwargs):
+        if kwargs or len(args) != arity:
+            args = signature.bind(*args, **kwargs).args
+        return _call(name, args)
+    op.__name__ = op.__qualname__ = opdef.mnemonic
+    op.__doc__ = opdef.doc or f"elementwise {name}"
+    op.__signature__ = signature
     return op
 
 
-def _unary(name, doc):
-    def op(x):
-        return _call("ms." + name, (x,))
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = doc
-    return op
-
-
-add = _binary("add", "x + y, broadcasting")
-sub = _binary("sub", "x - y")
-mul = _binary("mul", "x * y")
-div = _binary("div", "x / y (true division: integers divide in float32)")
-pow = _binary("pow", "x ** y")  # noqa: A001  (MindSpore's name)
-maximum = _binary("maximum", "elementwise max")
-minimum = _binary("minimum", "elementwise min")
-equal = _binary("equal", "x == y")
-not_equal = _binary("not_equal", "x != y")
-less = _binary("less", "x < y")
-less_equal = _binary("less_equal", "x <= y")
-greater = _binary("greater", "x > y")
-greater_equal = _binary("greater_equal", "x >= y")
-logical_and = _binary("logical_and", "x and y, on bool tensors")
-logical_or = _binary("logical_or", "x or y, on bool tensors")
-
-neg = _unary("neg", "-x")
-abs = _unary("abs", "|x|")  # noqa: A001
-exp = _unary("exp", "e ** x")
-log = _unary("log", "natural logarithm")
-tanh = _unary("tanh", "hyperbolic tangent")
-erf = _unary("erf", "the error function")
-sigmoid = _unary("sigmoid", "1 / (1 + exp(-x))")
-relu = _unary("relu", "max(x, 0)")
-sqrt = _unary("sqrt", "square root")
-rsqrt = _unary("rsqrt", "1 / sqrt(x)")
-logical_not = _unary("logical_not", "not x, on bool tensors")
-zeros_like = _unary("zeros_like", "zeros with x's shape and dtype")
-ones_like = _unary("ones_like", "ones with x's shape and dtype")
-stop_gradient = _unary("stop_gradient", "x, through which no gradient flows")
-
-
-def select(cond, x, y):
-    """x where cond is True, else y (all three broadcast)."""
-    return _call("ms.select", (cond, x, y))
+# One wrapper per elementwise op of the registry (ms.add -> ops.add, ...): defining the op in
+# dialects/ops/ is all it takes to have it here.
+globals().update({d.mnemonic: _plain_op(d) for d in _plain_elementwise_ops()})
 
 
 def cast(x, dtype):

@@ -1,7 +1,6 @@
 """Ops outside the numeric families: constants, Parameter writes, gradients, fused regions."""
 import numpy as np
-from mlir import ir
-from mlir.dialects import arith
+from ..lazy import arith, ir
 
 from .. import dtypes as dt
 from .. import lowering as L

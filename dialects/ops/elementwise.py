@@ -1,26 +1,44 @@
 """Elementwise ops: numpy broadcasting, one scalar rule each.
 
 Every op is one `_unary`/`_binary` call: its scalar semantics (used by the per-op lowering and
-by fused regions), its dtype rule and its gradient rule, side by side. Gradient rules of binary
-ops compute in the broadcast result shape; `broadcasting` sums them back to each operand's shape.
+by fused regions), its dtype rule and its gradient rule, side by side. A primitive scalar rule
+names the MLIR op it is per dtype kind (`by_kind`) and its cost relative to an add (fusion
+recomputes cheap ops rather than storing them); a composed rule calls other ops by mnemonic
+(`s.exp(x)`) and costs the sum of its parts. Gradient rules of binary ops compute in the
+broadcast result shape; `broadcasting` sums them back to each operand's shape.
+
+Adding an op (say ms.sin) is one call here, a `"sin"` entry in pyfront/ops.py's table of
+plain wrappers, and a row of the numeric test table (test_ops_numeric.py).
 """
 from .. import dtypes as dt
 from .. import shape_rules as R
 from ..grad import broadcasting, each, no_grad
-from ..lowering import lower_elementwise
+from ..lazy import arith
+from ..lazy import math as mmath
+from ..lowering import by_kind, lower_elementwise
 from ..registry import define
 
 NOT_BOOL = dt.NUMBERS
 
 
-def _binary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, doc=""):
+def _binary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, cost=None,
+            doc=""):
     return define(name, ["x", "y"], R.elementwise(result), signature=("T", "T"), dtypes=dtypes,
-                  scalar=scalar, compute_dtype=compute, lower=lower_elementwise, grad=grad, doc=doc)
+                  scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
+                  grad=grad, doc=doc)
 
 
-def _unary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, doc=""):
+def _unary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, cost=None,
+           doc=""):
     return define(name, ["x"], R.elementwise(result), signature=("T",), dtypes=dtypes,
-                  scalar=scalar, compute_dtype=compute, lower=lower_elementwise, grad=grad, doc=doc)
+                  scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
+                  grad=grad, doc=doc)
+
+
+def _float_math(name):
+    """A primitive rule of the float-only function math.<name>, with fastmath (looked up when
+    the rule runs: the registry imports without MLIR)."""
+    return by_kind(float=lambda s, *xs: getattr(mmath, name)(*xs, fastmath=s.fm))
 
 
 def _pick_by(predicate):
@@ -42,69 +60,113 @@ def _sign(g, x):
 
 
 # ---------------------------------------------------------------- arithmetic
-_binary("ms.add", lambda s, x, y: s.add(x, y), doc="x + y (logical or on bool)",
+_binary("ms.add", by_kind(float=lambda s, x, y: arith.addf(x, y, fastmath=s.fm),
+                         int=lambda s, x, y: arith.addi(x, y),
+                         bool=lambda s, x, y: arith.ori(x, y)),
+        cost=1, doc="x + y (logical or on bool)",
         grad=broadcasting(lambda g, d: d, lambda g, d: d))
-_binary("ms.sub", lambda s, x, y: s.sub(x, y), dtypes=NOT_BOOL,
+_binary("ms.sub", by_kind(float=lambda s, x, y: arith.subf(x, y, fastmath=s.fm),
+                         int=lambda s, x, y: arith.subi(x, y),
+                         bool=lambda s, x, y: arith.xori(x, y)),
+        cost=1, dtypes=NOT_BOOL, doc="x - y",
         grad=broadcasting(lambda g, d: d, lambda g, d: g.neg(d)))
-_binary("ms.mul", lambda s, x, y: s.mul(x, y), doc="x * y (logical and on bool)",
+_binary("ms.mul", by_kind(float=lambda s, x, y: arith.mulf(x, y, fastmath=s.fm),
+                         int=lambda s, x, y: arith.muli(x, y),
+                         bool=lambda s, x, y: arith.andi(x, y)),
+        cost=1, doc="x * y (logical and on bool)",
         grad=broadcasting(lambda g, d: g.mul(d, g.y), lambda g, d: g.mul(d, g.x)))
-_binary("ms.div", lambda s, x, y: s.div(x, y), result=R.float_result, compute=R.float_result,
+_binary("ms.div", by_kind(float=lambda s, x, y: arith.divf(x, y, fastmath=s.fm),
+                         int=lambda s, x, y: arith.divsi(x, y),
+                         uint=lambda s, x, y: arith.divui(x, y)),
+        cost=4, result=R.float_result, compute=R.float_result,
         doc="true division; integer inputs divide in float32",
         # d(x/y)/dy = -(x/y)/y: re-uses the result
         grad=broadcasting(lambda g, d: g.div(d, g.y),
                           lambda g, d: g.neg(g.div(g.mul(d, g.out), g.y))))
-_binary("ms.pow", lambda s, x, y: s.pow(x, y),
+_binary("ms.pow", by_kind(float=lambda s, x, y: mmath.powf(x, y),
+                         int=lambda s, x, y: mmath.ipowi(x, y),
+                         # x**0 == 1, x**1 == x
+                         bool=lambda s, x, y: arith.ori(x, arith.xori(y, s.const(True)))),
+        cost=10, doc="x ** y",
         # d/dy = x^y log(x): defined for x > 0 (nan elsewhere, as in MindSpore and numpy)
         grad=broadcasting(
             lambda g, d: g.mul(g.mul(d, g.y), g.emit("ms.pow", g.x, g.sub(g.y, g.const(1, g.y)))),
             lambda g, d: g.mul(g.mul(d, g.out), g.emit("ms.log", g.x))))
-_binary("ms.maximum", lambda s, x, y: s.max(x, y),
-        grad=broadcasting(*_pick_by("ms.greater_equal")), doc="ties send the gradient to x")
-_binary("ms.minimum", lambda s, x, y: s.min(x, y),
-        grad=broadcasting(*_pick_by("ms.less_equal")), doc="ties send the gradient to x")
+_binary("ms.maximum", by_kind(float=lambda s, x, y: arith.maximumf(x, y),
+                             int=lambda s, x, y: arith.maxsi(x, y),
+                             uint=lambda s, x, y: arith.maxui(x, y),
+                             bool=lambda s, x, y: arith.ori(x, y)), cost=1,
+        grad=broadcasting(*_pick_by("ms.greater_equal")),
+        doc="elementwise max (ties send the gradient to x)")
+_binary("ms.minimum", by_kind(float=lambda s, x, y: arith.minimumf(x, y),
+                             int=lambda s, x, y: arith.minsi(x, y),
+                             uint=lambda s, x, y: arith.minui(x, y),
+                             bool=lambda s, x, y: arith.andi(x, y)), cost=1,
+        grad=broadcasting(*_pick_by("ms.less_equal")),
+        doc="elementwise min (ties send the gradient to x)")
 
 # ---------------------------------------------------------------- comparisons and logic
-for _name, _pred in [("equal", "eq"), ("not_equal", "ne"), ("less", "lt"),
-                     ("less_equal", "le"), ("greater", "gt"), ("greater_equal", "ge")]:
+for _name, _pred, _symbol in [("equal", "eq", "=="), ("not_equal", "ne", "!="),
+                              ("less", "lt", "<"), ("less_equal", "le", "<="),
+                              ("greater", "gt", ">"), ("greater_equal", "ge", ">=")]:
     _binary("ms." + _name, lambda s, x, y, p=_pred: s.cmp(p, x, y), result=R.bool_result,
-            grad=no_grad)
+            grad=no_grad, doc=f"x {_symbol} y")
 
-_binary("ms.logical_and", lambda s, x, y: s.mul(x, y), dtypes=(dt.bool_,), grad=no_grad)
-_binary("ms.logical_or", lambda s, x, y: s.add(x, y), dtypes=(dt.bool_,), grad=no_grad)
+_binary("ms.logical_and", lambda s, x, y: s.mul(x, y), dtypes=(dt.bool_,), grad=no_grad,
+        doc="x and y, on bool tensors")
+_binary("ms.logical_or", lambda s, x, y: s.add(x, y), dtypes=(dt.bool_,), grad=no_grad,
+        doc="x or y, on bool tensors")
 _unary("ms.logical_not", lambda s, x: s.cmp("eq", x, s.const(False)), dtypes=(dt.bool_,),
-       grad=no_grad)
+       grad=no_grad,
+       doc="not x, on bool tensors")
 
 # ---------------------------------------------------------------- unary math
-_unary("ms.neg", lambda s, x: s.neg(x), dtypes=NOT_BOOL, grad=each(lambda g, d: g.neg(d)))
-_unary("ms.abs", lambda s, x: s.abs(x), dtypes=NOT_BOOL,
-       grad=each(lambda g, d: g.mul(d, _sign(g, g.x))))
-_unary("ms.relu", lambda s, x: s.max(x, s.const(0)), dtypes=NOT_BOOL,
+_unary("ms.neg", by_kind(float=lambda s, x: arith.negf(x, fastmath=s.fm),
+                        int=lambda s, x: arith.subi(s.const(0), x)), cost=1, dtypes=NOT_BOOL,
+       grad=each(lambda g, d: g.neg(d)), doc="-x")
+_unary("ms.abs", by_kind(float=lambda s, x: mmath.absf(x), int=lambda s, x: mmath.absi(x),
+                        uint=lambda s, x: x, bool=lambda s, x: x), cost=1, dtypes=NOT_BOOL,
+       grad=each(lambda g, d: g.mul(d, _sign(g, g.x))),
+       doc="|x|")
+_unary("ms.relu", lambda s, x: s.maximum(x, s.const(0)), dtypes=NOT_BOOL,
        grad=each(lambda g, d: g.select(g.emit("ms.greater", g.x, g.const(0, g.x)), d,
-                                       g.zeros_like(d))))
-_unary("ms.exp", lambda s, x: s.exp(x), result=R.float_result, compute=R.float_result,
-       grad=each(lambda g, d: g.mul(d, g.out)))
-_unary("ms.log", lambda s, x: s.log(x), result=R.float_result, compute=R.float_result,
-       grad=each(lambda g, d: g.div(d, g.x)))
-_unary("ms.tanh", lambda s, x: s.tanh(x), result=R.float_result, compute=R.float_result,
-       grad=each(lambda g, d: g.mul(d, g.sub(g.const(1, g.out), g.mul(g.out, g.out)))))
-_unary("ms.erf", lambda s, x: s.erf(x), result=R.float_result, compute=R.float_result,
+                                       g.zeros_like(d))),
+       doc="max(x, 0)")
+_unary("ms.exp", _float_math("exp"), cost=10, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.mul(d, g.out)),
+       doc="e ** x")
+_unary("ms.log", _float_math("log"), cost=10, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.div(d, g.x)),
+       doc="natural logarithm")
+_unary("ms.tanh", _float_math("tanh"), cost=10, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.mul(d, g.sub(g.const(1, g.out), g.mul(g.out, g.out)))),
+       doc="hyperbolic tangent")
+_unary("ms.erf", _float_math("erf"), cost=10, result=R.float_result, compute=R.float_result,
        doc="the error function (exact GELU: x/2 (1 + erf(x/sqrt 2)))",
        # d erf(x) = 2/sqrt(pi) exp(-x^2)
        grad=each(lambda g, d: g.mul(d, g.mul(g.const(1.1283791670955126, g.x),
                                              g.emit("ms.exp", g.neg(g.mul(g.x, g.x)))))))
-_unary("ms.sqrt", lambda s, x: s.sqrt(x), result=R.float_result, compute=R.float_result,
-       grad=each(lambda g, d: g.div(g.mul(d, g.const(0.5, g.out)), g.out)))
-_unary("ms.rsqrt", lambda s, x: s.rsqrt(x), result=R.float_result, compute=R.float_result,
+_unary("ms.sqrt", _float_math("sqrt"), cost=4, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.div(g.mul(d, g.const(0.5, g.out)), g.out)),
+       doc="square root")
+_unary("ms.rsqrt", _float_math("rsqrt"), cost=4, result=R.float_result, compute=R.float_result,
        # d(x^-1/2) = -1/2 x^-3/2 = -1/2 out^3
        grad=each(lambda g, d: g.mul(g.mul(d, g.const(-0.5, g.out)),
-                                    g.mul(g.out, g.mul(g.out, g.out)))))
+                                    g.mul(g.out, g.mul(g.out, g.out)))),
+       doc="1 / sqrt(x)")
+_unary("ms.sin", _float_math("sin"), cost=10, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.mul(d, g.emit("ms.cos", g.x))), doc="sine (radians)")
+_unary("ms.cos", _float_math("cos"), cost=10, result=R.float_result, compute=R.float_result,
+       grad=each(lambda g, d: g.neg(g.mul(d, g.emit("ms.sin", g.x)))), doc="cosine (radians)")
 _unary("ms.sigmoid", lambda s, x: s.div(s.const(1), s.add(s.const(1), s.exp(s.neg(x)))),
        result=R.float_result, compute=R.float_result, doc="1 / (1 + exp(-x))",
        grad=each(lambda g, d: g.mul(d, g.mul(g.out, g.sub(g.const(1, g.out), g.out)))))
 
 # ---------------------------------------------------------------- value-free and identity
-_unary("ms.zeros_like", lambda s, x: s.const(0), grad=no_grad)
-_unary("ms.ones_like", lambda s, x: s.const(1), grad=no_grad)
+_unary("ms.zeros_like", lambda s, x: s.const(0), grad=no_grad,
+       doc="zeros with x's shape and dtype")
+_unary("ms.ones_like", lambda s, x: s.const(1), grad=no_grad,
+       doc="ones with x's shape and dtype")
 _unary("ms.stop_gradient", lambda s, x: x, doc="identity that blocks gradients", grad=no_grad)
 
 # ---------------------------------------------------------------- select and cast

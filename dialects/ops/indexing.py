@@ -4,8 +4,7 @@ unsorted_segment_sum (gather's gradient).
 Out-of-range positions read zeros (gather), select nothing (one_hot) and are dropped
 (unsorted_segment_sum), as MindSpore's GPU kernels do, so no index is ever used unchecked.
 """
-from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering as L
@@ -14,7 +13,11 @@ from ..dtypes import TensorSpec
 from ..grad import each
 from ..registry import DTypeError, ShapeError, define
 
-D = ir.AffineDimExpr.get
+
+
+def D(i):
+    """The affine dimension i (of an indexing map)."""
+    return ir.AffineDimExpr.get(i)
 
 
 def _need(attrs, *names):

@@ -1,7 +1,6 @@
 """Matrix products. matmul lowers to linalg.matmul (the CPU backend tiles and vectorizes it);
 batch_matmul to a linalg.generic contraction with numpy-broadcast batch dims."""
-from mlir import ir
-from mlir.dialects import linalg
+from ..lazy import ir, linalg
 
 from .. import dtypes as dt
 from .. import lowering as L

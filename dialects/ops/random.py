@@ -2,8 +2,7 @@
 element index), so a program is a pure function of its counter (an int64 scalar, kept by the
 frontend in a Parameter that every draw advances). The same counter gives the same numbers:
 a gradient function that recomputes the forward sees the forward's dropout mask."""
-from mlir import ir
-from mlir.dialects import arith, linalg
+from ..lazy import arith, ir, linalg
 
 from .. import dtypes as dt
 from .. import lowering as L

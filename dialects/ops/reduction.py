@@ -1,7 +1,6 @@
 """Reductions and the normalizations built on them (softmax, log_softmax)."""
 import numpy as np
-from mlir import ir
-from mlir.dialects import arith, linalg
+from ..lazy import arith, ir, linalg
 
 from .. import dtypes as dt
 from .. import lowering as L
@@ -117,12 +116,12 @@ define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_resu
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
-       lower=_lower_reduce(_lowest, lambda s, a, e: s.max(a, e)), grad=each(_extremum_grad))
+       lower=_lower_reduce(_lowest, lambda s, a, e: s.maximum(a, e)), grad=each(_extremum_grad))
 
 define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
-       lower=_lower_reduce(_highest, lambda s, a, e: s.min(a, e)), grad=each(_extremum_grad))
+       lower=_lower_reduce(_highest, lambda s, a, e: s.minimum(a, e)), grad=each(_extremum_grad))
 
 
 # ------------------------------------------------------------------ argmax / argmin

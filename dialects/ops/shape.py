@@ -4,8 +4,7 @@ Their shape/axis/perm/... arguments are const inputs: operands from ms.constant 
 ms-const-input-to-attr, attributes after it. Their gradients move the cotangent back the other
 way (reshape back, inverse permutation, sum over broadcast or tiled copies, scatter into zeros).
 """
-from mlir import ir
-from mlir.dialects import linalg, tensor
+from ..lazy import ir, linalg, tensor
 
 from .. import lowering as L
 from .. import shape_rules as R
@@ -14,7 +13,11 @@ from ..grad import broadcasting, each
 from ..ir import tensor_type
 from ..registry import ShapeError, define
 
-D = ir.AffineDimExpr.get
+
+
+def D(i):
+    """The affine dimension i (of an indexing map)."""
+    return ir.AffineDimExpr.get(i)
 
 
 def _need(attrs, *names):

@@ -115,7 +115,7 @@ def _pick_extremes(x):
 
 CASES = [
     *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.erf", "ms.sigmoid", "ms.relu",
-                         "ms.abs")),
+                         "ms.abs", "ms.sin", "ms.cos")),
     *(unary(n, "positive") for n in ("ms.log", "ms.sqrt", "ms.rsqrt")),
     *(binary(n, s) for n in ("ms.add", "ms.sub", "ms.mul") for s in BROADCAST),
     *(binary("ms.div", s, ("any", "positive")) for s in BROADCAST),

@@ -37,8 +37,8 @@ def _import_mscc():
 
 def _module(case):
     from mlir import ir
-    from mscc.dialects.ir import build_function, get_context
-    with get_context(), ir.Location.unknown():
+    from mscc.dialects.builders import build_function, mlir_context
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, case.name, case.in_specs, case.body)
         module.operation.verify()

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import constant
-from mscc.dialects.ir import build_op
+from mscc.dialects.builders import constant
+from mscc.dialects.builders import build_op
 
 
 def op(name, *operands, **attrs):

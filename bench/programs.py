@@ -1,4 +1,4 @@
-"""The benchmark programs: each as ms IR (built with dialects.ir.build_function/build_op),
+"""The benchmark programs: each as ms IR (built with dialects.builders.build_function/build_op),
 as numpy, and, where torch is installed, as torch.
 
 Goals are issue 6's (speed-up over numpy, measured on the 2-core CI machine); they are

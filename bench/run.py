@@ -52,7 +52,7 @@ def build_mscc(bench, inputs):
     from mlir import ir
 
     from mscc.dialects import dtypes as dt
-    from mscc.dialects.ir import build_function, build_op, constant, get_context
+    from mscc.dialects.builders import build_function, build_op, constant, mlir_context
     from mscc.passes.compiler import compile_module
 
     def op(name, *operands, **attrs):
@@ -63,7 +63,7 @@ def build_mscc(bench, inputs):
 
     specs = [dt.TensorSpec(a.shape, dt.from_numpy(a.dtype)) for a in inputs]
     t0 = time.perf_counter()
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, "main", specs, lambda *args: bench.ms(op, scalar, *args))
         exe = compile_module(module, "main")

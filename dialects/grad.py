@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from .lazy import ir
 
-from . import shape_rules as R
+from . import shape_rules as rules
 from .dtypes import TensorSpec
-from .ir import build_op, cast_targets, constant, data_values, operand_groups, spec_of
+from .builders import build_op, cast_targets, constant, data_values, operand_groups, spec_of
 from .registry import lookup
 
 
@@ -117,7 +117,7 @@ class GradCtx:
 
     def reduction_axes(self):
         """Normalized axes of a reduction op (MindSpore: empty means all)."""
-        return R.reduce_axes(self.in_specs[0], self.attrs["axis"])
+        return rules.reduce_axes(self.in_specs[0], self.attrs["axis"])
 
     def keep_reduced_dims(self, v, axes):
         """Reshape a value reduced over `axes` (keep_dims or not) to the input's rank, with

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .lazy import arith, ir, linalg, tensor
-from .lazy import math as mmath
 
 from . import dtypes as dt
 from .dtypes import TensorSpec
-from .ir import compute_type, element_type, spec_of, tensor_type
+from .builders import compute_type, element_type, spec_of, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
@@ -44,6 +43,8 @@ class ScalarBuilder:
         self.fm = _contract(reassoc) if dtype.is_float else None
 
     def __getattr__(self, mnemonic):
+        if mnemonic.startswith("__"):  # (copy/pickle probes are not op names)
+            raise AttributeError(mnemonic)
         rule = elementwise_rule(mnemonic)
         bound = self.__dict__[mnemonic] = lambda *args: rule(self, *args)
         return bound
@@ -505,7 +506,7 @@ def lower_fused(lc: LowerCtx):
     `fusion.prologue`), or the epilogue loop after a matmul, which updates the matmul's
     result in place. Every op it produces carries REGION_ATTR, so that later passes (kernel
     outlining, GPU mapping) see the region."""
-    from .ir import data_values, op_attrs, operand_groups
+    from .builders import data_values, op_attrs, operand_groups
     from .registry import lookup
     region = lc.op.regions[0]
     kind = lc.attrs["kind"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .lazy import ir
 
 from . import dtypes as dt
-from .ir import (AttrError, attr_to_py, const_to_py, constant_value, data_values, operand_groups,
+from .builders import (AttrError, attr_to_py, const_to_py, constant_value, data_values, operand_groups,
                  resolved_specs, spec_of, tensor_type)
 from .registry import DTypeError, NotConstant, OpDef, ShapeError
 

@@ -6,7 +6,7 @@ keep them. The registry knows which ops are pure (`OpDef.pure`).
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.registry import OPS
 from .base import ModulePass, register
-from .ir_helpers import functions
+from ..dialects.ir_helpers import functions
 
 
 def _is_pure(op) -> bool:

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..dialects.ir import get_context, spec_of
+from ..dialects.builders import mlir_context, spec_of
 from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
-from .ir_helpers import function_type, public_functions, symbol_name
+from ..dialects.ir_helpers import function_type, public_functions, symbol_name
 from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
@@ -39,7 +39,7 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
     problems = check_source(text, source_name)  # what would crash the parser, not fail
     if problems:
         raise CompileError(problems)
-    ctx = get_context()
+    ctx = mlir_context()
     with ctx, DiagnosticCapture(ctx) as capture:
         try:
             op = ir.Operation.parse(text, source_name=source_name)

@@ -5,7 +5,7 @@ of the same name (negative axes normalized by the op's rule); constants left wit
 erased. Non-constant operands stay, and lowering reports them.
 """
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
-from ..dialects.ir import (build_op, constant_value, data_values, op_attrs, operand_groups,
+from ..dialects.builders import (build_op, constant_value, data_values, op_attrs, operand_groups,
                            resolved_specs)
 from ..dialects.registry import OPS, DTypeError, ShapeError
 from .base import PatternPass, fail, register

@@ -13,7 +13,7 @@ from mlir.dialects.transform import structured
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
-from .ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
+from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
                          indexing_maps, iterator_types_attr, ops_of_kind, projection,
                          set_function_type, symbol_name)
 from .outline import kernel_functions

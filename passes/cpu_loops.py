@@ -24,7 +24,7 @@ from mlir import ir
 from mlir.dialects import linalg, memref, scf
 
 from .base import ModulePass, PatternPass, register
-from .ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,
+from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,
                          indexing_maps, iterator_kinds, iterator_types_attr, loop_sizes,
                          ops_of_kind)
 from .outline import is_kernel

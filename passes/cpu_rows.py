@@ -28,7 +28,7 @@ from mlir.dialects import arith, memref, scf
 
 from .base import register
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, loop_ranges
-from .ir_helpers import (PARALLEL, defined_functions, element_bytes, indexing_maps,
+from ..dialects.ir_helpers import (PARALLEL, defined_functions, element_bytes, indexing_maps,
                          uses_dim)
 from .outline import is_kernel
 

@@ -22,7 +22,7 @@ from mlir.dialects import linalg
 
 from .base import ModulePass, register
 from .cpu_loops import loop_ranges
-from .ir_helpers import REDUCTION, is_identity_map, iterator_kinds
+from ..dialects.ir_helpers import REDUCTION, is_identity_map, iterator_kinds
 
 
 def _reduces(op) -> bool:

@@ -16,7 +16,7 @@ from mlir.dialects.transform import structured, vector
 
 from .base import register
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass
-from .ir_helpers import defined_functions, ops_of_kind
+from ..dialects.ir_helpers import defined_functions, ops_of_kind
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
 

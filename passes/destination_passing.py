@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import bufferization, func
 
 from .base import ModulePass, fail, register
-from .ir_helpers import (function_type, ops_of_kind, public_functions, set_function_type,
+from ..dialects.ir_helpers import (function_type, ops_of_kind, public_functions, set_function_type,
                          symbol_name)
 
 # Asks convert-func-to-llvm for a `_mlir_ciface_<name>` wrapper taking memref descriptors by

@@ -31,7 +31,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
-from ..dialects.ir import data_values, operand_groups, spec_of
+from ..dialects.builders import data_values, operand_groups, spec_of
 from ..dialects.lowering import scalar_cost
 from ..dialects.registry import OPS
 from .base import ModulePass, register

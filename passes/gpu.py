@@ -18,7 +18,7 @@ from mlir.dialects.transform import interpreter, structured
 from . import gpu_kernels
 from ..dialects.ops.indexing import SCATTER_ADD_ATTR
 from .base import ModulePass, fail, register
-from .ir_helpers import (identity_layout, ops_of_kind, public_functions, set_symbol_name,
+from ..dialects.ir_helpers import (identity_layout, ops_of_kind, public_functions, set_symbol_name,
                          symbol_name, top_level_ops)
 from .outline import kernel_functions
 from .transforms import transform_script, vectorize_register_tiles

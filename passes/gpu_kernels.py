@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf, vector
 
-from .ir_helpers import (PARALLEL, REDUCTION, identity_layout, indexing_maps, iterator_kinds,
+from ..dialects.ir_helpers import (PARALLEL, REDUCTION, identity_layout, indexing_maps, iterator_kinds,
                          loop_sizes, uses_dim)
 
 BLOCK = 256           # threads per block for parallel and thread-reduction kernels

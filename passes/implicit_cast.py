@@ -9,7 +9,7 @@ import numpy as np
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
-from ..dialects.ir import (PARAM_ATTR, build_op, cast_targets, constant, data_values,
+from ..dialects.builders import (PARAM_ATTR, build_op, cast_targets, constant, data_values,
                            is_scalar_constant, op_attrs, operand_groups, spec_of,
                            write_conflict)
 from ..dialects.registry import OPS

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, fail, register
-from .ir_helpers import callee_name, functions_by_name, is_private, symbol_name
+from ..dialects.ir_helpers import callee_name, functions_by_name, is_private, symbol_name
 
 
 def body_block(fn, user=None):

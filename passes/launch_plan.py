@@ -17,7 +17,7 @@ from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
 from .base import PassFailure, fail
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 from .gpu import KERNEL_MODULE
-from .ir_helpers import (function_type, functions_by_name, identity_layout, symbol_name,
+from ..dialects.ir_helpers import (function_type, functions_by_name, identity_layout, symbol_name,
                          top_level_ops)
 
 _INDEX_DTYPE = "int64"   # index is 64-bit in kernels (convert-gpu-to-nvvm default)

@@ -10,11 +10,11 @@ import itertools
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
-from ..dialects.ir import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
+from ..dialects.builders import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
 from ..dialects.lowering import LowerCtx
 from ..dialects.registry import OPS, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
-from .ir_helpers import function_type, functions, set_function_type
+from ..dialects.ir_helpers import function_type, functions, set_function_type
 
 
 def storage(t: ir.Type) -> ir.Type:

@@ -12,7 +12,7 @@ from mlir.dialects import func
 
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, register
-from .ir_helpers import functions, ops_of_kind, symbol_name
+from ..dialects.ir_helpers import functions, ops_of_kind, symbol_name
 
 KERNEL_ATTR = "ms.kernel"
 

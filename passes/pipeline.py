@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from mlir import ir, passmanager
 
-from ..dialects.ir import get_context
+from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
@@ -144,7 +144,7 @@ def parse_step(text: str) -> Step:
     if "(" not in name:
         # Validate upstream names now, so a typo is reported before anything runs.
         try:
-            passmanager.PassManager.parse(f"builtin.module({text})", context=get_context())
+            passmanager.PassManager.parse(f"builtin.module({text})", context=mlir_context())
         except (ValueError, ir.MLIRError) as e:
             lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
             reason = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln),

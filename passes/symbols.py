@@ -16,7 +16,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, register
-from .ir_helpers import defined_functions, set_symbol_name, symbol_name
+from ..dialects.ir_helpers import defined_functions, set_symbol_name, symbol_name
 
 PREFIX = "mscc."
 C_INTERFACE = "_mlir_ciface_"

@@ -1,11 +1,15 @@
-"""ms.set_context: execution mode and device target, as in MindSpore."""
+"""ms.set_context: execution mode and device target, as in MindSpore.
+
+MindSpore's device names ("CPU", "GPU") are the API; inside mscc a target is the compiler's
+name ("cpu", "cuda"), kept beside it so the jit fast path reads it without a mapping.
+"""
 from __future__ import annotations
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _DEVICE_TARGETS = {"CPU": "cpu", "GPU": "cuda"}
-_context = {"mode": PYNATIVE_MODE, "device_target": "CPU"}
+_context = {"mode": PYNATIVE_MODE, "device_target": "CPU", "target": "cpu"}
 
 
 def set_context(mode=None, device_target=None, **unsupported):
@@ -19,6 +23,7 @@ def set_context(mode=None, device_target=None, **unsupported):
         if device_target not in _DEVICE_TARGETS:
             raise ValueError(f"device_target must be one of {', '.join(_DEVICE_TARGETS)}")
         _context["device_target"] = device_target
+        _context["target"] = _DEVICE_TARGETS[device_target]
 
 
 def get_context(key):
@@ -27,4 +32,4 @@ def get_context(key):
 
 def default_target() -> str:
     """The compiler target for the current device_target ("cpu" or "cuda")."""
-    return _DEVICE_TARGETS[_context["device_target"]]
+    return _context["target"]

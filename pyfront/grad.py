@@ -86,7 +86,7 @@ class GradFunction:
         MindSpore's structure."""
         from mlir import ir
 
-        from ..passes.autodiff import call_gradient, emit_grad
+        from ..dialects.grad_op import call_gradient, emit_grad
         from . import ops
         from .trace import Trace, _loc
         where = user_location()
@@ -139,7 +139,7 @@ class GradFunction:
             gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,
                                sens_param=use_sens, with_value=with_value)
             results = call_gradient(gradfn, operands)
-        from ..dialects.ir import spec_of
+        from ..dialects.builders import spec_of
         results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
         n_ret = len(outputs) + len(assigned) if with_value else 0
         for p, new in zip(assigned, results[len(outputs):n_ret]):

@@ -179,7 +179,7 @@ class JitFunction:
             active_tapes[-1].record_call(self.fn, args, result)
             return result
         try:  # the cache-hit fast path: every argument is a Tensor
-            key = (_context["device_target"], *[a._spec for a in args])
+            key = (_context["target"], *[a._spec for a in args])
             entry = self._flat_cache[key]
         except (AttributeError, KeyError, TypeError):
             return self._call_general(args)
@@ -198,7 +198,7 @@ class JitFunction:
                 if entry is None:
                     entry = self._compile(args, leaves, key)
                     if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
-                        flat = (_context["device_target"], *[a._spec for a in args])
+                        flat = (_context["target"], *[a._spec for a in args])
                         self._flat_cache[flat] = entry
         self._calls += 1
         entry.last_used = self._calls

@@ -1,4 +1,4 @@
-"""Tracing Python functions into ms IR, and running single ops eagerly.
+"""Tracing Python functions into ms IR.
 
 While a function runs under a Trace, ms ops on traced Tensors append ms ops to one func.func,
 in MindSpore's form: constant inputs as `ms.constant` operands, Python scalars as scalar
@@ -6,8 +6,10 @@ constants, mixed dtypes left to ms-implicit-cast. Each op carries the user's fil
 Parameters the function reads become extra arguments (arg attribute `ms.parameter`); values
 written with ms.assign become extra results the runtime stores back.
 
-Outside any trace an op runs eagerly: it is traced alone, compiled once per (op, attributes,
-input specs, scalar values) and cached, as MindSpore's PyNative mode does.
+Which trace an op goes to, if any, is pyfront/dispatch.py's decision: outside a trace an op
+runs eagerly there, traced alone into a Trace of its own and compiled once per (op,
+attributes, input specs, scalar values), as MindSpore's PyNative mode does. Traces are
+per thread (pyfront/state.py); building one holds the compiler lock.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects import dtypes as dt
-from ..dialects.ir import (PARAM_ATTR, build_op, constant, get_context, spec_of, tensor_type,
+from ..dialects.builders import (PARAM_ATTR, build_op, constant, mlir_context, spec_of, tensor_type,
                            write_conflict)
 from ..dialects.registry import DTypeError, ShapeError, lookup
 from ..dialects.verifier import check_dtypes
@@ -37,7 +39,7 @@ class Trace:
     def __init__(self, name: str, where=None, module=None):
         """A new function `name`, in a new module or (for a callee such as the function a
         gradient is taken of) as a private function of `module`."""
-        self.context = get_context()
+        self.context = mlir_context()
         file, line, col = where or user_location()
         self.fn_loc = ir.Location.file(file, line, col, context=self.context)
         with self.context, self.fn_loc:

@@ -3,10 +3,10 @@ import numpy as np
 from ..lazy import arith, ir
 
 from .. import dtypes as dt
-from .. import lowering as L
+from .. import lowering
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
-from ..ir import numpy_to_dense, tensor_type
+from ..builders import numpy_to_dense, tensor_type
 from ..registry import ShapeError, define
 
 
@@ -79,7 +79,7 @@ def _fused_structure(op):
     return None
 
 
-define("ms.fused", [], None, attrs={"kind": "string"}, lower=lambda lc: L.lower_fused(lc),
+define("ms.fused", [], None, attrs={"kind": "string"}, lower=lambda lc: lowering.lower_fused(lc),
        verify_op=_fused_structure, regions=("body",),
        structure_note="A group of ops that becomes one loop nest (CPU) or one kernel (GPU). "
                       "The region reads\nvalues defined above it (IRDL variadics cannot hold "

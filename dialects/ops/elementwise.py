@@ -11,7 +11,7 @@ Adding an op (say ms.sin) is one call here, a `"sin"` entry in pyfront/ops.py's 
 plain wrappers, and a row of the numeric test table (test_ops_numeric.py).
 """
 from .. import dtypes as dt
-from .. import shape_rules as R
+from .. import shape_rules as rules
 from ..grad import broadcasting, each, no_grad
 from ..lazy import arith
 from ..lazy import math as mmath
@@ -23,14 +23,14 @@ NOT_BOOL = dt.NUMBERS
 
 def _binary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, cost=None,
             doc=""):
-    return define(name, ["x", "y"], R.elementwise(result), signature=("T", "T"), dtypes=dtypes,
+    return define(name, ["x", "y"], rules.elementwise(result), signature=("T", "T"), dtypes=dtypes,
                   scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
                   grad=grad, doc=doc)
 
 
 def _unary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, cost=None,
            doc=""):
-    return define(name, ["x"], R.elementwise(result), signature=("T",), dtypes=dtypes,
+    return define(name, ["x"], rules.elementwise(result), signature=("T",), dtypes=dtypes,
                   scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
                   grad=grad, doc=doc)
 
@@ -78,7 +78,7 @@ _binary("ms.mul", by_kind(float=lambda s, x, y: arith.mulf(x, y, fastmath=s.fm),
 _binary("ms.div", by_kind(float=lambda s, x, y: arith.divf(x, y, fastmath=s.fm),
                          int=lambda s, x, y: arith.divsi(x, y),
                          uint=lambda s, x, y: arith.divui(x, y)),
-        cost=4, result=R.float_result, compute=R.float_result,
+        cost=4, result=rules.float_result, compute=rules.float_result,
         doc="true division; integer inputs divide in float32",
         # d(x/y)/dy = -(x/y)/y: re-uses the result
         grad=broadcasting(lambda g, d: g.div(d, g.y),
@@ -109,7 +109,7 @@ _binary("ms.minimum", by_kind(float=lambda s, x, y: arith.minimumf(x, y),
 for _name, _pred, _symbol in [("equal", "eq", "=="), ("not_equal", "ne", "!="),
                               ("less", "lt", "<"), ("less_equal", "le", "<="),
                               ("greater", "gt", ">"), ("greater_equal", "ge", ">=")]:
-    _binary("ms." + _name, lambda s, x, y, p=_pred: s.cmp(p, x, y), result=R.bool_result,
+    _binary("ms." + _name, lambda s, x, y, p=_pred: s.cmp(p, x, y), result=rules.bool_result,
             grad=no_grad, doc=f"x {_symbol} y")
 
 _binary("ms.logical_and", lambda s, x, y: s.mul(x, y), dtypes=(dt.bool_,), grad=no_grad,
@@ -132,34 +132,34 @@ _unary("ms.relu", lambda s, x: s.maximum(x, s.const(0)), dtypes=NOT_BOOL,
        grad=each(lambda g, d: g.select(g.emit("ms.greater", g.x, g.const(0, g.x)), d,
                                        g.zeros_like(d))),
        doc="max(x, 0)")
-_unary("ms.exp", _float_math("exp"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.exp", _float_math("exp"), cost=10, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.mul(d, g.out)),
        doc="e ** x")
-_unary("ms.log", _float_math("log"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.log", _float_math("log"), cost=10, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.div(d, g.x)),
        doc="natural logarithm")
-_unary("ms.tanh", _float_math("tanh"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.tanh", _float_math("tanh"), cost=10, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.mul(d, g.sub(g.const(1, g.out), g.mul(g.out, g.out)))),
        doc="hyperbolic tangent")
-_unary("ms.erf", _float_math("erf"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.erf", _float_math("erf"), cost=10, result=rules.float_result, compute=rules.float_result,
        doc="the error function (exact GELU: x/2 (1 + erf(x/sqrt 2)))",
        # d erf(x) = 2/sqrt(pi) exp(-x^2)
        grad=each(lambda g, d: g.mul(d, g.mul(g.const(1.1283791670955126, g.x),
                                              g.emit("ms.exp", g.neg(g.mul(g.x, g.x)))))))
-_unary("ms.sqrt", _float_math("sqrt"), cost=4, result=R.float_result, compute=R.float_result,
+_unary("ms.sqrt", _float_math("sqrt"), cost=4, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.div(g.mul(d, g.const(0.5, g.out)), g.out)),
        doc="square root")
-_unary("ms.rsqrt", _float_math("rsqrt"), cost=4, result=R.float_result, compute=R.float_result,
+_unary("ms.rsqrt", _float_math("rsqrt"), cost=4, result=rules.float_result, compute=rules.float_result,
        # d(x^-1/2) = -1/2 x^-3/2 = -1/2 out^3
        grad=each(lambda g, d: g.mul(g.mul(d, g.const(-0.5, g.out)),
                                     g.mul(g.out, g.mul(g.out, g.out)))),
        doc="1 / sqrt(x)")
-_unary("ms.sin", _float_math("sin"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.sin", _float_math("sin"), cost=10, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.mul(d, g.emit("ms.cos", g.x))), doc="sine (radians)")
-_unary("ms.cos", _float_math("cos"), cost=10, result=R.float_result, compute=R.float_result,
+_unary("ms.cos", _float_math("cos"), cost=10, result=rules.float_result, compute=rules.float_result,
        grad=each(lambda g, d: g.neg(g.mul(d, g.emit("ms.sin", g.x)))), doc="cosine (radians)")
 _unary("ms.sigmoid", lambda s, x: s.div(s.const(1), s.add(s.const(1), s.exp(s.neg(x)))),
-       result=R.float_result, compute=R.float_result, doc="1 / (1 + exp(-x))",
+       result=rules.float_result, compute=rules.float_result, doc="1 / (1 + exp(-x))",
        grad=each(lambda g, d: g.mul(d, g.mul(g.out, g.sub(g.const(1, g.out), g.out)))))
 
 # ---------------------------------------------------------------- value-free and identity
@@ -171,8 +171,8 @@ _unary("ms.stop_gradient", lambda s, x: x, doc="identity that blocks gradients",
 
 # ---------------------------------------------------------------- select and cast
 define("ms.select", ["cond", "x", "y"],
-       lambda ins, attrs: dt.TensorSpec(R.broadcast_shapes(*(s.shape for s in ins)),
-                                        R.same_group_dtype(ins[1:])),
+       lambda ins, attrs: dt.TensorSpec(rules.broadcast_shapes(*(s.shape for s in ins)),
+                                        rules.same_group_dtype(ins[1:])),
        signature=("bool", "T", "T"),
        scalar=lambda s, c, x, y: s.select(c, x, y), lower=lower_elementwise,
        grad=broadcasting(None, lambda g, d: g.select(g.x, d, g.zeros_like(d)),

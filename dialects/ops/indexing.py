@@ -7,8 +7,8 @@ Out-of-range positions read zeros (gather), select nothing (one_hot) and are dro
 from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
-from .. import lowering as L
-from .. import shape_rules as R
+from .. import lowering
+from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import each
 from ..registry import DTypeError, ShapeError, define
@@ -21,7 +21,7 @@ def D(i):
 
 
 def _need(attrs, *names):
-    if not R.known(attrs, *names):
+    if not rules.known(attrs, *names):
         raise ShapeError(f"{' and '.join(names)} must be a compile-time constant")
 
 
@@ -33,11 +33,11 @@ def _gather_infer(ins, attrs):
     params, indices = ins
     if indices.dtype not in _INDEX_DTYPES:
         raise DTypeError(f"indices must be int32 or int64, got {indices.dtype.name}")
-    axis = R.normalize_axis(attrs["axis"], params.rank)
+    axis = rules.normalize_axis(attrs["axis"], params.rank)
     return TensorSpec(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)
 
 
-def _in_range(s: L.ScalarBuilder, i, bound):
+def _in_range(s: lowering.ScalarBuilder, i, bound):
     return arith.andi(s.cmp("ge", i, s.const(0)), s.cmp("lt", i, s.const(bound)))
 
 
@@ -45,22 +45,22 @@ def _lower_gather(lc, params, indices, *_):
     """out[..., i..., ...] = params[..., indices[i...], ...]; out-of-range indices give 0."""
     sp, si = lc.ins
     out = lc.out
-    axis = R.normalize_axis(lc.attrs["axis"], sp.rank)
+    axis = rules.normalize_axis(lc.attrs["axis"], sp.rank)
     n = out.rank
-    idx_map = L.affine_map(n, [D(axis + j) for j in range(si.rank)])
+    idx_map = lowering.affine_map(n, [D(axis + j) for j in range(si.rank)])
     index_t = ir.IndexType.get()
     bound = sp.shape[axis]
 
     def body(i, _out):
-        s = L.ScalarBuilder(si.dtype)
+        s = lowering.ScalarBuilder(si.dtype)
         ok = _in_range(s, i, bound)
         safe = arith.select(ok, i, s.const(0))
         coords = [linalg.IndexOp(d).result for d in range(axis)]
         coords.append(arith.index_cast(index_t, safe))
         coords += [linalg.IndexOp(axis + si.rank + j).result for j in range(sp.rank - axis - 1)]
-        v = L.to_compute(tensor.extract(params, coords), sp.dtype)
-        return arith.select(ok, v, L.ScalarBuilder(sp.dtype).const(0))
-    return L.generic([indices], [L.empty(out)], [idx_map, L.identity_map(n)], ["parallel"] * n,
+        v = lowering.to_compute(tensor.extract(params, coords), sp.dtype)
+        return arith.select(ok, v, lowering.ScalarBuilder(sp.dtype).const(0))
+    return lowering.generic([indices], [lowering.empty(out)], [idx_map, lowering.identity_map(n)], ["parallel"] * n,
                      body, [si.dtype, out.dtype])
 
 
@@ -70,9 +70,9 @@ def _gather_grad(g, d):
     along the leading axis by unsorted_segment_sum, so axis != 0 moves n to the front and back.
     Out-of-range indices are dropped, as the forward reads zeros there."""
     params, indices = g.in_specs
-    axis = R.normalize_axis(g.attrs["axis"], params.rank)
+    axis = rules.normalize_axis(g.attrs["axis"], params.rank)
     depth, n = params.shape[axis], indices.size
-    pre, post = R.prod(params.shape[:axis]), R.prod(params.shape[axis + 1:])
+    pre, post = rules.prod(params.shape[:axis]), rules.prod(params.shape[axis + 1:])
     ids = g.reshape(g.y, (n,))
     if pre == 1:
         rows = g.emit("ms.unsorted_segment_sum", g.reshape(d, (n, post)), ids,
@@ -86,7 +86,7 @@ def _gather_grad(g, d):
 define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
        const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
        grad=each(_gather_grad, None),
-       canonicalize=lambda ins, a: {**a, "axis": R.normalize_axis(a["axis"], ins[0].rank)},
+       canonicalize=lambda ins, a: {**a, "axis": rules.normalize_axis(a["axis"], ins[0].rank)},
        doc="take slices of params along axis at indices (MindSpore Gather)")
 
 
@@ -105,7 +105,7 @@ def _one_hot_infer(ins, attrs):
         raise ShapeError(f"axis {axis} is out of range for the rank-{indices.rank + 1} result")
     axis = indices.rank if axis == -1 else axis
     return TensorSpec(indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:],
-                      R.same_group_dtype(ins[1:]))
+                      rules.same_group_dtype(ins[1:]))
 
 
 def _lower_one_hot(lc, indices, on, off):
@@ -113,17 +113,17 @@ def _lower_one_hot(lc, indices, on, off):
     out = lc.out
     axis = si.rank if lc.attrs["axis"] == -1 else lc.attrs["axis"]
     n = out.rank
-    idx_map = L.affine_map(n, [D(i) for i in range(n) if i != axis])
-    scalar_map = L.affine_map(n, [])
+    idx_map = lowering.affine_map(n, [D(i) for i in range(n) if i != axis])
+    scalar_map = lowering.affine_map(n, [])
     i64 = ir.IntegerType.get_signless(64)
 
     def body(i, on_v, off_v, _out):
         pos = arith.index_cast(i64, linalg.IndexOp(axis).result)
-        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, si.dtype, dt.int64), pos)
-        return arith.select(hit, L.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
-                            L.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
-    return L.generic([indices, on, off], [L.empty(out)],
-                     [idx_map, scalar_map, scalar_map, L.identity_map(n)], ["parallel"] * n, body,
+        hit = arith.cmpi(arith.CmpIPredicate.eq, lowering.cast_scalar(i, si.dtype, dt.int64), pos)
+        return arith.select(hit, lowering.cast_scalar(on_v, lc.ins[1].dtype, out.dtype),
+                            lowering.cast_scalar(off_v, lc.ins[2].dtype, out.dtype))
+    return lowering.generic([indices, on, off], [lowering.empty(out)],
+                     [idx_map, scalar_map, scalar_map, lowering.identity_map(n)], ["parallel"] * n, body,
                      [si.dtype, lc.ins[1].dtype, lc.ins[2].dtype, out.dtype])
 
 
@@ -170,25 +170,25 @@ def _lower_segment_sum(lc, data, ids, *_):
     sd, si = lc.ins
     out = lc.out
     n, segments = si.size, out.shape[0]
-    width = R.prod(sd.shape[si.rank:])
-    rows = L.reshape(data, sd.shape, (n, width), sd.dtype)
-    flat_ids = L.reshape(ids, si.shape, (n,), si.dtype)
+    width = rules.prod(sd.shape[si.rank:])
+    rows = lowering.reshape(data, sd.shape, (n, width), sd.dtype)
+    flat_ids = lowering.reshape(ids, si.shape, (n,), si.dtype)
     flat_out = TensorSpec((segments, width), out.dtype)
     scatter = _scatter_reduction if lc.options.get("scatter") == "reduction" else _scatter_loop
     summed = scatter(rows, flat_ids, flat_out, si.dtype)
-    return L.reshape(summed, flat_out.shape, out.shape, out.dtype)
+    return lowering.reshape(summed, flat_out.shape, out.shape, out.dtype)
 
 
 def _scatter_loop(rows, ids, out: TensorSpec, id_dtype):
     index = ir.IndexType.get()
     n, width = ir.RankedTensorType(rows.type).shape
-    acc0 = L.fill(out, 0)
+    acc0 = lowering.fill(out, 0)
     c = lambda v: arith.constant(index, v)  # noqa: E731
     loop = scf.ForOp(c(0), c(n), c(1), [acc0])
     with ir.InsertionPoint(loop.body):
         k, acc = loop.induction_variable, loop.inner_iter_args[0]
         i = tensor.extract(ids, [k])
-        branch = scf.IfOp(_in_range(L.ScalarBuilder(id_dtype), i, out.shape[0]), [acc.type],
+        branch = scf.IfOp(_in_range(lowering.ScalarBuilder(id_dtype), i, out.shape[0]), [acc.type],
                           has_else=True)
         with ir.InsertionPoint(branch.then_block):
             dyn = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -197,8 +197,8 @@ def _scatter_loop(rows, ids, out: TensorSpec, id_dtype):
             src = tensor.extract_slice(row_t, rows, [k], [], [], [dyn, 0], [1, width], [1, 1])
             dst = tensor.extract_slice(row_t, acc, [at], [], [], [dyn, 0], [1, width], [1, 1])
             # dst as the generic's output (not an input): updated in place after bufferization
-            total = L.generic([src], [dst], [L.identity_map(2)] * 2, ["parallel"] * 2,
-                              lambda x, a: L.ScalarBuilder(out.dtype).add(a, x),
+            total = lowering.generic([src], [dst], [lowering.identity_map(2)] * 2, ["parallel"] * 2,
+                              lambda x, a: lowering.ScalarBuilder(out.dtype).add(a, x),
                               [out.dtype, out.dtype])
             scf.YieldOp([tensor.insert_slice(total, acc, [at], [], [], [dyn, 0], [1, width],
                                              [1, 1])])
@@ -215,15 +215,15 @@ SCATTER_ADD_ATTR = "ms.scatter_add"
 
 
 def _scatter_reduction(rows, ids, out: TensorSpec, id_dtype):
-    maps = [L.affine_map(3, [D(2), D(1)]), L.affine_map(3, [D(2)]), L.affine_map(3, [D(0), D(1)])]
+    maps = [lowering.affine_map(3, [D(2), D(1)]), lowering.affine_map(3, [D(2)]), lowering.affine_map(3, [D(0), D(1)])]
     i64 = ir.IntegerType.get_signless(64)
 
     def body(x, i, acc):
-        s = L.ScalarBuilder(out.dtype)
+        s = lowering.ScalarBuilder(out.dtype)
         here = arith.index_cast(i64, linalg.IndexOp(0).result)
-        hit = arith.cmpi(arith.CmpIPredicate.eq, L.cast_scalar(i, id_dtype, dt.int64), here)
+        hit = arith.cmpi(arith.CmpIPredicate.eq, lowering.cast_scalar(i, id_dtype, dt.int64), here)
         return s.add(acc, arith.select(hit, x, s.const(0)))
-    summed = L.generic([rows, ids], [L.fill(out, 0)], maps, ["parallel", "parallel", "reduction"],
+    summed = lowering.generic([rows, ids], [lowering.fill(out, 0)], maps, ["parallel", "parallel", "reduction"],
                        body, [out.dtype, id_dtype, out.dtype])
     summed.owner.attributes[SCATTER_ADD_ATTR] = ir.UnitAttr.get()
     return summed

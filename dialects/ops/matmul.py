@@ -3,11 +3,10 @@ batch_matmul to a linalg.generic contraction with numpy-broadcast batch dims."""
 from ..lazy import ir, linalg
 
 from .. import dtypes as dt
-from .. import lowering as L
-from .. import shape_rules as R
+from .. import lowering
+from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import broadcasting, each
-from ..ir import tensor_type
 from ..registry import FusionRole, ShapeError, define
 
 # An elementwise epilogue (bias, activation, scale) runs on the output tiles.
@@ -31,7 +30,7 @@ def _matmul_infer(ins, attrs):
         raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape} "
                          f"(transpose_a={attrs.get('transpose_a', False)}, "
                          f"transpose_b={attrs.get('transpose_b', False)})")
-    return TensorSpec((m, n), R.same_group_dtype(ins))
+    return TensorSpec((m, n), rules.same_group_dtype(ins))
 
 
 def _accumulator(d):
@@ -52,7 +51,7 @@ def _operand_maps(out_batch, a_batch, b_batch, ta, tb):
     a = batch_exprs(a_batch) + ([k, m] if ta else [m, k])
     b = batch_exprs(b_batch) + ([nn, k] if tb else [k, nn])
     c = [D(i) for i in range(nb)] + [m, nn]
-    return [L.affine_map(n, e) for e in (a, b, c)]
+    return [lowering.affine_map(n, e) for e in (a, b, c)]
 
 
 def _lower_contraction(lc, a, b, named):
@@ -62,19 +61,19 @@ def _lower_contraction(lc, a, b, named):
     acc = _accumulator(out.dtype)
     out_batch = out.shape[:-2]
     maps = _operand_maps(out_batch, sa.shape[:-2], sb.shape[:-2], ta, tb)
-    init = L.fill(TensorSpec(out.shape, acc), 0)
+    init = lowering.fill(TensorSpec(out.shape, acc), 0)
     if named:
         r = linalg.matmul(a, b, outs=[init], indexing_maps=maps)
     else:
-        s = L.ScalarBuilder(acc, reassoc=True)
+        s = lowering.ScalarBuilder(acc, reassoc=True)
         iters = ["parallel"] * (len(out_batch) + 2) + ["reduction"]
-        r = L.generic([a, b], [init], maps, iters,
-                      lambda x, y, c: s.add(c, s.mul(L.cast_scalar(x, sa.dtype, acc),
-                                                     L.cast_scalar(y, sb.dtype, acc))),
+        r = lowering.generic([a, b], [init], maps, iters,
+                      lambda x, y, c: s.add(c, s.mul(lowering.cast_scalar(x, sa.dtype, acc),
+                                                     lowering.cast_scalar(y, sb.dtype, acc))),
                       [sa.dtype, sb.dtype, acc])
     if acc is not out.dtype:
-        r = L.elementwise([r], [TensorSpec(out.shape, acc)], out,
-                          lambda v: L.cast_scalar(v, acc, out.dtype))
+        r = lowering.elementwise([r], [TensorSpec(out.shape, acc)], out,
+                          lambda v: lowering.cast_scalar(v, acc, out.dtype))
     return r
 
 
@@ -110,8 +109,8 @@ def _batch_matmul_infer(ins, attrs):
     k2, n = _mk(b, attrs.get("transpose_b", False))
     if k != k2:
         raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape}")
-    batch = R.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return TensorSpec(batch + (m, n), R.same_group_dtype(ins))
+    batch = rules.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return TensorSpec(batch + (m, n), rules.same_group_dtype(ins))
 
 
 define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,

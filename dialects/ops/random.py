@@ -5,8 +5,8 @@ a gradient function that recomputes the forward sees the forward's dropout mask.
 from ..lazy import arith, ir, linalg
 
 from .. import dtypes as dt
-from .. import lowering as L
-from .. import shape_rules as R
+from .. import lowering
+from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import no_grad
 from ..registry import ShapeError, define
@@ -36,7 +36,7 @@ def _lower_uniform(lc, counter):
     def body(k, _out):
         index = arith.constant(i32, 0)
         for d in range(rank):  # the row-major linear index, modulo 2^32
-            stride = R.prod(out.shape[d + 1:])
+            stride = rules.prod(out.shape[d + 1:])
             pos = arith.index_cast(i32, linalg.IndexOp(d).result)
             index = arith.addi(index, arith.muli(pos, c(stride % (1 << 32))))
         x = arith.addi(arith.addi(index, arith.muli(arith.trunci(i32, k), c(_GOLDEN))),
@@ -47,7 +47,7 @@ def _lower_uniform(lc, counter):
                 x = arith.muli(x, c(mul))
         bits = arith.uitofp(ir.F32Type.get(), arith.shrui(x, c(8)))
         return arith.mulf(bits, arith.constant(ir.F32Type.get(), 2.0 ** -24))
-    return L.generic([counter], [L.empty(out)], [L.affine_map(rank, []), L.identity_map(rank)],
+    return lowering.generic([counter], [lowering.empty(out)], [lowering.affine_map(rank, []), lowering.identity_map(rank)],
                      ["parallel"] * rank, body, [dt.int64, dt.float32])
 
 

@@ -3,8 +3,8 @@ import numpy as np
 from ..lazy import arith, ir, linalg
 
 from .. import dtypes as dt
-from .. import lowering as L
-from .. import shape_rules as R
+from .. import lowering
+from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
 from ..registry import FusionRole, ShapeError, define
@@ -16,17 +16,17 @@ _REDUCTION = FusionRole("reduction", prologue=True)
 def _reduce_infer(result_dtype):
     def rule(ins, attrs):
         x = ins[0]
-        if not R.known(attrs, "axis"):
+        if not rules.known(attrs, "axis"):
             raise ShapeError("axis must be a compile-time constant")
-        axes = R.reduce_axes(x, attrs["axis"])
-        return TensorSpec(R.reduced_shape(x.shape, axes, attrs.get("keep_dims", False)),
+        axes = rules.reduce_axes(x, attrs["axis"])
+        return TensorSpec(rules.reduced_shape(x.shape, axes, attrs.get("keep_dims", False)),
                           result_dtype(x.dtype))
     return rule
 
 
 def _canonical_axes(ins, attrs):
     axis = attrs["axis"]
-    return {**attrs, "axis": R.normalize_axes(axis, ins[0].rank) if axis else ()}
+    return {**attrs, "axis": rules.normalize_axes(axis, ins[0].rank) if axis else ()}
 
 
 def _accumulator(d: dt.DType) -> dt.DType:
@@ -39,22 +39,22 @@ def _lower_reduce(init, combine, finish=None):
     (mean divides by the count), cast to the result dtype, re-insert kept dims."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
-        axes = R.reduce_axes(spec, lc.attrs["axis"])
+        axes = rules.reduce_axes(spec, lc.attrs["axis"])
         acc_dtype = _accumulator(out.dtype)
-        s = L.ScalarBuilder(acc_dtype, reassoc=True)
-        r = L.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
-        flat = TensorSpec(R.reduced_shape(spec.shape, axes, False), acc_dtype)
+        s = lowering.ScalarBuilder(acc_dtype, reassoc=True)
+        r = lowering.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
+        flat = TensorSpec(rules.reduced_shape(spec.shape, axes, False), acc_dtype)
         count = 1
         for a in axes:
             count *= spec.shape[a]
         if finish is not None or acc_dtype is not out.dtype:
             def body(v):
-                sb = L.ScalarBuilder(acc_dtype)
+                sb = lowering.ScalarBuilder(acc_dtype)
                 if finish is not None:
                     v = finish(sb, v, count)
-                return L.cast_scalar(v, acc_dtype, out.dtype)
-            r = L.elementwise([r], [flat], TensorSpec(flat.shape, out.dtype), body)
-        return L.reshape(r, flat.shape, out.shape, out.dtype)
+                return lowering.cast_scalar(v, acc_dtype, out.dtype)
+            r = lowering.elementwise([r], [flat], TensorSpec(flat.shape, out.dtype), body)
+        return lowering.reshape(r, flat.shape, out.shape, out.dtype)
     return lower
 
 
@@ -88,7 +88,7 @@ def _sum_grad(g, d):
 
 
 def _mean_grad(g, d):
-    count = R.prod(g.in_specs[0].shape[a] for a in g.reduction_axes())
+    count = rules.prod(g.in_specs[0].shape[a] for a in g.reduction_axes())
     return g.mul(_spread(g, d), g.const(1 / count, d))
 
 
@@ -106,7 +106,7 @@ define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)), grad=each(_sum_grad),
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
-define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(R.float_result),
+define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(rules.float_result),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
@@ -130,8 +130,8 @@ def _arg_infer(ins, attrs):
     x = ins[0]
     if x.rank == 0:
         raise ShapeError("needs a tensor of rank 1 or more")
-    axis = R.normalize_axis(attrs["axis"], x.rank)
-    return TensorSpec(R.reduced_shape(x.shape, (axis,), attrs["keep_dims"]), dt.int32)
+    axis = rules.normalize_axis(attrs["axis"], x.rank)
+    return TensorSpec(rules.reduced_shape(x.shape, (axis,), attrs["keep_dims"]), dt.int32)
 
 
 def _lower_arg(order, start):
@@ -139,17 +139,17 @@ def _lower_arg(order, start):
     extreme as in numpy: one reduction carrying (value, index)."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
-        axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
-        flat = R.reduced_shape(spec.shape, (axis,), False)
-        best = L.fill(TensorSpec(flat, spec.dtype), start(spec.dtype))
-        at = L.fill(TensorSpec(flat, dt.int32), 0)
-        kept = L.affine_map(spec.rank, [ir.AffineDimExpr.get(i) for i in range(spec.rank)
+        axis = rules.normalize_axis(lc.attrs["axis"], spec.rank)
+        flat = rules.reduced_shape(spec.shape, (axis,), False)
+        best = lowering.fill(TensorSpec(flat, spec.dtype), start(spec.dtype))
+        at = lowering.fill(TensorSpec(flat, dt.int32), 0)
+        kept = lowering.affine_map(spec.rank, [ir.AffineDimExpr.get(i) for i in range(spec.rank)
                                         if i != axis])
         iters = ["reduction" if i == axis else "parallel" for i in range(spec.rank)]
         i32 = ir.IntegerType.get_signless(32)
 
         def body(e, b, k):
-            s = L.ScalarBuilder(spec.dtype)
+            s = lowering.ScalarBuilder(spec.dtype)
             take = s.cmp(order, e, b)
             if spec.dtype.is_float:  # a first NaN wins and stays
                 nan_e = arith.cmpf(arith.CmpFPredicate.UNO, e, e)
@@ -157,9 +157,9 @@ def _lower_arg(order, start):
                 take = arith.ori(take, arith.andi(nan_e, b_ordered))
             here = arith.index_cast(i32, linalg.IndexOp(axis).result)
             return [arith.select(take, e, b), arith.select(take, here, k)]
-        _, index = L.generic([x], [best, at], [L.identity_map(spec.rank), kept, kept], iters,
+        _, index = lowering.generic([x], [best, at], [lowering.identity_map(spec.rank), kept, kept], iters,
                              body, [spec.dtype, spec.dtype, dt.int32])
-        return L.reshape(index, flat, out.shape, dt.int32)
+        return lowering.reshape(index, flat, out.shape, dt.int32)
     return lower
 
 
@@ -176,8 +176,8 @@ define("ms.argmin", ["x"], _arg_infer, attrs={"axis": "int", "keep_dims": "bool"
 
 def _softmax_infer(ins, attrs):
     x = ins[0]
-    R.normalize_axis(attrs["axis"], x.rank)
-    return TensorSpec(x.shape, R.float_result(x.dtype))
+    rules.normalize_axis(attrs["axis"], x.rank)
+    return TensorSpec(x.shape, rules.float_result(x.dtype))
 
 
 def _lower_softmax(log):
@@ -189,46 +189,46 @@ def _lower_softmax(log):
     which the last loop then scales (passes/cpu_terms.py)."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
-        axis = R.normalize_axis(lc.attrs["axis"], spec.rank)
+        axis = rules.normalize_axis(lc.attrs["axis"], spec.rank)
         cd = _accumulator(out.dtype)
         rank = spec.rank
-        ident = L.identity_map(rank)
-        drop = L.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
+        ident = lowering.identity_map(rank)
+        drop = lowering.affine_map(rank, [ir.AffineDimExpr.get(i) for i in range(rank) if i != axis])
         red_spec = TensorSpec(tuple(d for i, d in enumerate(spec.shape) if i != axis), cd)
-        s = L.ScalarBuilder(cd, reassoc=True)
+        s = lowering.ScalarBuilder(cd, reassoc=True)
         # The maximum only shifts the exponent: a NaN it skips (maxnum) still makes its row's
         # sum, and so the whole row, NaN, as numpy's. maxnum is cheaper than the
         # NaN-propagating maximum on the CPU (~3% of a softmax).
-        mx = L.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: arith.maxnumf(a, e))
+        mx = lowering.reduce(x, spec, (axis,), cd, float("-inf"), lambda a, e: arith.maxnumf(a, e))
         iters = ["parallel"] * rank
         red_iters = ["reduction" if i == axis else "parallel" for i in range(rank)]
 
         def shifted(e, m):
-            return s.sub(L.cast_scalar(e, spec.dtype, cd), m)
-        total = L.generic([x, mx], [L.fill(red_spec, 0)], [ident, drop, drop], red_iters,
+            return s.sub(lowering.cast_scalar(e, spec.dtype, cd), m)
+        total = lowering.generic([x, mx], [lowering.fill(red_spec, 0)], [ident, drop, drop], red_iters,
                           lambda v, m, acc: s.add(acc, s.exp(shifted(v, m))), [spec.dtype, cd, cd])
         if log:
-            scale = L.elementwise([total], [red_spec], red_spec, lambda t: s.log(t))
+            scale = lowering.elementwise([total], [red_spec], red_spec, lambda t: s.log(t))
             finish = lambda v, m, r: s.sub(shifted(v, m), r)  # noqa: E731
         else:
-            scale = L.elementwise([total], [red_spec], red_spec, lambda t: s.div(s.const(1), t))
+            scale = lowering.elementwise([total], [red_spec], red_spec, lambda t: s.div(s.const(1), t))
             finish = lambda v, m, r: s.mul(s.exp(shifted(v, m)), r)  # noqa: E731
-        return L.generic([x, mx, scale], [L.empty(out)], [ident, drop, drop, ident], iters,
-                         lambda v, m, r, _o: L.cast_scalar(finish(v, m, r), cd, out.dtype),
+        return lowering.generic([x, mx, scale], [lowering.empty(out)], [ident, drop, drop, ident], iters,
+                         lambda v, m, r, _o: lowering.cast_scalar(finish(v, m, r), cd, out.dtype),
                          [spec.dtype, cd, cd, out.dtype])
     return lower
 
 
 def _softmax_grad(g, d):
     """dx = y * (d - sum(d * y)) along the axis, y the softmax (re-used)."""
-    axis = (R.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
+    axis = (rules.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
     dot = g.emit("ms.reduce_sum", g.mul(d, g.out), axis=axis, keep_dims=True)
     return g.mul(g.out, g.sub(d, dot))
 
 
 def _log_softmax_grad(g, d):
     """dx = d - exp(y) * sum(d) along the axis, y the log-softmax (re-used)."""
-    axis = (R.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
+    axis = (rules.normalize_axis(g.attrs["axis"], g.in_specs[0].rank),)
     total = g.emit("ms.reduce_sum", d, axis=axis, keep_dims=True)
     return g.sub(d, g.mul(g.emit("ms.exp", g.out), total))
 

@@ -6,11 +6,11 @@ way (reshape back, inverse permutation, sum over broadcast or tiled copies, scat
 """
 from ..lazy import ir, linalg, tensor
 
-from .. import lowering as L
-from .. import shape_rules as R
+from .. import lowering
+from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import broadcasting, each
-from ..ir import tensor_type
+from ..builders import tensor_type
 from ..registry import ShapeError, define
 
 
@@ -21,7 +21,7 @@ def D(i):
 
 
 def _need(attrs, *names):
-    if not R.known(attrs, *names):
+    if not rules.known(attrs, *names):
         raise ShapeError(f"{' and '.join(names)} must be a compile-time constant")
 
 
@@ -29,13 +29,13 @@ def _need(attrs, *names):
 
 def resolve_shape(in_shape, shape):
     """MindSpore/numpy reshape target; at most one -1, inferred from the element count."""
-    size = R.prod(in_shape)
+    size = rules.prod(in_shape)
     if sum(d == -1 for d in shape) > 1 or any(d < -1 for d in shape):
         raise ShapeError(f"shape {tuple(shape)} may hold one -1 and otherwise sizes >= 0")
-    known = R.prod(d for d in shape if d != -1)
+    known = rules.prod(d for d in shape if d != -1)
     if -1 in shape and known and size % known == 0:
         shape = tuple(size // known if d == -1 else d for d in shape)
-    if -1 in shape or R.prod(shape) != size:
+    if -1 in shape or rules.prod(shape) != size:
         raise ShapeError(f"cannot reshape {tuple(in_shape)} ({size} elements) into {tuple(shape)}")
     return tuple(shape)
 
@@ -46,7 +46,7 @@ def _reshape_infer(ins, attrs):
 
 
 def _lower_reshape(lc, x, *_):
-    return L.reshape(x, lc.ins[0].shape, lc.out.shape, lc.out.dtype)
+    return lowering.reshape(x, lc.ins[0].shape, lc.out.shape, lc.out.dtype)
 
 
 def _reshape_back(g, d):
@@ -78,7 +78,7 @@ def _perm(ins, attrs):
 
 def _lower_transpose(lc, x, *_):
     perm = list(_perm(lc.ins, lc.attrs))
-    return linalg.transpose(x, outs=[L.empty(lc.out)], permutation=perm).results[0]
+    return linalg.transpose(x, outs=[lowering.empty(lc.out)], permutation=perm).results[0]
 
 
 def _transpose_grad(g, d):
@@ -116,7 +116,7 @@ def _broadcast_infer(ins, attrs):
 define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
        const_inputs={"shape": "ints"}, signature=(None,),
        canonicalize=lambda ins, a: {**a, "shape": _broadcast_infer(ins, a).shape},
-       lower=lambda lc, x, *_: L.elementwise([x], lc.ins, lc.out, lambda v: v),
+       lower=lambda lc, x, *_: lowering.elementwise([x], lc.ins, lc.out, lambda v: v),
        # The identity on each element, read through numpy broadcasting: so ms-fuse treats
        # it as a (free) elementwise op and a fused loop reads x in place of a broadcast copy.
        scalar=lambda s, x: x,
@@ -145,7 +145,7 @@ def _squeeze_infer(ins, attrs):
     if len(axis) == 0:
         axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
     else:
-        axes = R.normalize_axes(axis, x.rank)
+        axes = rules.normalize_axes(axis, x.rank)
         for a in axes:
             if x.shape[a] != 1:
                 raise ShapeError(f"cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
@@ -161,21 +161,21 @@ define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(N
 
 def _concat_infer(ins, attrs):
     x, y = ins
-    axis = R.normalize_axis(attrs["axis"], x.rank)
+    axis = rules.normalize_axis(attrs["axis"], x.rank)
     if x.rank != y.rank or any(a != b for i, (a, b) in enumerate(zip(x.shape, y.shape))
                                if i != axis):
         raise ShapeError(f"shapes {x.shape} and {y.shape} cannot be joined along axis {axis}")
     shape = list(x.shape)
     shape[axis] += y.shape[axis]
-    return TensorSpec(tuple(shape), R.same_group_dtype(ins))
+    return TensorSpec(tuple(shape), rules.same_group_dtype(ins))
 
 
 def _lower_concat(lc, x, y):
     """Both inputs inserted into one destination. A chain of concats (the N-ary form) lowers
     the same way once per link."""
     out = lc.out
-    axis = R.normalize_axis(lc.attrs["axis"], out.rank)
-    acc = L.empty(out)
+    axis = rules.normalize_axis(lc.attrs["axis"], out.rank)
+    acc = lowering.empty(out)
     offset = 0
     for value, spec in zip((x, y), lc.ins):
         offsets = [0] * out.rank
@@ -190,7 +190,7 @@ def _concat_part(which):
     """The slice of the cotangent that came from operand `which` (0: x, 1: y)."""
     def rule(g, d):
         x, part = g.in_specs[0], g.in_specs[which]
-        axis = R.normalize_axis(g.attrs["axis"], x.rank)
+        axis = rules.normalize_axis(g.attrs["axis"], x.rank)
         begin = [0] * x.rank
         begin[axis] = x.shape[axis] if which else 0
         return g.emit("ms.slice", d, begin=tuple(begin), size=part.shape)
@@ -223,11 +223,11 @@ def _lower_tile(lc, x, *_):
     spec, out = lc.ins[0], lc.out
     mult = tuple(lc.attrs["multiples"])
     shape = (1,) * (len(mult) - spec.rank) + spec.shape
-    x = L.reshape(x, spec.shape, shape, spec.dtype)
+    x = lowering.reshape(x, spec.shape, shape, spec.dtype)
     n = len(shape)
     pairs = TensorSpec(tuple(v for m, d in zip(mult, shape) for v in (m, d)), out.dtype)
-    in_map = L.affine_map(2 * n, [D(2 * i + 1) for i in range(n)])
-    y = L.generic([x], [L.empty(pairs)], [in_map, L.identity_map(2 * n)],
+    in_map = lowering.affine_map(2 * n, [D(2 * i + 1) for i in range(n)])
+    y = lowering.generic([x], [lowering.empty(pairs)], [in_map, lowering.identity_map(2 * n)],
                   ["parallel"] * (2 * n), lambda v, _o: v, [spec.dtype, out.dtype])
     if n == 0:
         return y
@@ -348,7 +348,7 @@ def _strided_slice_grad_infer(ins, attrs):
 def _lower_strided_slice_grad(lc, dy):
     starts, sizes, steps = strided_bounds(lc.out.shape, lc.attrs["begin"], lc.attrs["end"],
                                           lc.attrs["strides"])
-    return tensor.insert_slice(dy, L.fill(lc.out, 0), [], [], [], starts, sizes, steps)
+    return tensor.insert_slice(dy, lowering.fill(lc.out, 0), [], [], [], starts, sizes, steps)
 
 
 define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,

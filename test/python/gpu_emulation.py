@@ -17,7 +17,7 @@ from mlir.dialects import arith, memref, scf
 
 from mscc.passes import pipeline
 from mscc.passes.compiler import select_entry
-from mscc.passes.ir_helpers import public_functions
+from mscc.dialects.ir_helpers import public_functions
 from mscc.passes.gpu_kernels import _remap
 from mscc.runtime.cpu import CpuExecutable
 

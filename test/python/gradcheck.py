@@ -5,9 +5,9 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from mscc.dialects.ir import PARAM_ATTR, build_function, get_context, spec_of
-from mscc.passes.autodiff import call_gradient, emit_grad
-from mscc.passes.ir_helpers import function_type
+from mscc.dialects.builders import PARAM_ATTR, build_function, mlir_context, spec_of
+from mscc.dialects.grad_op import call_gradient, emit_grad
+from mscc.dialects.ir_helpers import function_type
 from mscc.passes.compiler import compile_module
 
 
@@ -68,7 +68,7 @@ def random_like(spec, rng):
 def check_gradients(in_specs, body, inputs, wrt, second_order=True, tol=GradCheck(), seed=0):
     """Compile body's first- (and second-) order gradients and compare them with central
     differences of the compiled forward (and first-order gradient) in float64."""
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module, outs = grad_module(in_specs, body, wrt, second_order)
         exe = compile_main(module)
     rng = np.random.default_rng(seed)
@@ -111,7 +111,7 @@ def check_gradients(in_specs, body, inputs, wrt, second_order=True, tol=GradChec
 def compile_grad(in_specs, body, *, wrt=(0,), parameters=None, **flags):
     """The executable of @main(args...) returning the gradient function of body (flags:
     get_by_list, sens_param, with_value); `parameters` names the Parameter arguments."""
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         f = private(build_function(module, "f", in_specs, body, arg_attrs=parameter_attrs(
             parameters) if parameters else None))

@@ -3,7 +3,7 @@ import numpy as np
 from mlir import ir
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import build_function, build_op, get_context
+from mscc.dialects.builders import build_function, build_op, mlir_context
 from mscc.passes import pipeline
 from mscc.passes.compiler import compile_module
 
@@ -22,7 +22,7 @@ def spec(shape, dtype):
 
 def module_of(in_specs, body, name="f"):
     """An ms module with one function `body(*args) -> value(s)` over tensors of in_specs."""
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, name, in_specs, body)
         module.operation.verify()

@@ -13,7 +13,7 @@ import pytest
 
 from gradcheck import GradCheck, check_gradients, compile_grad
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import constant
+from mscc.dialects.builders import constant
 from mscc.dialects.registry import OPS
 from mstest import op, spec
 
@@ -289,11 +289,11 @@ def test_output_independent_of_the_input_gives_zeros():
 
 def test_calls_inside_the_callee_are_inlined_first():
     from mlir import ir
-    from mscc.dialects.ir import build_function, get_context
-    from mscc.passes.autodiff import call_gradient, emit_grad
+    from mscc.dialects.builders import build_function, mlir_context
+    from mscc.dialects.grad_op import call_gradient, emit_grad
     from gradcheck import compile_main, private
     from mlir.dialects import func
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         inner = private(build_function(module, "inner", [F34], lambda a: op("ms.tanh", a)))
         f = private(build_function(module, "f", [F34], lambda a: op(
@@ -308,10 +308,10 @@ def test_calls_inside_the_callee_are_inlined_first():
 def test_third_order_by_chaining_grads():
     """d/dx sum(x^4) = 4x^3; the gradients of the gradient functions give 12x^2 and 24x."""
     from mlir import ir
-    from mscc.dialects.ir import build_function, get_context
-    from mscc.passes.autodiff import call_gradient, emit_grad
+    from mscc.dialects.builders import build_function, mlir_context
+    from mscc.dialects.grad_op import call_gradient, emit_grad
     from gradcheck import compile_main, private
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         fn = private(build_function(module, "f", [F34], lambda a: op(
             "ms.pow", a, constant(4.0))))
@@ -373,9 +373,9 @@ def test_mlp_cross_entropy_gradients_match_numpy(use_gather):
 
 def test_bad_grad_position_is_a_value_error():
     from mlir import ir
-    from mscc.dialects.ir import build_function, get_context
-    from mscc.passes.autodiff import emit_grad
-    with get_context(), ir.Location.unknown():
+    from mscc.dialects.builders import build_function, mlir_context
+    from mscc.dialects.grad_op import emit_grad
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         f = build_function(module, "f", [F34], lambda a: op("ms.exp", a))
         with ir.InsertionPoint(module.body):
@@ -387,9 +387,9 @@ def test_bad_grad_position_is_a_value_error():
 
 def test_emit_grad_finds_the_callee_by_name_and_types_the_gradient_function():
     from mlir import ir
-    from mscc.dialects.ir import build_function, get_context, tensor_type
-    from mscc.passes.autodiff import emit_grad
-    with get_context(), ir.Location.unknown():
+    from mscc.dialects.builders import build_function, mlir_context, tensor_type
+    from mscc.dialects.grad_op import emit_grad
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, "f", [F34, spec((4,), dt.int32)], lambda a, n: op(
             "ms.reduce_sum", a, axis=(), keep_dims=False))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import constant
+from mscc.dialects.builders import constant
 from mscc.dialects.registry import OPS, plain_elementwise_ops
 from mscc.passes.artifact import build_artifact, find_ptxas, ptxas
 from mstest import module_of, op, spec

@@ -7,7 +7,7 @@ import pytest
 
 from fake_cuda import FakeDriver
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import constant
+from mscc.dialects.builders import constant
 from mscc.passes.artifact import build_artifact
 from mscc.runtime.calls import CallError
 from mscc.runtime.cuda import CudaError, CudaExecutable, DeviceArray, Device

@@ -3,7 +3,7 @@
 still gives the located error and leaves the op unchanged."""
 import pytest
 
-from mscc.dialects.ir import get_context
+from mscc.dialects.builders import mlir_context
 from mscc.passes.base import PassFailure
 from mscc.passes.compiler import parse_module
 from mscc.passes.const_input_to_attr import ConstInputToAttr
@@ -30,7 +30,7 @@ CASES = [
 def test_const_input_to_attr_rejects_bad_constants(body, message):
     text = ("func.func @f(%a: tensor<2x3xf32>) {\n" + body + "\nreturn\n}")
     module = parse_module(text, "in.mlir")
-    with get_context() as ctx, DiagnosticCapture(ctx) as capture:
+    with mlir_context() as ctx, DiagnosticCapture(ctx) as capture:
         with pytest.raises(PassFailure):
             ConstInputToAttr().run(module.operation)
     error, = capture.errors

@@ -8,7 +8,7 @@ import pytest
 from mlir import ir
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import build_function, constant, get_context
+from mscc.dialects.builders import build_function, constant, mlir_context
 from mscc.passes import pipeline
 from mscc.passes.compiler import compile_module
 from mstest import assert_matches, op, spec
@@ -164,7 +164,7 @@ def inputs_for(case):
 def compile_with_regions(in_specs, body):
     """Compile through the whole pipeline; also return the kinds of the ms.fused regions
     found at the ms-opt stage."""
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, "f", in_specs, body)
         module.operation.verify()
@@ -251,7 +251,7 @@ def test_parallel_loops_use_openmp_when_available():
     from mscc.runtime.openmp import num_threads
     if num_threads() < 2:
         pytest.skip("no OpenMP runtime (pip install intel-openmp) or a single CPU")
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, "f", [spec((512, 300), F32)], lambda x: op("ms.exp", x))
         pipeline.run_pipeline(module, stop_after="llvm")

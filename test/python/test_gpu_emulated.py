@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gpu_emulation import emulated_executable
-from mscc.dialects.ir import build_function, get_context
+from mscc.dialects.builders import build_function, mlir_context
 from mlir import ir
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -19,7 +19,7 @@ from gpu_check import compare  # noqa: E402
 
 
 def module_of(case):
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         build_function(module, case.name, case.in_specs, case.body)
     return module

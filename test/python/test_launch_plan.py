@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import constant
+from mscc.dialects.builders import constant
 from mscc.passes import pipeline
 from mscc.passes.compiler import parse_module, select_entry
 from mscc.passes.diagnostics import CompileError

@@ -17,7 +17,7 @@ import pytest
 from mlir import ir
 
 from mscc.dialects import dtypes as dt
-from mscc.dialects.ir import PARAM_ATTR, build_function, constant, get_context
+from mscc.dialects.builders import PARAM_ATTR, build_function, constant, mlir_context
 from mscc.passes.compiler import compile_module
 from mscc.passes.diagnostics import CompileError
 from mstest import assert_matches, compile_fn, op, spec
@@ -181,7 +181,7 @@ def test_mixed_dtype_program(prog):
 def test_parameter_in_write_position_is_not_cast():
     """assign(Parameter float16, float32 value): the group is float32, the Parameter cannot
     follow; compiling fails with MindSpore's message at the assign's location."""
-    with get_context(), ir.Location.unknown():
+    with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         where = ir.Location.file("train.py", 12, 5)
         param = {PARAM_ATTR: ir.StringAttr.get("w")}

@@ -170,7 +170,7 @@ def test_cast(src, dst):
 @pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.int64, dt.uint8, dt.bool_])
 def test_constant(dtype):
     value = values((2, 3), dtype, seed=5)
-    from mscc.dialects.ir import constant
+    from mscc.dialects.builders import constant
     exe = compile_fn([], lambda: constant(value, dtype))
     got, = exe()
     assert_matches(got, value, dtype)
@@ -445,7 +445,7 @@ def test_unsorted_segment_sum(dtype, index_dtype, shapes, scatter):
 @pytest.mark.parametrize("axis", [-1, 0, 1])
 @pytest.mark.parametrize("dtype", [dt.float32, dt.int32], ids=lambda d: d.name)
 def test_one_hot(axis, dtype):
-    from mscc.dialects.ir import constant
+    from mscc.dialects.builders import constant
     indices = np.array([[0, 3], [2, 5]], dtype=np.int64)  # 5 is out of range: all off
     depth = 4
     exe = compile_fn([spec(indices.shape, dt.int64)], lambda i: op(

@@ -5,11 +5,11 @@ function's name is `ir.StringAttr(fn.attributes["sym_name"]).value`, a linalg op
 are only available as text (`#linalg.iterator_type<parallel>`: the bindings have no attribute
 class for them). Written once here, each of these has one meaning and one place to fix.
 
-(Several would belong with dialects/ir.py; they live in passes/ because only passes use them.)
+(Several would belong with dialects/builders.py; they live in passes/ because only passes use them.)
 """
 from __future__ import annotations
 
-from mlir import ir
+from .lazy import ir
 
 # ------------------------------------------------------------------ symbols and functions
 

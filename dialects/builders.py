@@ -2,7 +2,7 @@
 
 One process-wide MLIR context holds every dialect plus ms (loaded from ms.irdl.mlir once:
 loading twice aborts). Each ms op gets a registered OpView subclass so that turning an op into a
-Python object does not retry a failing `import mlir.dialects.ms` (13 µs per op, see the notes).
+Python object does not retry a failing `import mlir.dialects.ms` (measured: 13 µs per op).
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _register_opviews():
         _OPVIEWS[name] = cls
 
 
-def get_context() -> ir.Context:
+def mlir_context() -> ir.Context:
     """The process-wide context with every upstream dialect and ms loaded."""
     global _context
     if _context is not None:
@@ -121,9 +121,6 @@ def tensor_type(spec: dt.TensorSpec, storage=False) -> ir.Type:
     return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, storage))
 
 
-def memref_type(spec: dt.TensorSpec, storage=True) -> ir.Type:
-    dt.check_shape(spec.shape, spec.dtype)
-    return ir.MemRefType.get(list(spec.shape), element_type(spec.dtype, storage))
 
 
 def dtype_of(elem: ir.Type) -> dt.DType | None:
@@ -146,8 +143,6 @@ def spec_of(t: ir.Type) -> dt.TensorSpec | None:
     return spec
 
 
-def spec_of_value(v: ir.Value) -> dt.TensorSpec | None:
-    return spec_of(v.type)
 
 
 # ---------------------------------------------------------------------------- attributes
@@ -223,8 +218,6 @@ def numpy_to_dense(arr: np.ndarray, dtype: dt.DType | None = None) -> ir.DenseEl
 
 # ---------------------------------------------------------------------------- ops
 
-def opdef_of(op) -> OpDef | None:
-    return OPS.get(op.operation.name)
 
 
 def operand_groups(opdef: OpDef, op) -> dict:

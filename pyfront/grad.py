@@ -86,20 +86,48 @@ class GradFunction:
         MindSpore's structure."""
         from mlir import ir
 
+        from ..dialects.builders import spec_of
         from ..dialects.grad_op import call_gradient, emit_grad
         from . import ops
-        from .trace import Trace, _loc
+        from .trace import _loc
         where = user_location()
         sens = None
         if self.sens_param:
             args, sens = args[:-1], args[-1]
         callee_args = list(args)
-        n_args = len(callee_args)
         positions = (tuple(i for i, a in enumerate(callee_args) if isinstance(a, Tensor))
                      if self.get_all else self.positions)  # (valid: see _check_positions)
-        positions = tuple(p % n_args for p in positions)
+        positions = tuple(p % len(callee_args) for p in positions)
+        sub, tensor_index, outputs, out_tree = self._trace_callee(outer, callee_args, where)
+        params = list(sub.param_order)
+        # Parameters the function writes (BatchNorm's moving statistics, ...): the callee
+        # returns their new values after its outputs; they get a zero sensitivity and are
+        # written here, in the caller, so that the forward's updates are not lost.
+        assigned = list(sub.assigned_params)
+        operands = [outer.value_of(a) for a in callee_args if isinstance(a, Tensor)]
+        operands += [outer.value_of(p) for p in params]
+        operands += [outer.value_of(v) for v in self._sensitivities(sens, outputs, assigned)]
+        grad_positions = tuple(tensor_index[p] for p in positions)
+        with_value = self.with_value or bool(assigned)
+        with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
+            gradfn = emit_grad(sub.name, grad_positions, get_by_list=self.weights is not None,
+                               sens_param=self._uses_sensitivities(assigned),
+                               with_value=with_value)
+            results = call_gradient(gradfn, operands)
+        results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
+        n_ret = len(outputs) + len(assigned) if with_value else 0
+        for p, new in zip(assigned, results[len(outputs):n_ret]):
+            ops.assign(p, new)
+        values = pytree.unflatten(out_tree, results[:len(outputs)]) if self.with_value else None
+        grads = results[n_ret:n_ret + len(grad_positions)]
+        param_grads = dict(zip((id(p) for p in params), results[n_ret + len(grad_positions):]))
+        return self._package(values, grads, param_grads, outputs, out_tree, outer)
 
-        # The callee: explicit Tensor arguments in order, then the Parameters it reads.
+    def _trace_callee(self, outer, callee_args, where):
+        """The differentiated function as a private function of `outer`'s module: explicit
+        Tensor arguments in order, then the Parameters it reads. Returns (its Trace, Tensor
+        argument index -> callee input index, its outputs, their tree)."""
+        from .trace import Trace
         sub = Trace(getattr(self.fn, "__name__", "fn").strip("<>") or "fn", where,
                     module=outer.module)
         tensor_index = {}
@@ -111,43 +139,28 @@ class GradFunction:
                     traced.append(sub.add_input(a, keep_parameters=False))
                 else:
                     traced.append(a)
-            result = self.fn(*traced)
-            outputs, out_tree = pytree.flatten(result)
+            outputs, out_tree = pytree.flatten(self.fn(*traced))
             outputs = [o if isinstance(o, Tensor) else Tensor(o) for o in outputs]
             sub.finish(outputs)
-        params = list(sub.param_order)
-        # Parameters the function writes (BatchNorm's moving statistics, ...): the callee
-        # returns their new values after its outputs; they get a zero sensitivity and are
-        # written here, in the caller, so that the forward's updates are not lost.
-        assigned = list(sub.assigned_params)
-        operands = [outer.value_of(a) for a in callee_args if isinstance(a, Tensor)]
-        operands += [outer.value_of(p) for p in params]
-        grad_positions = tuple(tensor_index[p] for p in positions)
-        by_list = self.weights is not None
-        use_sens = self.sens_param or self.has_aux or bool(assigned)
-        with_value = self.with_value or bool(assigned)
+        return sub, tensor_index, outputs, out_tree
+
+    def _uses_sensitivities(self, assigned) -> bool:
+        return self.sens_param or self.has_aux or bool(assigned)
+
+    def _sensitivities(self, sens, outputs, assigned) -> list:
+        """The sensitivity inputs of the gradient function: the user's (sens_param), or ones
+        for the differentiated output (has_aux: zeros for the others) when some output must
+        not be seeded with ones; zeros for the written Parameters. [] when MindSpore's
+        default (ones_like of every output) applies."""
+        from . import ops
+        if not self._uses_sensitivities(assigned):
+            return []
         if self.sens_param:
-            sens_values = [s if isinstance(s, Tensor) else Tensor(s)
-                           for s in pytree.flatten(sens)[0]]
-        elif use_sens:  # has_aux: only the first output is differentiated
-            sens_values = [ops.full(o.shape, 1 if i == 0 or not self.has_aux else 0,
-                                    dtype=o.dtype) for i, o in enumerate(outputs)]
-        if use_sens:
-            sens_values += [ops.full(p.shape, 0, dtype=p.dtype) for p in assigned]
-            operands += [outer.value_of(v) for v in sens_values]
-        with outer.context, _loc(where, outer.context), ir.InsertionPoint(outer.block):
-            gradfn = emit_grad(sub.name, grad_positions, get_by_list=by_list,
-                               sens_param=use_sens, with_value=with_value)
-            results = call_gradient(gradfn, operands)
-        from ..dialects.builders import spec_of
-        results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
-        n_ret = len(outputs) + len(assigned) if with_value else 0
-        for p, new in zip(assigned, results[len(outputs):n_ret]):
-            ops.assign(p, new)
-        values = pytree.unflatten(out_tree, results[:len(outputs)]) if self.with_value else None
-        grads = results[n_ret:n_ret + len(grad_positions)]
-        param_grads = dict(zip((id(p) for p in params), results[n_ret + len(grad_positions):]))
-        return self._package(values, grads, param_grads, outputs, out_tree, outer)
+            values = [s if isinstance(s, Tensor) else Tensor(s) for s in pytree.flatten(sens)[0]]
+        else:  # has_aux: only the first output is differentiated
+            values = [ops.full(o.shape, 1 if i == 0 or not self.has_aux else 0, dtype=o.dtype)
+                      for i, o in enumerate(outputs)]
+        return values + [ops.full(p.shape, 0, dtype=p.dtype) for p in assigned]
 
     def _package(self, values, grads, param_grads, outputs, out_tree, outer):
         from . import ops

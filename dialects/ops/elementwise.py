@@ -35,10 +35,18 @@ def _unary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, co
                   grad=grad, doc=doc)
 
 
+def _op(dialect, name, fastmath=False):
+    """An emitter `(ScalarBuilder, *values) -> value` applying the MLIR op <dialect>.<name>
+    (looked up when the rule runs: the registry imports without MLIR); `fastmath` passes the
+    builder's flags (contract, or reassoc for reductions)."""
+    if fastmath:
+        return lambda s, *xs: getattr(dialect, name)(*xs, fastmath=s.fm)
+    return lambda s, *xs: getattr(dialect, name)(*xs)
+
+
 def _float_math(name):
-    """A primitive rule of the float-only function math.<name>, with fastmath (looked up when
-    the rule runs: the registry imports without MLIR)."""
-    return by_kind(float=lambda s, *xs: getattr(mmath, name)(*xs, fastmath=s.fm))
+    """A primitive rule of the float-only function math.<name>, with fastmath."""
+    return by_kind(float=_op(mmath, name, fastmath=True))
 
 
 def _pick_by(predicate):
@@ -60,31 +68,31 @@ def _sign(g, x):
 
 
 # ---------------------------------------------------------------- arithmetic
-_binary("ms.add", by_kind(float=lambda s, x, y: arith.addf(x, y, fastmath=s.fm),
-                         int=lambda s, x, y: arith.addi(x, y),
-                         bool=lambda s, x, y: arith.ori(x, y)),
+_binary("ms.add", by_kind(float=_op(arith, "addf", fastmath=True),
+                         int=_op(arith, "addi"),
+                         bool=_op(arith, "ori")),
         cost=1, doc="x + y (logical or on bool)",
         grad=broadcasting(lambda g, d: d, lambda g, d: d))
-_binary("ms.sub", by_kind(float=lambda s, x, y: arith.subf(x, y, fastmath=s.fm),
-                         int=lambda s, x, y: arith.subi(x, y),
-                         bool=lambda s, x, y: arith.xori(x, y)),
+_binary("ms.sub", by_kind(float=_op(arith, "subf", fastmath=True),
+                         int=_op(arith, "subi"),
+                         bool=_op(arith, "xori")),
         cost=1, dtypes=NOT_BOOL, doc="x - y",
         grad=broadcasting(lambda g, d: d, lambda g, d: g.neg(d)))
-_binary("ms.mul", by_kind(float=lambda s, x, y: arith.mulf(x, y, fastmath=s.fm),
-                         int=lambda s, x, y: arith.muli(x, y),
-                         bool=lambda s, x, y: arith.andi(x, y)),
+_binary("ms.mul", by_kind(float=_op(arith, "mulf", fastmath=True),
+                         int=_op(arith, "muli"),
+                         bool=_op(arith, "andi")),
         cost=1, doc="x * y (logical and on bool)",
         grad=broadcasting(lambda g, d: g.mul(d, g.y), lambda g, d: g.mul(d, g.x)))
-_binary("ms.div", by_kind(float=lambda s, x, y: arith.divf(x, y, fastmath=s.fm),
-                         int=lambda s, x, y: arith.divsi(x, y),
-                         uint=lambda s, x, y: arith.divui(x, y)),
+_binary("ms.div", by_kind(float=_op(arith, "divf", fastmath=True),
+                         int=_op(arith, "divsi"),
+                         uint=_op(arith, "divui")),
         cost=4, result=rules.float_result, compute=rules.float_result,
         doc="true division; integer inputs divide in float32",
         # d(x/y)/dy = -(x/y)/y: re-uses the result
         grad=broadcasting(lambda g, d: g.div(d, g.y),
                           lambda g, d: g.neg(g.div(g.mul(d, g.out), g.y))))
-_binary("ms.pow", by_kind(float=lambda s, x, y: mmath.powf(x, y),
-                         int=lambda s, x, y: mmath.ipowi(x, y),
+_binary("ms.pow", by_kind(float=_op(mmath, "powf"),
+                         int=_op(mmath, "ipowi"),
                          # x**0 == 1, x**1 == x
                          bool=lambda s, x, y: arith.ori(x, arith.xori(y, s.const(True)))),
         cost=10, doc="x ** y",
@@ -92,18 +100,14 @@ _binary("ms.pow", by_kind(float=lambda s, x, y: mmath.powf(x, y),
         grad=broadcasting(
             lambda g, d: g.mul(g.mul(d, g.y), g.emit("ms.pow", g.x, g.sub(g.y, g.const(1, g.y)))),
             lambda g, d: g.mul(g.mul(d, g.out), g.emit("ms.log", g.x))))
-_binary("ms.maximum", by_kind(float=lambda s, x, y: arith.maximumf(x, y),
-                             int=lambda s, x, y: arith.maxsi(x, y),
-                             uint=lambda s, x, y: arith.maxui(x, y),
-                             bool=lambda s, x, y: arith.ori(x, y)), cost=1,
-        grad=broadcasting(*_pick_by("ms.greater_equal")),
-        doc="elementwise max (ties send the gradient to x)")
-_binary("ms.minimum", by_kind(float=lambda s, x, y: arith.minimumf(x, y),
-                             int=lambda s, x, y: arith.minsi(x, y),
-                             uint=lambda s, x, y: arith.minui(x, y),
-                             bool=lambda s, x, y: arith.andi(x, y)), cost=1,
-        grad=broadcasting(*_pick_by("ms.less_equal")),
-        doc="elementwise min (ties send the gradient to x)")
+# maximum/minimum: the MLIR op per dtype kind; ties send the gradient to x
+for _name, _float, _int, _uint, _bool, _x_wins in [
+        ("maximum", "maximumf", "maxsi", "maxui", "ori", "ms.greater_equal"),
+        ("minimum", "minimumf", "minsi", "minui", "andi", "ms.less_equal")]:
+    _binary("ms." + _name, by_kind(float=_op(arith, _float), int=_op(arith, _int),
+                                   uint=_op(arith, _uint), bool=_op(arith, _bool)),
+            cost=1, grad=broadcasting(*_pick_by(_x_wins)),
+            doc=f"elementwise {_name[:3]} (ties send the gradient to x)")
 
 # ---------------------------------------------------------------- comparisons and logic
 for _name, _pred, _symbol in [("equal", "eq", "=="), ("not_equal", "ne", "!="),
@@ -121,10 +125,10 @@ _unary("ms.logical_not", lambda s, x: s.cmp("eq", x, s.const(False)), dtypes=(dt
        doc="not x, on bool tensors")
 
 # ---------------------------------------------------------------- unary math
-_unary("ms.neg", by_kind(float=lambda s, x: arith.negf(x, fastmath=s.fm),
+_unary("ms.neg", by_kind(float=_op(arith, "negf", fastmath=True),
                         int=lambda s, x: arith.subi(s.const(0), x)), cost=1, dtypes=NOT_BOOL,
        grad=each(lambda g, d: g.neg(d)), doc="-x")
-_unary("ms.abs", by_kind(float=lambda s, x: mmath.absf(x), int=lambda s, x: mmath.absi(x),
+_unary("ms.abs", by_kind(float=_op(mmath, "absf"), int=_op(mmath, "absi"),
                         uint=lambda s, x: x, bool=lambda s, x: x), cost=1, dtypes=NOT_BOOL,
        grad=each(lambda g, d: g.mul(d, _sign(g, g.x))),
        doc="|x|")

@@ -227,6 +227,96 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
   }
+  irdl.operation @tan {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @asin {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @acos {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @atan {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @exp2 {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @log2 {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @log1p {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @expm1 {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @floor {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @ceil {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @round {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @sign {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @isnan {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @isinf {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
+  irdl.operation @isfinite {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
   irdl.operation @zeros_like {
     %x = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"
@@ -386,6 +476,25 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
     irdl.attributes {"axis" = %axis_attr}
+  }
+  irdl.operation @reduce_prod {
+    %x = irdl.base "!builtin.tensor"
+    %axis = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %keep_dims_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x, axis: optional %axis)
+    irdl.results(output: %output)
+    irdl.attributes {"keep_dims" = %keep_dims_attr}
+  }
+  irdl.operation @cumsum {
+    %x = irdl.base "!builtin.tensor"
+    %axis = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %exclusive_attr = irdl.base "#builtin.integer"
+    %reverse_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x, axis: optional %axis)
+    irdl.results(output: %output)
+    irdl.attributes {"exclusive" = %exclusive_attr, "reverse" = %reverse_attr}
   }
   irdl.operation @reshape {
     %x = irdl.base "!builtin.tensor"

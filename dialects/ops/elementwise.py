@@ -166,6 +166,54 @@ _unary("ms.sigmoid", lambda s, x: s.div(s.const(1), s.add(s.const(1), s.exp(s.ne
        result=rules.float_result, compute=rules.float_result, doc="1 / (1 + exp(-x))",
        grad=each(lambda g, d: g.mul(d, g.mul(g.out, g.sub(g.const(1, g.out), g.out)))))
 
+# ---------------------------------------------------------------- more unary math (MindSpore
+# functional names). Each is the math-dialect function: libm/LLVM intrinsics on the CPU,
+# libdevice on CUDA; log1p and expm1 stay accurate near 0, where log(1 + x) would not.
+_FLOAT = dict(result=rules.float_result, compute=rules.float_result)
+_unary("ms.tan", _float_math("tan"), cost=10, **_FLOAT, doc="tangent (radians)",
+       # d tan = 1 + tan^2
+       grad=each(lambda g, d: g.mul(d, g.add(g.const(1, g.out), g.mul(g.out, g.out)))))
+_unary("ms.asin", _float_math("asin"), cost=10, **_FLOAT, doc="arcsine",
+       grad=each(lambda g, d: g.mul(d, g.emit("ms.rsqrt", g.sub(g.const(1, g.x),
+                                                                 g.mul(g.x, g.x))))))
+_unary("ms.acos", _float_math("acos"), cost=10, **_FLOAT, doc="arccosine",
+       grad=each(lambda g, d: g.neg(g.mul(d, g.emit("ms.rsqrt", g.sub(g.const(1, g.x),
+                                                                       g.mul(g.x, g.x)))))))
+_unary("ms.atan", _float_math("atan"), cost=10, **_FLOAT, doc="arctangent",
+       grad=each(lambda g, d: g.div(d, g.add(g.const(1, g.x), g.mul(g.x, g.x)))))
+_unary("ms.exp2", _float_math("exp2"), cost=10, **_FLOAT, doc="2 ** x",
+       grad=each(lambda g, d: g.mul(d, g.mul(g.out, g.const(0.6931471805599453, g.out)))))
+_unary("ms.log2", _float_math("log2"), cost=10, **_FLOAT, doc="base-2 logarithm",
+       grad=each(lambda g, d: g.div(d, g.mul(g.x, g.const(0.6931471805599453, g.x)))))
+_unary("ms.log1p", _float_math("log1p"), cost=10, **_FLOAT, doc="log(1 + x), accurate near 0",
+       grad=each(lambda g, d: g.div(d, g.add(g.x, g.const(1, g.x)))))
+_unary("ms.expm1", _float_math("expm1"), cost=10, **_FLOAT, doc="exp(x) - 1, accurate near 0",
+       grad=each(lambda g, d: g.mul(d, g.add(g.out, g.const(1, g.out)))))
+# Rounding: integers are their own floor/ceil/round (MindSpore keeps the dtype); the gradient
+# is zero almost everywhere, as in MindSpore.
+_ROUNDING = dict(int=lambda s, x: x)
+_unary("ms.floor", by_kind(float=_op(mmath, "floor"), **_ROUNDING), cost=1, dtypes=NOT_BOOL,
+       grad=no_grad, doc="largest integer <= x")
+_unary("ms.ceil", by_kind(float=_op(mmath, "ceil"), **_ROUNDING), cost=1, dtypes=NOT_BOOL,
+       grad=no_grad, doc="smallest integer >= x")
+_unary("ms.round", by_kind(float=_op(mmath, "roundeven"), **_ROUNDING), cost=1,
+       dtypes=NOT_BOOL, grad=no_grad, doc="nearest integer, halves to even (numpy's rule)")
+_unary("ms.sign", lambda s, x: s.select(s.cmp("gt", x, s.const(0)), s.const(1),
+                                        s.select(s.cmp("lt", x, s.const(0)), s.const(-1), x)),
+       dtypes=NOT_BOOL, grad=no_grad, doc="1, -1 or 0 by the sign of x (NaN stays NaN)")
+
+# ---------------------------------------------------------------- float classification
+# Integer values are always finite (MindSpore's IsNan/IsInf/IsFinite accept them).
+_unary("ms.isnan", by_kind(float=lambda s, x: s.cmp("ne", x, x),
+                           int=lambda s, x: s.const(False, dt.bool_)),
+       cost=1, result=rules.bool_result, grad=no_grad, doc="x is NaN")
+_unary("ms.isinf", by_kind(float=lambda s, x: s.cmp("eq", s.abs(x), s.const(float("inf"))),
+                           int=lambda s, x: s.const(False, dt.bool_)),
+       cost=2, result=rules.bool_result, grad=no_grad, doc="x is +inf or -inf")
+_unary("ms.isfinite", by_kind(float=lambda s, x: s.cmp("lt", s.abs(x), s.const(float("inf"))),
+                              int=lambda s, x: s.const(True, dt.bool_)),
+       cost=2, result=rules.bool_result, grad=no_grad, doc="x is neither NaN nor infinite")
+
 # ---------------------------------------------------------------- value-free and identity
 _unary("ms.zeros_like", lambda s, x: s.const(0), grad=no_grad,
        doc="zeros with x's shape and dtype")

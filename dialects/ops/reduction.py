@@ -1,6 +1,6 @@
 """Reductions and the normalizations built on them (softmax, log_softmax)."""
 import numpy as np
-from ..lazy import arith, ir, linalg
+from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
@@ -245,3 +245,119 @@ define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature
        dtypes=dt.FLOATS, lower=_lower_softmax(log=True), grad=each(_log_softmax_grad),
        fusion=_SOFTMAX,
        doc="x - max - log(sum(exp(x - max))) along `axis`")
+
+
+# ------------------------------------------------------------------ reduce_prod
+
+def _prod_grad(g, d):
+    """d prod / d x_i = the product of the other elements, exact with zeros (prod / x_i is
+    not): with z zeros along the axes, it is prod / x_i where z == 0, the product of the
+    non-zero elements at the one zero where z == 1, and 0 otherwise. (Its own derivative is
+    exact away from zeros only: the count of zeros is taken as locally constant.)"""
+    x, axes = g.x, g.reduction_axes()
+    dtype = g.in_specs[0].dtype
+    zero, one = g.const(0, x), g.const(1, x)
+    is_zero = g.emit("ms.equal", x, zero)
+    zeros = _spread(g, g.emit("ms.reduce_sum", g.cast(is_zero, dtype), axis=axes,
+                              keep_dims=True))
+    nonzero = g.select(is_zero, g.emit("ms.ones_like", x), x)
+    rest = _spread(g, g.emit("ms.reduce_prod", nonzero, axis=axes, keep_dims=True))
+    none = g.div(rest, nonzero)  # where no element is zero: prod / x_i
+    one_zero = g.select(is_zero, rest, g.zeros_like(x))
+    others = g.select(g.emit("ms.equal", zeros, zero), none,
+                      g.select(g.emit("ms.equal", zeros, one), one_zero, g.zeros_like(x)))
+    return g.mul(others, _spread(g, d))
+
+
+define("ms.reduce_prod", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
+       attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
+       canonicalize=_canonical_axes, fusion=_REDUCTION, dtypes=dt.NUMBERS,
+       lower=_lower_reduce(lambda d: 1, lambda s, a, e: s.mul(a, e)), grad=each(_prod_grad),
+       doc="product over `axis` (all axes when empty); float16 multiplies in float32 "
+           "(MindSpore ReduceProd)")
+
+
+# ------------------------------------------------------------------ cumsum
+
+def _cumsum_infer(ins, attrs):
+    x = ins[0]
+    if x.rank == 0:
+        raise ShapeError("needs a tensor of rank 1 or more")
+    if not rules.known(attrs, "axis"):
+        raise ShapeError("axis must be a compile-time constant")
+    rules.normalize_axis(attrs["axis"], x.rank)
+    return TensorSpec(x.shape, x.dtype)
+
+
+def _lower_cumsum(lc, x, *_):
+    """Along `axis` (exclusive: the sum before each position; reverse: from the end). Where
+    host loops are allowed (`scatter=loops`, the CPU) an scf.for over the axis carries the
+    running sum of one slice, O(n); on CUDA (`scatter=reduction`: straight-line host code) one
+    masked reduction, each output summing the positions before it, O(n^2) per line but one
+    parallel kernel."""
+    spec = lc.ins[0]
+    axis = rules.normalize_axis(lc.attrs["axis"], spec.rank)
+    exclusive, reverse = lc.attrs["exclusive"], lc.attrs["reverse"]
+    if lc.options.get("scatter") == "reduction":
+        return _cumsum_reduction(x, spec, axis, exclusive, reverse)
+    return _cumsum_loop(x, spec, axis, exclusive, reverse)
+
+
+def _cumsum_loop(x, spec, axis, exclusive, reverse):
+    from ..builders import tensor_type
+    index = ir.IndexType.get()
+    n = spec.shape[axis]
+    part = TensorSpec(spec.shape[:axis] + (1,) + spec.shape[axis + 1:], spec.dtype)
+    part_t = tensor_type(part, storage=True)
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    offsets = [dyn if i == axis else 0 for i in range(spec.rank)]
+    sizes, ones = list(part.shape), [1] * spec.rank
+    c = lambda v: arith.constant(index, v)  # noqa: E731
+    loop = scf.ForOp(c(0), c(n), c(1), [lowering.empty(spec), lowering.fill(part, 0)])
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        at = arith.subi(c(n - 1), k) if reverse else k
+        out, running = loop.inner_iter_args
+        here = tensor.extract_slice(part_t, x, [at], [], [], offsets, sizes, ones)
+        if exclusive:
+            out = tensor.insert_slice(running, out, [at], [], [], offsets, sizes, ones)
+        # running as the generic's output: updated in place (a loop-carried buffer)
+        ident = lowering.identity_map(spec.rank)
+        running = lowering.generic([here], [running], [ident, ident], ["parallel"] * spec.rank,
+                                   lambda e, a: lowering.ScalarBuilder(spec.dtype).add(a, e),
+                                   [spec.dtype, spec.dtype])
+        if not exclusive:
+            out = tensor.insert_slice(running, out, [at], [], [], offsets, sizes, ones)
+        scf.YieldOp([out, running])
+    return loop.results[0]
+
+
+def _cumsum_reduction(x, spec, axis, exclusive, reverse):
+    """out[..., i, ...] = sum over j of x[..., j, ...] where j is before i (or at it)."""
+    rank = spec.rank
+    dims = [ir.AffineDimExpr.get(i) for i in range(rank + 1)]  # the last loop is j
+    read = lowering.affine_map(rank + 1, [dims[rank] if i == axis else dims[i]
+                                          for i in range(rank)])
+    write = lowering.affine_map(rank + 1, dims[:rank])
+    pred = {(False, False): "ule", (True, False): "ult", (False, True): "uge",
+            (True, True): "ugt"}[(exclusive, reverse)]
+
+    def body(e, acc):
+        s = lowering.ScalarBuilder(spec.dtype)
+        take = arith.cmpi(getattr(arith.CmpIPredicate, pred), linalg.IndexOp(rank).result,
+                          linalg.IndexOp(axis).result)
+        return s.add(acc, arith.select(take, e, s.const(0)))
+    return lowering.generic([x], [lowering.fill(spec, 0)], [read, write],
+                            ["parallel"] * rank + ["reduction"], body, [spec.dtype, spec.dtype])
+
+
+define("ms.cumsum", ["x", ("axis", "optional")], _cumsum_infer,
+       attrs={"exclusive": "bool", "reverse": "bool"}, const_inputs={"axis": "int"},
+       signature=(None,), dtypes=dt.NUMBERS, lower=_lower_cumsum,
+       canonicalize=lambda ins, a: {**a, "axis": rules.normalize_axis(a["axis"], ins[0].rank)},
+       # the adjoint of a running sum is the running sum the other way
+       grad=each(lambda g, d: g.emit("ms.cumsum", d, axis=g.attrs["axis"],
+                                     exclusive=g.attrs["exclusive"],
+                                     reverse=not g.attrs["reverse"])),
+       doc="running sum along `axis`; exclusive: of the elements before; reverse: from the "
+           "end (MindSpore CumSum)")

@@ -65,7 +65,8 @@ BROADCAST = (((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((3, 4), ())
 
 
 def _reduce_cases():
-    for name in ("ms.reduce_sum", "ms.reduce_mean", "ms.reduce_max", "ms.reduce_min"):
+    for name in ("ms.reduce_sum", "ms.reduce_mean", "ms.reduce_max", "ms.reduce_min",
+                 "ms.reduce_prod"):
         for axis, keep in (((1,), False), ((0, 2), True), ((), False), ((-1,), True)):
             yield Case(f"{name[3:]}-{axis}-{keep}", (name,), ((2, 3, 4),),
                        lambda x, n=name, a=axis, k=keep: op(n, x, axis=a, keep_dims=k))
@@ -116,7 +117,30 @@ def _pick_extremes(x):
 CASES = [
     *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.erf", "ms.sigmoid", "ms.relu",
                          "ms.abs", "ms.sin", "ms.cos")),
-    *(unary(n, "positive") for n in ("ms.log", "ms.sqrt", "ms.rsqrt")),
+    *(unary(n, "positive") for n in ("ms.log", "ms.sqrt", "ms.rsqrt", "ms.log2",
+                                     "ms.log1p")),
+    *(unary(n) for n in ("ms.atan", "ms.exp2", "ms.expm1")),
+    unary("ms.tan", "small"),
+    *(unary(n, np.linspace(-0.9, 0.9, 12).reshape(3, 4)) for n in ("ms.asin", "ms.acos")),
+    # rounding and classification are locally constant: d(x * floor(x)) = floor(x), ...
+    Case("rounding-classification", ("ms.floor", "ms.ceil", "ms.round", "ms.sign",
+                                     "ms.isnan", "ms.isinf", "ms.isfinite"), ((3, 4),),
+         lambda x: op("ms.select", op("ms.logical_and", op("ms.isfinite", x), op(
+             "ms.logical_not", op("ms.logical_or", op("ms.isnan", x), op("ms.isinf", x)))),
+             op("ms.mul", x, op("ms.add", op("ms.add", op("ms.floor", x), op("ms.ceil", x)),
+                                op("ms.add", op("ms.round", x), op("ms.sign", x)))),
+             op("ms.zeros_like", x))),
+    # zeros: two in one row, one in another. The first-order gradient is exact there; the
+    # second order is not (the rule selects by the count of zeros, which is locally constant
+    # only away from them), so it is checked above, at points without zeros.
+    Case("reduce_prod-zeros", ("ms.reduce_prod",), ((3, 4),),
+         lambda x: op("ms.reduce_prod", x, axis=(1,), keep_dims=False),
+         domains=(np.array([[0.0, 1.5, 0.0, -0.7], [0.3, 0.0, 1.2, 2.0],
+                            [0.5, -1.1, 0.9, 1.3]]),), second_order=False),
+    *(Case(f"cumsum-{axis}-{ex}-{rv}", ("ms.cumsum",), ((3, 4),), lambda x, a=axis, e=ex,
+           r=rv: op("ms.tanh", op("ms.cumsum", x, axis=a, exclusive=e, reverse=r)))
+      for axis, ex, rv in ((1, False, False), (0, True, False), (-1, False, True),
+                           (1, True, True))),
     *(binary(n, s) for n in ("ms.add", "ms.sub", "ms.mul") for s in BROADCAST),
     *(binary("ms.div", s, ("any", "positive")) for s in BROADCAST),
     *(binary("ms.pow", s, ("positive", "small")) for s in BROADCAST[:2]),

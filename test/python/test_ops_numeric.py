@@ -103,6 +103,17 @@ ELEMENTWISE = [
                 in_float64=True, shapes=((3, 4),)),
     Elementwise("ms.sigmoid", lambda x: 1 / (1 + np.exp(-f64(x))), arity=1,
                 result=float_result, in_float64=True, shapes=((3, 4),)),
+    *(Elementwise(f"ms.{n}", lambda x, f=f: f(f64(x)), arity=1, domains=(dom,),
+                  result=float_result, in_float64=True, shapes=((3, 4),))
+      for n, f, dom in [("tan", np.tan, "unit"), ("asin", np.arcsin, "unit"),
+                        ("acos", np.arccos, "unit"), ("atan", np.arctan, "any"),
+                        ("exp2", np.exp2, "any"), ("log2", np.log2, "positive"),
+                        ("log1p", np.log1p, "small"), ("expm1", np.expm1, "any")]),
+    *(Elementwise(f"ms.{n}", f, arity=1, shapes=((3, 4),))
+      for n, f in [("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
+                   ("sign", np.sign)]),
+    *(Elementwise(f"ms.{n}", f, arity=1, result=lambda d: dt.bool_, shapes=((3, 4),))
+      for n, f in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]),
     Elementwise("ms.zeros_like", np.zeros_like, arity=1, shapes=((3, 4),)),
     Elementwise("ms.ones_like", np.ones_like, arity=1, shapes=((3, 4),)),
     Elementwise("ms.stop_gradient", lambda x: x, arity=1, shapes=((3, 4),)),
@@ -133,7 +144,7 @@ def test_every_op_with_a_lowering_is_tested_here():
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
                  "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
                  "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
-                 "ms.fused"})  # ms.fused: test_fusion.py
+                 "ms.cumsum", "ms.fused"})  # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
 
@@ -183,6 +194,8 @@ REDUCTIONS = {
     "ms.reduce_mean": lambda x, axis, keep: np.mean(f64(x), axis=axis, keepdims=keep),
     "ms.reduce_max": lambda x, axis, keep: np.max(x, axis=axis, keepdims=keep),
     "ms.reduce_min": lambda x, axis, keep: np.min(x, axis=axis, keepdims=keep),
+    "ms.reduce_prod": lambda x, axis, keep: np.prod(f64(x) if x.dtype.kind == "f" else x,
+                                                    axis=axis, keepdims=keep),
 }
 
 
@@ -199,9 +212,13 @@ def _reduce_result(name, d):
                                    dt.uint8, dt.bool_], ids=lambda d: d.name)
 @pytest.mark.parametrize("axis,keep", [((1,), False), ((0, 2), True), ((), False), ((-1,), True)])
 def test_reduction(name, dtype, axis, keep):
+    if dtype not in OPS[name].dtypes:
+        pytest.skip(f"{name} takes no {dtype.name}")
     if dtype.is_bool and name == "ms.reduce_mean":
         pytest.skip("reduce_mean of bool is not defined (numpy gives float64)")
-    x = values((2, 3, 4), dtype, seed=6)
+    # products of 24 floats stay within float16 in (-0.9, 0.9); integers wrap as numpy's
+    x = values((2, 3, 4), dtype, "unit" if name == "ms.reduce_prod" and dtype.is_float
+               else "any", seed=6)
     exe = compile_fn([spec(x.shape, dtype)],
                      lambda a: op(name, a, axis=axis, keep_dims=keep))
     got, = exe(x)
@@ -367,6 +384,27 @@ def test_data_movement(dtype, name, shapes, attrs, ref):
     exe = compile_fn([spec(s, dtype) for s in shapes], lambda *a: op(name, *a, **attrs))
     got, = exe(*inputs)
     assert_matches(got, ref(*inputs), dtype)
+
+
+@pytest.mark.parametrize("scatter", ["loops", "reduction"])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
+                                   dt.uint8], ids=lambda d: d.name)
+@pytest.mark.parametrize("axis,exclusive,reverse", [(1, False, False), (-1, True, False),
+                                                    (0, False, True), (1, True, True)])
+def test_cumsum(dtype, axis, exclusive, reverse, scatter):
+    """Both lowerings (the CPU's loop over the axis, CUDA's masked reduction) on the CPU;
+    integers wrap as numpy's."""
+    x = values((3, 4, 5), dtype, seed=22)
+    exe = compile_fn([spec(x.shape, dtype)], lambda a: op(
+        "ms.cumsum", a, axis=axis, exclusive=exclusive, reverse=reverse),
+        linalg_options="scatter=reduction" if scatter == "reduction" else "")
+    got, = exe(x)
+    if scatter == "reduction":  # (compiled from the linalg stage, whose uint8 is i8)
+        got = got.view(dtype.np)
+    y = np.flip(x, axis) if reverse else x
+    want = np.cumsum(f64(y) if dtype.is_float else y, axis=axis)
+    want = want - y if exclusive else want
+    assert_matches(got, np.flip(want, axis) if reverse else want, dtype)
 
 
 @pytest.mark.parametrize("index_dtype", [dt.int32, dt.int64], ids=lambda d: d.name)

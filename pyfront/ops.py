@@ -48,6 +48,13 @@ def cast(x, dtype):
 
 
 def matmul(x, y, transpose_a=False, transpose_b=False):
+    """The matrix product; operands that are not both 2-D follow numpy's rules (1-D vectors,
+    broadcast batch axes), as MindSpore 2.x's ops.matmul; transposes only for 2-D ones."""
+    if hasattr(x, "shape") and hasattr(y, "shape") and not _rank(x) == _rank(y) == 2:
+        if transpose_a or transpose_b:
+            raise ValueError(f"transpose_a/transpose_b need 2-D operands, got shapes "
+                             f"{tuple(x.shape)} and {tuple(y.shape)}")
+        return _numpy_matmul(x, y)
     return _call("ms.matmul", (x, y), {"transpose_a": bool(transpose_a),
                                        "transpose_b": bool(transpose_b)})
 
@@ -59,20 +66,10 @@ def batch_matmul(x, y, transpose_a=False, transpose_b=False):
 
 @_user_api("ms.matmul", "x @ y")
 def matmul_any(x, y):
-    """`x @ y`: matmul for 2-D operands, batch_matmul when either has batch dims."""
+    """`x @ y`: numpy's matmul rules (matmul, batch_matmul, 1-D operands as vectors)."""
     if not (hasattr(x, "shape") and hasattr(y, "shape")):
         return matmul(x, y)  # which says what is wrong with the other operand
-    rx, ry = _rank(x), _rank(y)
-    if rx < 2 or ry < 2:
-        raise ValueError(f"'@' needs operands of rank >= 2, got shapes {tuple(x.shape)} and "
-                         f"{tuple(y.shape)}")
-    if rx == ry == 2:
-        return matmul(x, y)
-    if rx == 2:
-        x = expand_dims(x, 0)
-    if ry == 2:
-        y = expand_dims(y, 0)
-    return batch_matmul(x, y)
+    return _numpy_matmul(x, y)
 
 
 def _rank(x):
@@ -378,11 +375,522 @@ def getitem(x, index):
             begin.append(k), end.append(k + 1), strides.append(1)
         axis += 1
     y = x
-    if any(b != 0 or e != d or s != 1 for b, e, s, d in zip(begin, end, strides, shape)):
+    if _builtins.any(b != 0 or e != d or s != 1
+                     for b, e, s, d in zip(begin, end, strides, shape)):
         y = strided_slice(x, begin, end, strides)
     if tuple(out_shape) != tuple(y.shape):
         y = reshape(y, out_shape)
     return y
+
+
+# ------------------------------------------------------------ more MindSpore 2.x functional ops
+# Compositions of ms ops where one is exact: differentiable, fused and compiled for both
+# targets like any other ms code. Shapes are static, so sizes and masks are Python values.
+
+def _shape(x):
+    return tuple(x.shape) if hasattr(x, "shape") else ()
+
+
+def _dim(axis, rank, what="axis"):
+    """A normalized axis of a rank-`rank` tensor (ValueError when out of range, as
+    MindSpore's)."""
+    axis = _int(axis, what)
+    if not -max(rank, 1) <= axis < max(rank, 1):
+        raise ValueError(f"{what} {axis} is out of range [{-max(rank, 1)}, {max(rank, 1) - 1}]")
+    return axis % max(rank, 1)
+
+
+def _like(value, x):
+    """A Python number or Tensor as a Tensor of x's dtype (masked_fill, where MindSpore casts
+    the fill value to the input's dtype)."""
+    dtype = x.dtype if isinstance(x, Tensor) else Tensor(x).dtype
+    if isinstance(value, Tensor):
+        return cast(value, dtype) if value.dtype is not dtype else value
+    return Tensor(_np.array(value, dtype.np))
+
+
+def where(condition, x, y):
+    """x where condition (a bool tensor) holds, else y; all three broadcast (ops.where)."""
+    return select(condition, x, y)
+
+
+def clip_by_value(x, clip_value_min=None, clip_value_max=None):
+    """min(max(x, clip_value_min), clip_value_max); either bound may be None (not both). A list
+    or tuple of tensors clips each (MindSpore's ops.clip_by_value)."""
+    if clip_value_min is None and clip_value_max is None:
+        raise ValueError("at least one of clip_value_min and clip_value_max must be given")
+    if isinstance(x, (list, tuple)):
+        return type(x)(clip_by_value(t, clip_value_min, clip_value_max) for t in x)
+    if clip_value_min is not None:
+        x = maximum(x, clip_value_min)
+    if clip_value_max is not None:
+        x = minimum(x, clip_value_max)
+    return x
+
+
+def clamp(input, min=None, max=None):  # noqa: A002  (MindSpore's names)
+    """clip_by_value with MindSpore 2.x's ops.clamp arguments."""
+    return clip_by_value(input, min, max)
+
+
+clip = clamp
+
+
+def split(tensor, split_size_or_sections, axis=0):
+    """A tuple of pieces along `axis`: of split_size_or_sections elements each (the last may
+    be smaller), or of the sizes in a list/tuple, which must add up to the axis' size."""
+    shape = _shape(tensor)
+    axis = _dim(axis, len(shape))
+    n = shape[axis]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = list(_ints(split_size_or_sections, "split_size_or_sections"))
+        if _builtins.sum(sizes) != n or _builtins.any(s < 0 for s in sizes):
+            raise ValueError(f"split_size_or_sections {tuple(sizes)} must be non-negative and "
+                             f"add up to {n}, the size of axis {axis}")
+    else:
+        size = _int(split_size_or_sections, "split_size_or_sections")
+        if size <= 0:
+            raise ValueError(f"split_size_or_sections must be positive, got {size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else [])
+    return tuple(_along(tensor, axis, start, s) for start, s in zip(_offsets(sizes), sizes))
+
+
+def _offsets(sizes):
+    out, at = [], 0
+    for s in sizes:
+        out.append(at)
+        at += s
+    return out
+
+
+def _along(x, axis, start, length):
+    """x[..., start:start + length, ...] along `axis`."""
+    shape = _shape(x)
+    begin = [0] * len(shape)
+    size = list(shape)
+    begin[axis], size[axis] = start, length
+    return slice(x, begin, size)
+
+
+def chunk(input, chunks, axis=0):  # noqa: A002
+    """Up to `chunks` pieces of ceil(size / chunks) elements along `axis` (ops.chunk)."""
+    chunks = _int(chunks, "chunks")
+    if chunks <= 0:
+        raise ValueError(f"chunks must be positive, got {chunks}")
+    shape = _shape(input)
+    n = shape[_dim(axis, len(shape))]
+    return split(input, max(1, -(-n // chunks)), axis)
+
+
+def narrow(input, axis, start, length):  # noqa: A002
+    """input[..., start:start + length, ...] along `axis` (ops.narrow)."""
+    shape = _shape(input)
+    axis = _dim(axis, len(shape))
+    start, length = _int(start, "start"), _int(length, "length")
+    if not 0 <= start <= shape[axis] or length < 0 or start + length > shape[axis]:
+        raise ValueError(f"start {start} and length {length} are out of range for axis {axis} "
+                         f"of size {shape[axis]}")
+    return _along(input, axis, start, length)
+
+
+def unstack(input_x, axis=0):
+    """The slices along `axis`, without it, as a tuple (ops.unstack)."""
+    shape = _shape(input_x)
+    if not shape:
+        raise ValueError("unstack needs a tensor of rank 1 or more")
+    axis = _dim(axis, len(shape))
+    return tuple(squeeze(_along(input_x, axis, i, 1), axis) for i in range(shape[axis]))
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    """expand_dims (ops.unsqueeze)."""
+    return expand_dims(input, dim)
+
+
+def permute(input, axis):  # noqa: A002
+    """transpose (ops.permute)."""
+    return transpose(input, axis)
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002
+    """input with two axes exchanged (ops.swapaxes)."""
+    rank = len(_shape(input))
+    a, b = _dim(axis0, rank, "axis0"), _dim(axis1, rank, "axis1")
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(input, perm) if a != b else input
+
+
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+    """Merge the axes start_dim..end_dim into one (ops.flatten; note the default start_dim=1
+    of MindSpore before 2.9). order 'F' flattens the reversed axes, as MindSpore does."""
+    if not isinstance(order, str):
+        raise TypeError(f"order must be a string, got {type(order).__name__}")
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    shape = _shape(input)
+    if len(shape) <= 1:
+        return reshape(input, (-1,))
+    if order == "F":
+        input, shape = transpose(input, tuple(reversed(range(len(shape))))), shape[::-1]
+    start, end = _dim(start_dim, len(shape), "start_dim"), _dim(end_dim, len(shape), "end_dim")
+    if start > end:
+        raise ValueError(f"start_dim {start_dim} comes after end_dim {end_dim}")
+    if start == end:
+        return input
+    return reshape(input, shape[:start] + (-1,) + shape[end + 1:])
+
+
+def cumsum(x, axis, dtype=None):
+    """Running sum along `axis`, after casting x to `dtype` if given (ops.cumsum)."""
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _call("ms.cumsum", (x,), {"exclusive": False, "reverse": False},
+                 {"axis": _int(axis)})
+
+
+def reciprocal(x):
+    """1 / x (integers divide in float32)."""
+    return div(1, x)
+
+
+def softplus(input, beta=1, threshold=20):  # noqa: A002
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold (ops.softplus). exp reads
+    min(beta x, threshold), so that the unused branch neither overflows nor sends a NaN
+    into the gradient."""
+    bx = mul(input, beta)
+    soft = div(log1p(exp(minimum(bx, threshold))), beta)
+    return select(greater(bx, threshold), input, soft)
+
+
+def silu(x):
+    """x * sigmoid(x)."""
+    return mul(x, sigmoid(x))
+
+
+def gelu(input_x, approximate="none"):
+    """x/2 (1 + erf(x / sqrt 2)), or its tanh form with approximate='tanh' (ops.gelu)."""
+    if approximate == "none":
+        return mul(mul(input_x, 0.5), add(erf(mul(input_x, 0.7071067811865476)), 1.0))
+    if approximate == "tanh":
+        inner = mul(add(input_x, mul(mul(mul(input_x, input_x), input_x), 0.044715)),
+                    0.7978845608028654)
+        return mul(mul(input_x, 0.5), add(tanh(inner), 1.0))
+    raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def elu(input_x, alpha=1.0):
+    """x where x > 0, else alpha (exp(x) - 1) (ops.elu); expm1 reads min(x, 0) so that the
+    unused branch cannot overflow."""
+    return select(greater(input_x, 0), input_x, mul(expm1(minimum(input_x, 0)), alpha))
+
+
+def leaky_relu(input, alpha=0.2):  # noqa: A002
+    """x where x >= 0, else alpha x (ops.leaky_relu; MindSpore's default slope is 0.2)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise TypeError(f"alpha must be an int or a float, got {type(alpha).__name__}")
+    return select(greater_equal(input, 0), input, mul(input, alpha))
+
+
+def relu6(x):
+    """min(max(x, 0), 6)."""
+    return clip_by_value(x, 0, 6)
+
+
+def hardswish(x):
+    """x * relu6(x + 3) / 6."""
+    return mul(x, div(relu6(add(x, 3)), 6))
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    return mul(x, tanh(softplus(x)))
+
+
+def softsign(x):
+    """x / (1 + |x|)."""
+    return div(x, add(abs(x), 1))
+
+
+def masked_fill(input_x, mask, value):
+    """input_x with `value` (cast to its dtype) where the bool `mask` holds; mask broadcasts
+    (ops.masked_fill)."""
+    return select(mask, _like(value, input_x), input_x)
+
+
+def pad(input_x, padding, mode="constant", value=None):
+    """Constant padding (ops.pad): `padding` holds (before, after) pairs from the last axis
+    backwards, as torch's; a negative amount crops. Other modes raise."""
+    if mode != "constant":
+        raise ValueError(f"pad: mode {mode!r} is not supported (only 'constant')")
+    pads = _ints(padding, "padding")
+    shape = _shape(input_x)
+    if len(pads) % 2 or len(pads) // 2 > len(shape):
+        raise ValueError(f"padding {pads} must hold an even number of entries, at most 2 per "
+                         f"axis of the rank-{len(shape)} input")
+    x = input_x
+    fill = 0 if value is None else value
+    for i in range(len(pads) // 2):
+        axis = len(shape) - 1 - i
+        for before, amount in ((True, pads[2 * i]), (False, pads[2 * i + 1])):
+            x = _pad_side(x, axis, amount, before, fill)
+    return x
+
+
+def _pad_side(x, axis, amount, before, fill):
+    n = _shape(x)[axis]
+    if amount < 0:
+        if -amount > n:
+            raise ValueError(f"padding {amount} crops more than the {n} elements of axis {axis}")
+        return _along(x, axis, -amount if before else 0, n + amount)
+    if amount == 0:
+        return x
+    block = list(_shape(x))
+    block[axis] = amount
+    block = broadcast_to(_like(fill, x), block)
+    return concat([block, x] if before else [x, block], axis)
+
+
+def _triangle(input, diagonal, lower):  # noqa: A002
+    shape = _shape(input)
+    if len(shape) < 2:
+        raise ValueError(f"needs a tensor of rank 2 or more, got shape {shape}")
+    rows, cols = shape[-2:]
+    k = _int(diagonal, "diagonal")
+    keep = _np.tri(rows, cols, k, dtype=bool) if lower else ~_np.tri(rows, cols, k - 1,
+                                                                       dtype=bool)
+    return select(Tensor(keep), input, zeros_like(input))
+
+
+def tril(input, diagonal=0):  # noqa: A002
+    """The elements on and below the `diagonal`-th diagonal of the last two axes, zeros above."""
+    return _triangle(input, diagonal, True)
+
+
+def triu(input, diagonal=0):  # noqa: A002
+    """The elements on and above the `diagonal`-th diagonal of the last two axes, zeros below."""
+    return _triangle(input, diagonal, False)
+
+
+def _numpy_matmul(x, y):
+    """numpy's matmul rules: a 1-D operand is a row (x) or column (y) vector whose axis is
+    dropped from the result; batch axes broadcast."""
+    rx, ry = _rank(x), _rank(y)
+    if rx == 0 or ry == 0:
+        raise ValueError(f"matmul needs operands of rank >= 1, got shapes {_shape(x)} and "
+                         f"{_shape(y)}")
+    x2 = expand_dims(x, 0) if rx == 1 else x
+    y2 = expand_dims(y, 1) if ry == 1 else y
+    if _rank(x2) == _rank(y2) == 2:
+        out = matmul(x2, y2)
+    else:
+        out = batch_matmul(expand_dims(x2, 0) if _rank(x2) == 2 else x2,
+                           expand_dims(y2, 0) if _rank(y2) == 2 else y2)
+    if ry == 1:
+        out = squeeze(out, -1)
+    if rx == 1:
+        out = squeeze(out, -1 if ry == 1 else -2)
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002, N803
+    """Vector norms (ord None/2, p, inf, -inf, 0) over an int `dim`, matrix norms ('fro', 1,
+    -1, inf, -inf) over two; dim None: the 2-norm of every element, or with `ord` the vector
+    (1-D) or matrix (2-D) norm of A (ops.norm). Norms that need singular values (2, -2 and
+    'nuc' over two axes) raise."""
+    if dtype is not None:
+        A = cast(A, dtype)
+    rank = len(_shape(A))
+    if dim is None:
+        if ord is not None and rank not in (1, 2):
+            raise ValueError(f"norm: with dim None, ord {ord!r} needs a 1-D or 2-D input, got "
+                             f"rank {rank}")
+        axes = tuple(range(rank))
+    else:
+        axes = tuple(_dim(a, rank, "dim") for a in _ints(dim, "dim"))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"dim {dim} has duplicate entries")
+    if ord is None:
+        return _vector_norm(A, 2, axes, keepdim)
+    if len(axes) == 2:
+        return _matrix_norm(A, ord, axes, keepdim)
+    if len(axes) != 1 or isinstance(ord, str):
+        raise ValueError(f"norm: ord {ord!r} needs dim of one axis (a vector norm) or two "
+                         f"('fro', 1, -1, inf, -inf), got {len(axes)} axes")
+    return _vector_norm(A, ord, axes, keepdim)
+
+
+def _vector_norm(x, p, axes, keep):
+    a = abs(x)
+    if p == float("inf"):
+        return reduce_max(a, axes, keep)
+    if p == float("-inf"):
+        return reduce_min(a, axes, keep)
+    if p == 0:
+        return reduce_sum(cast(not_equal(x, 0), x.dtype), axes, keep)
+    if p == 1:
+        return reduce_sum(a, axes, keep)
+    if p == 2:
+        return sqrt(reduce_sum(mul(x, x), axes, keep))
+    return pow(reduce_sum(pow(a, p), axes, keep), 1.0 / p)
+
+
+def _matrix_norm(x, ord, axes, keep):  # noqa: A002
+    rows, cols = axes
+    if ord == "fro":
+        return sqrt(reduce_sum(mul(x, x), axes, keep))
+    # 1 / -1: the largest / smallest column sum of |x|; inf / -inf: of the row sums
+    sums = {1: rows, -1: rows, float("inf"): cols, float("-inf"): cols}
+    if ord not in sums:
+        raise ValueError(f"norm: ord {ord!r} over two axes is not supported (2, -2 and 'nuc' "
+                         "need singular values)")
+    total = reduce_sum(abs(x), sums[ord], True)
+    pick = reduce_max if ord in (1, float("inf")) else reduce_min
+    return pick(total, axes, keep)
+
+
+def logsumexp(input, axis, keep_dims=False):  # noqa: A002
+    """log(sum(exp(x))) over `axis`, computed as m + log(sum(exp(x - m))) with m the maximum
+    (a constant for the gradient: it cancels), 0 where m is infinite (ops.logsumexp)."""
+    axes = _axes(axis)
+    m = stop_gradient(reduce_max(input, axes, True))
+    m = select(isfinite(m), m, zeros_like(m))
+    out = log(reduce_sum(exp(sub(input, m)), axes, True))
+    out = add(out, m)
+    return out if keep_dims else squeeze(out, axes or ())
+
+
+reduce_prod = _reduction("reduce_prod")
+
+
+def prod(input, axis=None, keep_dims=False, dtype=None):  # noqa: A002
+    """reduce_prod with ops.prod's arguments (axis None: every axis), after casting to
+    `dtype` if given."""
+    if dtype is not None:
+        input = cast(input, dtype)
+    return reduce_prod(input, _axes(axis), keep_dims)
+
+
+def all(input, axis=None, keep_dims=False):  # noqa: A001, A002
+    """Whether every element over `axis` is true (non-zero): the minimum of bools."""
+    return reduce_min(cast(input, _dt.bool_), _axes(axis), keep_dims)
+
+
+def any(input, axis=None, keep_dims=False):  # noqa: A001, A002
+    """Whether some element over `axis` is true (non-zero): the maximum of bools."""
+    return reduce_max(cast(input, _dt.bool_), _axes(axis), keep_dims)
+
+
+reduce_all, reduce_any = all, any
+
+
+def _number(v, what):
+    """A Python number (or a concrete 0-d Tensor) for a static size or bound."""
+    if isinstance(v, Tensor):
+        v = v.asnumpy().item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{what} must be a number, got {type(v).__name__}")
+    return v
+
+
+def arange(start=0, end=None, step=1, *, dtype=None):
+    """[start, end) in steps of `step` (ops.arange): int64 when every bound is an int, else
+    float32, unless `dtype`. A constant (its size is static)."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, n) for v, n in ((start, "start"), (end, "end"),
+                                                   (step, "step")))
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: step {step} points away from end {end} (start {start})")
+    if dtype is None:
+        floats = _builtins.any(isinstance(v, (float, _np.floating)) for v in (start, end, step))
+        dtype = _dt.float32 if floats else _dt.int64
+    return Tensor(_np.arange(start, end, step).astype(_dt.as_dtype(dtype).np))
+
+
+def linspace(start, end, steps):
+    """`steps` evenly spaced float32 values from start to end inclusive (ops.linspace)."""
+    steps = _int(steps, "steps")
+    if steps <= 0:
+        raise ValueError(f"linspace: steps must be positive, got {steps}")
+    values = _np.linspace(_number(start, "start"), _number(end, "end"), steps)
+    return Tensor(values.astype(_np.float32))
+
+
+def eye(n, m=None, dtype=None):
+    """The n x m identity (ops.eye; float32 unless `dtype`)."""
+    n = _int(n, "n")
+    m = n if m is None else _int(m, "m")
+    if n < 0 or m < 0:
+        raise ValueError(f"eye: n and m must be non-negative, got {n} and {m}")
+    dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+    return Tensor(_np.eye(n, m, dtype=dtype.np))
+
+
+def repeat_interleave(input, repeats, axis=None):  # noqa: A002
+    """Each element (or slice along `axis`) repeated `repeats` times, or repeats[i] times for
+    a list (ops.repeat_interleave; axis None repeats the flattened input). A gather of
+    static indices, so the gradient sums the copies."""
+    x = input
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    shape = _shape(x)
+    axis = _dim(axis, len(shape))
+    if isinstance(repeats, Tensor):
+        repeats = repeats.asnumpy().tolist()
+    reps = _ints(repeats, "repeats")
+    if len(reps) not in (1, shape[axis]) or _builtins.any(r < 0 for r in reps):
+        raise ValueError(f"repeats {reps} must be one count or one per element of axis {axis} "
+                         f"(size {shape[axis]}), none negative")
+    counts = reps if len(reps) > 1 else reps[0]
+    index = _np.repeat(_np.arange(shape[axis], dtype=_np.int64), counts)
+    return gather(x, Tensor(index), axis)
+
+
+def topk(input, k, dim=None, largest=True, sorted=True):  # noqa: A002
+    """(values, int32 indices) of the k largest (smallest) elements along `dim` (None: the
+    last axis), ordered, ties by lower index first, NaN largest (ops.topk). k rounds of an
+    extremum over the row, O(k n): for the small k of models, not a sort."""
+    if not isinstance(sorted, bool) or not isinstance(largest, bool):
+        raise TypeError("largest and sorted must be bools")
+    shape = _shape(input)
+    if not shape:
+        raise ValueError("topk needs a tensor of rank 1 or more")
+    axis = len(shape) - 1 if dim is None else _dim(dim, len(shape), "dim")
+    k = _int(k, "k")
+    if not 1 <= k <= shape[axis]:
+        raise ValueError(f"k {k} is out of range for axis {axis} of size {shape[axis]}")
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    # chosen as the last axis, so that one_hot's depth axis lines up with it
+    x = swapaxes(x, axis, -1)
+    taken = zeros_like(cast(x, _dt.bool_))
+    values, indices = [], []
+    for _ in range(k):
+        index, hit = _next_extreme(x, taken, largest)
+        values.append(reduce_sum(select(hit, x, zeros_like(x)), -1, True))
+        indices.append(expand_dims(index, -1))
+        taken = logical_or(taken, hit)
+    return (swapaxes(concat(values, -1), axis, -1), swapaxes(concat(indices, -1), axis, -1))
+
+
+def _next_extreme(x, taken, largest):
+    """The first index not yet taken whose value is the extreme of those not taken (NaN
+    counts as the largest; for the smallest, NaN and +inf tie, by index), and its one-hot
+    mask."""
+    lowest = _np.array(-_np.inf if x.dtype.is_float else _np.iinfo(x.dtype.np).min, x.dtype.np)
+    highest = _np.array(_np.inf if x.dtype.is_float else _np.iinfo(x.dtype.np).max, x.dtype.np)
+    if not largest and x.dtype.is_float:  # NaN is the largest: last for the smallest
+        x = select(isnan(x), Tensor(highest), x)
+    left = select(taken, Tensor(lowest if largest else highest), x)
+    best = (reduce_max if largest else reduce_min)(left, -1, True)
+    same = equal(left, best)
+    if x.dtype.is_float:
+        same = logical_or(same, logical_and(isnan(left), isnan(best)))
+    index = argmax(cast(logical_and(same, logical_not(taken)), _dt.int32), -1)
+    hit = cast(one_hot(index, x.shape[-1], 1, 0), _dt.bool_)
+    return index, hit
 
 
 def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: N802

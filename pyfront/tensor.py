@@ -220,25 +220,89 @@ class Tensor:
     def __getitem__(self, index): return _ops().getitem(self, index)
 
     # ------------------------------------------------------------- methods (MindSpore names)
-    def astype(self, dtype): return _ops().cast(self, dtype)
-    def reshape(self, *shape):
-        return _ops().reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+    # Each forwards to the functional op in pyfront/ops.py, with the Tensor method's own
+    # MindSpore signature where it differs from the function's (sum's dtype, flatten's
+    # start_dim=0, cumsum's axis=None, repeat's numpy semantics).
+    def astype(self, dtype, copy=True): return _ops().cast(self, dtype)
+    def float(self): return _ops().cast(self, dt.float32)
+    def half(self): return _ops().cast(self, dt.float16)
+    def double(self): return _ops().cast(self, dt.float64)
+    def int(self): return _ops().cast(self, dt.int32)
+    def long(self): return _ops().cast(self, dt.int64)
+    def bool(self): return _ops().cast(self, dt.bool_)
+    def reshape(self, *shape): return _ops().reshape(self, _varargs(shape))
+    def view(self, *shape): return _ops().reshape(self, _varargs(shape))
     def transpose(self, *perm):
-        return _ops().transpose(self, perm[0] if len(perm) == 1 and isinstance(perm[0], (tuple, list)) else perm or tuple(reversed(range(self.ndim))))
+        return _ops().transpose(self, _varargs(perm) or tuple(reversed(range(self.ndim))))
+    def permute(self, *axis): return _ops().transpose(self, _varargs(axis))
+    def swapaxes(self, axis0, axis1): return _ops().swapaxes(self, axis0, axis1)
     @property
     def T(self): return _ops().transpose(self, tuple(reversed(range(self.ndim))))
-    def sum(self, axis=(), keep_dims=False): return _ops().reduce_sum(self, axis, keep_dims)
-    def mean(self, axis=(), keep_dims=False): return _ops().reduce_mean(self, axis, keep_dims)
-    def max(self, axis=(), keep_dims=False): return _ops().reduce_max(self, axis, keep_dims)
-    def min(self, axis=(), keep_dims=False): return _ops().reduce_min(self, axis, keep_dims)
-    def argmax(self, axis=None, keep_dims=False): return _ops().argmax(self, axis, keep_dims)
-    def argmin(self, axis=None, keep_dims=False): return _ops().argmin(self, axis, keep_dims)
+    def sum(self, axis=None, dtype=None, keepdims=False, initial=None):
+        out = _ops().sum(self, axis, keepdims, dtype=dtype)
+        return out if initial is None else out + initial
+    def mean(self, axis=None, keep_dims=False): return _ops().mean(self, axis, keep_dims)
+    def prod(self, axis=None, keep_dims=False): return _ops().prod(self, axis, keep_dims)
+    def max(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
+        return _extremum(self, "max", axis, keepdims, initial, where, return_indices)
+    def min(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
+        return _extremum(self, "min", axis, keepdims, initial, where, return_indices)
+    def all(self, axis=None, keep_dims=False): return _ops().all(self, axis, keep_dims)
+    def any(self, axis=None, keep_dims=False): return _ops().any(self, axis, keep_dims)
+    def argmax(self, axis=None, keepdims=False): return _ops().argmax(self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False): return _ops().argmin(self, axis, keepdims)
     def exp(self): return _ops().exp(self)
     def log(self): return _ops().log(self)
     def sqrt(self): return _ops().sqrt(self)
     def abs(self): return _ops().abs(self)
+    def square(self): return _ops().square(self)
+    def pow(self, exponent): return _ops().pow(self, exponent)
+    def clip(self, min=None, max=None): return _ops().clamp(self, min, max)  # noqa: A002
+    def clamp(self, min=None, max=None): return _ops().clamp(self, min, max)  # noqa: A002
+    def gather(self, input_indices, axis): return _ops().gather(self, input_indices, axis)
+    def norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+        return _ops().norm(self, ord, dim, keepdim, dtype=dtype)
+    def cumsum(self, axis=None, dtype=None):
+        if axis is None:  # MindSpore's Tensor.cumsum: of the flattened tensor
+            return _ops().cumsum(_ops().reshape(self, (-1,)), 0, dtype)
+        return _ops().cumsum(self, axis, dtype)
+    def flatten(self, order="C", *, start_dim=0, end_dim=-1):
+        return _ops().flatten(self, order, start_dim=start_dim, end_dim=end_dim)
     def expand_dims(self, axis): return _ops().expand_dims(self, axis)
-    def squeeze(self, axis=()): return _ops().squeeze(self, axis)
+    def squeeze(self, axis=None): return _ops().squeeze(self, axis)
+    def unsqueeze(self, dim): return _ops().expand_dims(self, dim)
+    def tril(self, diagonal=0): return _ops().tril(self, diagonal)
+    def triu(self, diagonal=0): return _ops().triu(self, diagonal)
+    def masked_fill(self, mask, value): return _ops().masked_fill(self, mask, value)
+    def expand_as(self, other): return _ops().broadcast_to(self, other.shape)
+    def expand(self, *size): return _ops().broadcast_to(self, _varargs(size))
+    def broadcast_to(self, shape): return _ops().broadcast_to(self, shape)
+    def repeat(self, repeats, axis=None): return _ops().repeat_interleave(self, repeats, axis)
+    def topk(self, k, dim=None, largest=True, sorted=True):  # noqa: A002
+        return _ops().topk(self, k, dim, largest, sorted)
+    def split(self, split_size_or_sections, axis=0):
+        return _ops().split(self, split_size_or_sections, axis)
+    def chunk(self, chunks, axis=0): return _ops().chunk(self, chunks, axis)
+    def narrow(self, axis, start, length): return _ops().narrow(self, axis, start, length)
+
+
+def _varargs(values):
+    """A shape given as f(2, 3) or f((2, 3)) (reshape, view, expand, permute)."""
+    return values[0] if len(values) == 1 and isinstance(values[0], (tuple, list)) else values
+
+
+def _extremum(x, which, axis, keepdims, initial, where, return_indices):
+    """Tensor.max / Tensor.min: the reduction, or (values, int32 indices) with
+    return_indices (MindSpore's Tensor.max)."""
+    if initial is not None or where is not None:
+        raise ValueError(f"Tensor.{which}: initial and where are not supported")
+    ops = _ops()
+    if return_indices:
+        if axis is None:
+            raise ValueError(f"Tensor.{which}: return_indices needs an int axis")
+        values = (ops.reduce_max if which == "max" else ops.reduce_min)(x, axis, keepdims)
+        return values, (ops.argmax if which == "max" else ops.argmin)(x, axis, keepdims)
+    return (ops.reduce_max if which == "max" else ops.reduce_min)(x, axis, keepdims)
 
 
 class Parameter(Tensor):

@@ -1,0 +1,381 @@
+"""MindSpore's Primitive classes (`ops.MatMul()`, `ops.Concat(axis)`, ...) over the functional ops.
+
+A Primitive is configured by its constructor attributes and called with its inputs, as in
+MindSpore: `ops.MatMul(transpose_b=True)(x, w)`. There is no second implementation: every
+Primitive forwards to one function of pyfront/ops.py (or to a short composition of them
+below, where MindSpore's Primitive has no functional twin in mscc), so it traces to the same
+ms ops as the functional form. All Primitives come from the table `_ROWS` (one row each:
+name, function, constructor attributes with MindSpore's defaults) and `_ELEMENTWISE` (MindSpore
+name -> registry mnemonic); a new op needs one row.
+
+Attributes (`add_prim_attr(name, value)`, returns the Primitive, as MindSpore's):
+- constructor attributes are read at call time, so `MatMul().add_prim_attr("transpose_b",
+  True)` transposes;
+- attributes whose other values mscc does not implement (Gather's batch_dims, Exp's base) take
+  only their default: another value is a ValueError naming the attribute;
+- any other attribute is recorded in `.attrs` and has no effect, as in MindSpore, whose kernels
+  read only their own attributes (`primitive_target`, user annotations, ...).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import NamedTuple
+
+from ..dialects import dtypes as dt
+from . import ops
+from .location import user_api
+from .tensor import Tensor
+
+
+class Primitive:
+    """Base of the Primitive classes: `.name`, `.attrs`, `add_prim_attr`, MindSpore's repr."""
+
+    _row: "_Row" = None
+
+    def __init__(self, *args, **kwargs):
+        row = self._row
+        if row is None:
+            raise TypeError("mscc has no generic Primitive(name): use its Primitive classes "
+                            "(ops.MatMul(), ops.Concat(axis), ...)")
+        self.name = row.name
+        self.attrs = {}
+        bound = row.init_signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        for attr, value in {**row.fixed, **bound.arguments}.items():
+            self.add_prim_attr(attr, value)
+
+    def add_prim_attr(self, name, value):
+        """Set attribute `name` (see the module doc for what mscc does with it); returns self."""
+        fixed = self._row.fixed
+        if name in fixed and not _same(value, fixed[name]):
+            raise ValueError(f"For '{self.name}', {name}={value!r} is not supported by mscc "
+                             f"(only {name}={fixed[name]!r})")
+        self.attrs[name] = value
+        self.__dict__[name] = value  # (MindSpore reads attributes as prim.<name> too)
+        return self
+
+    def del_prim_attr(self, name):
+        """Delete a recorded attribute; constructor attributes cannot be deleted (the call
+        reads them)."""
+        if name in self._row.params or name in self._row.fixed:
+            raise ValueError(f"For '{self.name}', attribute '{name}' is read by the call and "
+                             f"cannot be deleted")
+        self.attrs.pop(name, None)
+        self.__dict__.pop(name, None)
+        return self
+
+    def set_device(self, device_target):
+        """MindSpore's per-primitive device: recorded; mscc places the whole compiled function
+        on one target (ms.set_context(device_target=...)), so it must be that target."""
+        from .context import get_context
+        if device_target != get_context("device_target"):
+            raise ValueError(f"For '{self.name}', set_device('{device_target}'): mscc runs "
+                             f"every op on the context's device_target "
+                             f"('{get_context('device_target')}')")
+        return self.add_prim_attr("primitive_target", device_target)
+
+    @user_api(lambda self: self.name)
+    def __call__(self, *args, **kwargs):
+        row = self._row
+        if kwargs or len(args) != row.arity:
+            args = row.call_signature.bind(*args, **kwargs).args
+        return row.fn(*args, **{a: self.attrs[a] for a in row.call_attrs})
+
+    def __repr__(self):
+        attrs = ", ".join(f"{k}={v}" for k, v in self.attrs.items())
+        return f"Prim[{self.name}]<{attrs}>" if attrs else f"Prim[{self.name}]"
+
+
+def _same(a, b) -> bool:
+    """Whether attribute value `a` is the supported value `b` (1 and 1.0 are; True and 1
+    are not, nor an array)."""
+    numbers = (int, float)
+    if type(a) in numbers and type(b) in numbers:
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+class _Row(NamedTuple):
+    name: str
+    fn: object               # the functional op the call forwards to
+    params: dict             # constructor attributes -> MindSpore's defaults, in order
+    fixed: dict              # attributes mscc implements only at this value
+    init_signature: inspect.Signature
+    call_signature: inspect.Signature
+    call_attrs: tuple        # the attributes passed to fn as keyword arguments
+    arity: int
+
+
+def _row(name, fn, params=None, fixed=None, call_attrs=None):
+    """One Primitive: `name(**params)(inputs...)` calls `fn(inputs..., **attrs)`. `call_attrs`
+    (default: every constructor attribute) are the ones fn takes; the inputs are fn's other
+    parameters, in its order."""
+    params, fixed = dict(params or {}), dict(fixed or {})
+    call_attrs = tuple(params if call_attrs is None else call_attrs)
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    init_signature = inspect.Signature([inspect.Parameter(p, kind, default=d)
+                                        for p, d in params.items()])
+    inputs = [p.replace(default=p.default) for n, p in inspect.signature(fn).parameters.items()
+              if n not in call_attrs and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+    call_signature = inspect.Signature(inputs)
+    return _Row(name, fn, params, fixed, init_signature, call_signature, call_attrs,
+                len(inputs))
+
+
+# ------------------------------------------------------- compositions of the functional ops
+# MindSpore Primitives whose functional form mscc has under other arguments, or not at all:
+# each is a few calls of pyfront/ops.py, so it compiles to those ms ops.
+
+def _index(indices, output_type, name):
+    """Argmax/Argmin's output_type: int32 (what ms.argmax gives) or int64 (a cast)."""
+    output_type = dt.as_dtype(output_type)
+    if output_type not in (dt.int32, dt.int64):
+        raise TypeError(f"For '{name}', output_type must be int32 or int64, got "
+                        f"{output_type.name}")
+    return indices if output_type is dt.int32 else ops.cast(indices, output_type)
+
+
+def _argmax(x, axis, output_type):
+    return _index(ops.argmax(x, axis), output_type, "Argmax")
+
+
+def _argmin(x, axis, output_type):
+    return _index(ops.argmin(x, axis), output_type, "Argmin")
+
+
+def _reduce_sum(x, axis=(), keep_dims=False, skip_mode=False):
+    """ReduceSum: skip_mode=True with an empty axis returns x unreduced (MindSpore 2.x)."""
+    if skip_mode and (axis is None or axis == () or axis == []):
+        return x
+    return ops.reduce_sum(x, axis, keep_dims)
+
+
+def _single_axis(fn):
+    """Softmax/LogSoftmax take an int or a tuple of one int (MindSpore accepts tuples; mscc's
+    ops normalize over one axis)."""
+    def op(x, axis):
+        if isinstance(axis, (tuple, list)):
+            if len(axis) != 1:
+                raise ValueError(f"axis must be an int or a tuple of one int, got {axis!r}")
+            axis = axis[0]
+        return fn(x, axis)
+    op.__name__ = fn.__name__
+    return op
+
+
+def _bias_add(input_x, bias, data_format):
+    """input_x + bias along the channel axis: 1 for NCHW/NCDHW (and 2-D inputs), -1 for NHWC."""
+    if data_format not in ("NCHW", "NHWC", "NCDHW"):
+        raise ValueError(f"data_format must be 'NCHW', 'NHWC' or 'NCDHW', got {data_format!r}")
+    rank = len(input_x.shape)
+    if rank < 2:
+        raise ValueError(f"input_x must have rank >= 2, got shape {tuple(input_x.shape)}")
+    channel = rank - 1 if data_format == "NHWC" else 1
+    shape = [1] * rank
+    shape[channel] = -1
+    return ops.add(input_x, ops.reshape(bias, shape))
+
+
+def _split(input_x, axis, output_num):
+    """Split into output_num equal parts along axis (a tuple), each an ms.slice."""
+    shape = tuple(input_x.shape)
+    axis = operator.index(axis)
+    axis += len(shape) if axis < 0 else 0
+    output_num = operator.index(output_num)
+    if output_num < 1 or shape[axis] % output_num:
+        raise ValueError(f"output_num {output_num} must be positive and divide dimension "
+                         f"{axis} of shape {shape}")
+    step = shape[axis] // output_num
+    size = list(shape)
+    size[axis] = step
+    return tuple(ops.slice(input_x, [i * step if d == axis else 0 for d in range(len(shape))],
+                           size) for i in range(output_num))
+
+
+def _unstack(input_x, axis, num):
+    """The slices of input_x along axis, that axis removed (a tuple)."""
+    shape = tuple(input_x.shape)
+    axis = operator.index(axis)
+    axis += len(shape) if axis < 0 else 0
+    if num is not None and num != shape[axis]:
+        raise ValueError(f"num {num} must equal dimension {axis} of shape {shape}")
+    parts = _split(input_x, axis, shape[axis])
+    return tuple(ops.squeeze(p, axis) for p in parts)
+
+
+def _strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                   new_axis_mask=0, shrink_axis_mask=0):
+    """StridedSlice with begin/end/shrink-axis masks (bit i: axis i); ellipsis and new-axis
+    masks are refused (index with x[..., None] instead)."""
+    if ellipsis_mask or new_axis_mask:
+        raise ValueError(f"ellipsis_mask={ellipsis_mask} and new_axis_mask={new_axis_mask} "
+                         f"are not supported by mscc (only 0): index with x[...] instead")
+    shape = tuple(input_x.shape)
+    begin, end = list(begin), list(end)
+    shrunk = []
+    for i in range(len(begin)):
+        if begin_mask >> i & 1:
+            begin[i] = 0
+        if end_mask >> i & 1:
+            end[i] = shape[i]
+        if shrink_axis_mask >> i & 1:
+            begin[i] = begin[i] + shape[i] if begin[i] < 0 else begin[i]
+            end[i] = begin[i] + 1
+            shrunk.append(i)
+    out = ops.strided_slice(input_x, begin, end, strides)
+    if shrunk:
+        out = ops.reshape(out, [d for i, d in enumerate(out.shape) if i not in shrunk])
+    return out
+
+
+def _flatten(input_x):
+    """(N, ...) -> (N, product of the rest)."""
+    if not input_x.shape:
+        raise ValueError("input_x must have rank >= 1, got a scalar")
+    return ops.reshape(input_x, (input_x.shape[0], -1))
+
+
+def _add_n(inputs):
+    """The sum of a tuple/list of tensors (a chain of ms.add)."""
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("inputs must hold at least one Tensor")
+    out = inputs[0]
+    for x in inputs[1:]:
+        out = ops.add(out, x)
+    return out
+
+
+def _fill(type, shape, value):  # noqa: A002  (MindSpore's input name)
+    return ops.full(shape, value, dtype=type)
+
+
+def _zeros(size, type=None):  # noqa: A002
+    return ops.zeros(size, type)
+
+
+def _ones(shape, type=None):  # noqa: A002
+    return ops.ones(shape, type)
+
+
+def _shape(input_x):
+    """The static shape, a tuple of ints (MindSpore's Shape; a Python number's is ())."""
+    return tuple(getattr(input_x, "shape", ()))
+
+
+def _rank(input_x):
+    return len(_shape(input_x))
+
+
+def _size(input_x):
+    n = 1
+    for d in _shape(input_x):
+        n *= d
+    return n
+
+
+def _dtype(input_x):
+    return input_x.dtype if isinstance(input_x, Tensor) else Tensor(input_x).dtype
+
+
+def _depend(value, expr):
+    """`value`; `expr` is evaluated already. mscc runs side effects (assign, optimizers) in
+    Python order in both modes, so the dependency MindSpore's Depend adds holds anyway."""
+    return value
+
+
+_REQUIRED = inspect.Parameter.empty  # a constructor attribute without a default
+_TRANSPOSES = {"transpose_a": False, "transpose_b": False}
+_REDUCE = {"keep_dims": False}
+# Exp and Log: MindSpore sets base/scale/shift (y = log_base(scale * x + shift)); mscc
+# computes base e, scale 1, shift 0.
+_BASE_E = {"base": -1.0, "scale": 1.0, "shift": 0.0}
+
+_ROWS = [
+    _row("MatMul", ops.matmul, _TRANSPOSES),
+    _row("BatchMatMul", ops.batch_matmul, _TRANSPOSES),
+    _row("Concat", ops.concat, {"axis": 0}),
+    _row("Stack", ops.stack, {"axis": 0}),
+    _row("Split", _split, {"axis": 0, "output_num": 1}),
+    _row("Unstack", _unstack, {"axis": 0, "num": None}),
+    _row("Gather", ops.gather, {"batch_dims": 0}, fixed={"batch_dims": 0}, call_attrs=()),
+    _row("Squeeze", ops.squeeze, {"axis": ()}),
+    _row("ExpandDims", ops.expand_dims),
+    _row("Reshape", ops.reshape),
+    _row("Transpose", ops.transpose),
+    _row("Flatten", _flatten),
+    _row("Tile", ops.tile),
+    _row("BroadcastTo", ops.broadcast_to, {"shape": _REQUIRED}),
+    _row("Slice", ops.slice),
+    _row("StridedSlice", _strided_slice, {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0,
+                                          "new_axis_mask": 0, "shrink_axis_mask": 0}),
+    _row("Cast", ops.cast),
+    _row("ReduceSum", _reduce_sum, {"keep_dims": False, "skip_mode": False}),
+    _row("ReduceMean", ops.reduce_mean, _REDUCE),
+    _row("ReduceMax", ops.reduce_max, _REDUCE),
+    _row("ReduceMin", ops.reduce_min, _REDUCE),
+    _row("Argmax", _argmax, {"axis": -1, "output_type": dt.int32}),
+    _row("Argmin", _argmin, {"axis": -1, "output_type": dt.int32}),
+    _row("Softmax", _single_axis(ops.softmax), {"axis": -1}),
+    _row("LogSoftmax", _single_axis(ops.log_softmax), {"axis": -1}),
+    _row("OneHot", ops.one_hot, {"axis": -1}),
+    _row("BiasAdd", _bias_add, {"data_format": "NCHW"}),
+    _row("UnsortedSegmentSum", ops.unsorted_segment_sum),
+    _row("Assign", ops.assign),
+    _row("AddN", _add_n),
+    _row("Square", ops.square),
+    _row("Fill", _fill),
+    _row("Zeros", _zeros),
+    _row("Ones", _ones),
+    _row("Shape", _shape),
+    _row("Rank", _rank),
+    _row("Size", _size),
+    _row("DType", _dtype),
+    _row("Depend", _depend),
+]
+
+# MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every
+# plain elementwise op has a row here or is in NO_PRIMITIVE (a test checks).
+_ELEMENTWISE = {
+    "Add": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div", "Div": "div", "Pow": "pow",
+    "Maximum": "maximum", "Minimum": "minimum", "Equal": "equal", "NotEqual": "not_equal",
+    "Less": "less", "LessEqual": "less_equal", "Greater": "greater",
+    "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and", "LogicalOr": "logical_or",
+    "LogicalNot": "logical_not", "Neg": "neg", "Abs": "abs", "ReLU": "relu", "Exp": "exp",
+    "Log": "log", "Tanh": "tanh", "Erf": "erf", "Sqrt": "sqrt", "Rsqrt": "rsqrt", "Sin": "sin",
+    "Cos": "cos", "Sigmoid": "sigmoid", "ZerosLike": "zeros_like", "OnesLike": "ones_like",
+    "StopGradient": "stop_gradient", "Select": "select",
+    # (ops being added to the registry: their rows apply once the op exists)
+    "Tan": "tan", "Asin": "asin", "ACos": "acos", "Atan": "atan", "Log1p": "log1p",
+    "Expm1": "expm1", "Floor": "floor", "Ceil": "ceil", "Round": "round", "Sign": "sign",
+    "IsNan": "isnan", "IsInf": "isinf", "IsFinite": "isfinite",
+}
+_ELEMENTWISE_FIXED = {"Exp": _BASE_E, "Log": _BASE_E}
+
+# Plain elementwise ops of the registry that MindSpore has no Primitive class for (its
+# functional form exists: ops.<mnemonic>).
+NO_PRIMITIVE = {"exp2", "log2"}
+
+
+def _elementwise_rows():
+    """Rows of _ELEMENTWISE whose op is in the registry (ops.<mnemonic> exists)."""
+    return [_row(name, getattr(ops, mnemonic), fixed=_ELEMENTWISE_FIXED.get(name))
+            for name, mnemonic in _ELEMENTWISE.items() if hasattr(ops, mnemonic)]
+
+
+def _make_class(row):
+    return type(row.name, (Primitive,), {"_row": row, "__module__": __name__,
+                                         "__qualname__": row.name, "__doc__": _doc(row)})
+
+
+def _doc(row):
+    fn = getattr(row.fn, "__name__", "?")
+    return (f"MindSpore's {row.name}{row.init_signature}: called with "
+            f"{row.call_signature}, computes ops.{fn.lstrip('_')}.")
+
+
+PRIMITIVES = {row.name: _make_class(row) for row in _ROWS + _elementwise_rows()}
+globals().update(PRIMITIVES)
+
+__all__ = ["Primitive", *PRIMITIVES]

@@ -33,6 +33,11 @@ def reductions(d):
             [] if d.is_bool else ["ms.reduce_mean"])
         args = [] if d.is_bool else [op(n, x, axis=a, keep_dims=False)
                                      for n in ("ms.argmax", "ms.argmin") for a in (2, 0)]
+        # products and running sums (cumsum: one masked reduction per line on CUDA)
+        args += [] if d.is_bool else [op("ms.reduce_prod", x, axis=(2,), keep_dims=False),
+                                      op("ms.reduce_prod", x, axis=(), keep_dims=True),
+                                      op("ms.cumsum", x, axis=1, exclusive=False, reverse=False),
+                                      op("ms.cumsum", x, axis=2, exclusive=True, reverse=True)]
         return [op(n, x, axis=axis, keep_dims=False)
                 for n in names for axis in [(2,), (0,), (0, 2), ()]] + args
     return [spec((6, 30, 400), d)], body
@@ -113,7 +118,7 @@ def test_families_cover_every_lowered_op():
         "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
         "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
         "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
-        "ms.constant", "ms.fused"}
+        "ms.reduce_prod", "ms.cumsum", "ms.constant", "ms.fused"}
     # Ops that lower to views or copies only (no kernel of their own).
     views = {"ms.squeeze", "ms.assign"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}

@@ -1,13 +1,30 @@
-"""ms.nn: Cells, layers, losses and optimizers."""
-from .cell import Cell, SequentialCell
+"""ms.nn: Cells, layers, losses, optimizers, learning-rate schedules and training wrappers."""
+from . import init
+from .activation import (ELU, HSigmoid, HSwish, Identity, LeakyReLU, LogSoftmax, Mish, PReLU,
+                         ReLU6, SiLU, Dropout2d)
+from .cell import Cell, CellDict, CellList, SequentialCell
 from .conv import AvgPool2d, Conv2d, MaxPool2d
+from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
+                         natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
+                         warmup_lr)
 from .init import initializer, set_seed
-from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Flatten, LayerNorm, ReLU,
-                     Sigmoid, Softmax, Tanh)
-from .loss import MSELoss, SoftmaxCrossEntropyWithLogits
-from .optim import SGD, Adam, Momentum, Optimizer
+from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Embedding, Flatten,
+                     LayerNorm, ReLU, Sigmoid, Softmax, Tanh)
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   LossBase, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
+from .optim import (SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp)
+from .wrap import (ClipByNorm, TrainOneStepCell, WithEvalCell, WithLossCell,
+                   clip_by_global_norm)
 
-__all__ = ["Cell", "SequentialCell", "Dense", "ReLU", "GELU", "Tanh", "Sigmoid", "Softmax",
-           "BatchNorm1d", "BatchNorm2d", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d",
-           "LayerNorm", "Flatten", "SoftmaxCrossEntropyWithLogits", "MSELoss", "Optimizer",
-           "SGD", "Momentum", "Adam", "initializer", "set_seed"]
+__all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "ReLU6", "GELU",
+           "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Mish",
+           "HSwish", "HSigmoid", "PReLU", "Identity", "BatchNorm1d", "BatchNorm2d", "Dropout",
+           "Dropout2d", "Embedding", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "Flatten",
+           "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
+           "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
+           "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",
+           "Adagrad", "RMSProp", "piecewise_constant_lr", "exponential_decay_lr",
+           "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
+           "polynomial_decay_lr", "warmup_lr", "WithLossCell", "WithEvalCell",
+           "TrainOneStepCell", "ClipByNorm", "clip_by_global_norm", "initializer", "set_seed",
+           "init"]

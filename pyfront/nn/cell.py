@@ -50,6 +50,9 @@ class Cell:
         if "_params" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                  "before assigning attributes")
+        if name in self._params and not isinstance(value, Parameter) and value is not None:
+            self._write_param(name, value)
+            return
         self._params.pop(name, None)
         if self._cells.pop(name, None) is not None or isinstance(value, Cell):
             _structure_version[0] += 1
@@ -58,6 +61,16 @@ class Cell:
         elif isinstance(value, Cell):
             self._cells[name] = value
         object.__setattr__(self, name, value)
+
+    def _write_param(self, name, value):
+        """MindSpore's rule: a Tensor assigned to an attribute holding a Parameter
+        (`self.w = x`, `self.step += 1`) writes the Parameter, which stays registered (and in
+        trainable_params()); inside compiled code that is an ms.assign."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"For 'Cell', the type of {name} must be Parameter or Tensor "
+                            f"(it holds a Parameter), but got {type(value).__name__}.")
+        from .. import ops
+        ops.assign(self._params[name], value)
 
     def construct(self, *args):
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
@@ -147,6 +160,53 @@ class Cell:
                 out.append(p)
         return out
 
+    def untrainable_params(self):
+        return [p for p in self.get_parameters() if not p.requires_grad]
+
+    def cells(self):
+        return list(self._cells.values())
+
+    def name_cells(self):
+        return OrderedDict(self._cells)
+
+    def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
+        """Register `param` under `param_name` (MindSpore's checks: a name without '.', a
+        Parameter or None, no other attribute of that name)."""
+        if not isinstance(param_name, str) or not param_name:
+            raise KeyError(f"For 'insert_param_to_cell', the argument 'param_name' must be a "
+                           f"non-empty str, got {param_name!r}.")
+        if check_name_contain_dot and "." in param_name:
+            raise KeyError(f"For 'insert_param_to_cell', the argument 'param_name' should not "
+                           f"contain '.', got {param_name!r}.")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"For 'insert_param_to_cell', the argument 'param' must be a "
+                            f"Parameter or None, got {type(param).__name__}.")
+        if param_name in self.__dict__ and param_name not in self._params:
+            raise KeyError(f"For 'insert_param_to_cell', the {param_name!r} attribute "
+                           f"already exists and is not a Parameter.")
+        if param is None:
+            self._params.pop(param_name, None)
+            object.__setattr__(self, param_name, None)
+            return
+        if param.name.startswith("Parameter"):
+            param.name = param_name
+        self._params[param_name] = param
+        object.__setattr__(self, param_name, param)
+
+    def insert_child_to_cell(self, child_name, child_cell):
+        if not isinstance(child_name, str) or not child_name or "." in child_name:
+            raise KeyError(f"Child cell name must be a non-empty str without '.', got "
+                           f"{child_name!r}")
+        if child_cell is not None and not isinstance(child_cell, Cell):
+            raise TypeError(f"Child cell type must be a Cell, got {type(child_cell).__name__}")
+        setattr(self, child_name, child_cell)
+
+    def set_grad(self, requires_grad=True):
+        """MindSpore marks a network for gradient construction; mscc builds gradients
+        whenever grad/value_and_grad asks, so this records the flag and returns the cell."""
+        object.__setattr__(self, "requires_grad", bool(requires_grad))
+        return self
+
     def set_train(self, mode=True):
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", bool(mode))
@@ -186,3 +246,138 @@ class SequentialCell(Cell):
 
     def __getitem__(self, i):
         return list(self._cells.values())[i]
+
+
+class CellList(Cell):
+    """A list of cells, registered as sub-cells "0", "1", ... (MindSpore's nn.CellList):
+    append, extend, insert, indexing (ints and slices), len, iteration. It has no construct:
+    a network calls its items."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        if len(args) > 1:
+            raise TypeError(f"CellList takes at most one iterable of Cells, got {len(args)}")
+        if kwargs:
+            raise TypeError(f"CellList got unexpected arguments {sorted(kwargs)}")
+        if args:
+            self.extend(args[0])
+
+    def _check(self, cell, what="cell"):
+        if not isinstance(cell, Cell):
+            raise TypeError(f"For 'CellList', the {what} must be a Cell, got "
+                            f"{type(cell).__name__}")
+        return cell
+
+    def _reset(self, cells):
+        for name in list(self._cells):
+            self._cells.pop(name)
+            object.__delattr__(self, name)
+        for i, cell in enumerate(cells):
+            setattr(self, str(i), cell)
+        _structure_version[0] += 1
+
+    def append(self, cell):
+        setattr(self, str(len(self)), self._check(cell))
+        return self
+
+    def extend(self, cells):
+        if isinstance(cells, Cell) or not hasattr(cells, "__iter__"):
+            raise TypeError(f"For 'CellList', extend takes an iterable of Cells, got "
+                            f"{type(cells).__name__}")
+        for cell in cells:
+            self.append(cell)
+        return self
+
+    def insert(self, index, cell):
+        cells = list(self._cells.values())
+        cells.insert(index, self._check(cell))
+        self._reset(cells)
+
+    def __getitem__(self, index):
+        cells = list(self._cells.values())
+        if isinstance(index, slice):
+            return CellList(cells[index])
+        return cells[index]
+
+    def __setitem__(self, index, cell):
+        cells = list(self._cells.values())
+        cells[index] = self._check(cell)
+        self._reset(cells)
+
+    def __delitem__(self, index):
+        cells = list(self._cells.values())
+        del cells[index]
+        self._reset(cells)
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(list(self._cells.values()))
+
+
+class CellDict(Cell):
+    """A dict of named cells, registered as sub-cells (MindSpore's nn.CellDict): indexing,
+    `in`, len, iteration over keys, keys/values/items, update, pop, clear."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        if len(args) > 1:
+            raise TypeError(f"CellDict takes at most one dict or iterable of (name, Cell), "
+                            f"got {len(args)} arguments")
+        if args:
+            self.update(args[0])
+
+    def __setitem__(self, key, cell):
+        if not isinstance(key, str) or not key or "." in key:
+            raise KeyError(f"For 'CellDict', a key must be a non-empty str without '.', got "
+                           f"{key!r}")
+        if hasattr(type(self), key):
+            raise KeyError(f"For 'CellDict', the key {key!r} is the name of a CellDict "
+                           "method or attribute")
+        if not isinstance(cell, Cell):
+            raise TypeError(f"For 'CellDict', the value of {key!r} must be a Cell, got "
+                            f"{type(cell).__name__}")
+        setattr(self, key, cell)
+
+    def __getitem__(self, key):
+        return self._cells[key]
+
+    def __delitem__(self, key):
+        self._cells.pop(key)
+        object.__delattr__(self, key)
+        _structure_version[0] += 1
+
+    def __contains__(self, key):
+        return key in self._cells
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(list(self._cells))
+
+    def keys(self):
+        return self._cells.keys()
+
+    def values(self):
+        return self._cells.values()
+
+    def items(self):
+        return self._cells.items()
+
+    def update(self, cells):
+        pairs = cells.items() if hasattr(cells, "items") else cells
+        for pair in pairs:
+            if len(pair) != 2:
+                raise ValueError(f"For 'CellDict', update takes (name, Cell) pairs, got {pair!r}")
+            self[pair[0]] = pair[1]
+
+    def pop(self, key):
+        cell = self._cells[key]
+        del self[key]
+        return cell
+
+    def clear(self):
+        for key in list(self._cells):
+            del self[key]

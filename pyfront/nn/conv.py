@@ -17,7 +17,7 @@ from .. import ops
 from ..dispatch import call
 from ..tensor import Parameter
 from .cell import Cell
-from .init import initializer
+from .init import bias_array, weight_array
 
 
 def _pair(v, what):
@@ -93,7 +93,7 @@ class Conv2d(Cell):
     """MindSpore's nn.Conv2d (NCHW, group=1): weight (out, in, kh, kw), bias optional."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
-                 padding=0, dilation=1, group=1, has_bias=False, weight_init="he_uniform",
+                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
                  bias_init=None, data_format="NCHW", dtype=dt.float32):
         super().__init__()
         if group != 1 or data_format != "NCHW":
@@ -104,13 +104,12 @@ class Conv2d(Cell):
         self.pad_mode, self.padding = pad_mode, padding
         _padding(pad_mode, padding, (1, 1), self.kernel_size, self.stride, self.dilation)
         shape = (out_channels, in_channels) + self.kernel_size
-        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+        self.weight = Parameter(weight_array(weight_init, shape, dtype), name="weight")
         self.has_bias = has_bias
         if has_bias:
             fan_in = in_channels * self.kernel_size[0] * self.kernel_size[1]
-            self.bias = Parameter(initializer(bias_init if bias_init is not None else
-                                              "bias_uniform", (out_channels,), dtype,
-                                              fan_in=fan_in), name="bias")
+            self.bias = Parameter(bias_array(bias_init, (out_channels,), dtype, fan_in),
+                                  name="bias")
 
     def construct(self, x):
         if len(x.shape) != 4 or x.shape[1] != self.in_channels:

@@ -6,23 +6,23 @@ import math
 from ...dialects import dtypes as dt
 from .. import ops
 from ..tensor import Parameter
+from . import activation as _act
 from .cell import Cell
-from .init import initializer
+from .init import bias_array, init_array, weight_array
 
 
 class Dense(Cell):
     """y = activation(x @ weight.T + bias), weight of shape (out_channels, in_channels)."""
 
-    def __init__(self, in_channels, out_channels, weight_init="he_uniform", bias_init=None,
+    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
                  has_bias=True, activation=None, dtype=dt.float32):
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.weight = Parameter(initializer(weight_init, (out_channels, in_channels), dtype),
+        self.weight = Parameter(weight_array(weight_init, (out_channels, in_channels), dtype),
                                 name="weight")
         self.has_bias = has_bias
         if has_bias:
-            bias = initializer(bias_init if bias_init is not None else "bias_uniform",
-                               (out_channels,), dtype, fan_in=in_channels)
+            bias = bias_array(bias_init, (out_channels,), dtype, in_channels)
             self.bias = Parameter(bias, name="bias")
         self.activation = _activation(activation)
 
@@ -94,13 +94,13 @@ class LayerNorm(Cell):
     """Normalize over the axes from `begin_norm_axis`, then scale by gamma and shift by beta."""
 
     def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1,
-                 epsilon=1e-7, dtype=dt.float32):
+                 gamma_init="ones", beta_init="zeros", epsilon=1e-7, dtype=dt.float32):
         super().__init__()
         self.normalized_shape = tuple(normalized_shape)
         self.begin_norm_axis = begin_norm_axis
         self.epsilon = epsilon
-        self.gamma = Parameter(initializer("ones", self.normalized_shape, dtype), name="gamma")
-        self.beta = Parameter(initializer("zeros", self.normalized_shape, dtype), name="beta")
+        self.gamma = Parameter(init_array(gamma_init, self.normalized_shape, dtype), name="gamma")
+        self.beta = Parameter(init_array(beta_init, self.normalized_shape, dtype), name="beta")
 
     def construct(self, x):
         rank = len(x.shape)
@@ -147,13 +147,13 @@ class _BatchNorm(Cell):
         self.num_features, self.eps, self.momentum = num_features, float(eps), float(momentum)
         self.use_batch_statistics = use_batch_statistics
         shape = (num_features,)
-        self.gamma = Parameter(initializer(gamma_init, shape, dtype), name="gamma",
+        self.gamma = Parameter(init_array(gamma_init, shape, dtype), name="gamma",
                                requires_grad=affine)
-        self.beta = Parameter(initializer(beta_init, shape, dtype), name="beta",
+        self.beta = Parameter(init_array(beta_init, shape, dtype), name="beta",
                               requires_grad=affine)
-        self.moving_mean = Parameter(initializer(moving_mean_init, shape, dtype),
+        self.moving_mean = Parameter(init_array(moving_mean_init, shape, dtype),
                                      name="mean", requires_grad=False)
-        self.moving_variance = Parameter(initializer(moving_var_init, shape, dtype),
+        self.moving_variance = Parameter(init_array(moving_var_init, shape, dtype),
                                          name="variance", requires_grad=False)
 
     def construct(self, x):
@@ -194,8 +194,50 @@ class BatchNorm2d(_BatchNorm):
     rank = 4
 
 
+class Embedding(Cell):
+    """A lookup table: ids of any shape -> ids.shape + (embedding_size,), gathered from the
+    Parameter `embedding_table` (vocab_size, embedding_size); MindSpore's arguments. With
+    use_one_hot the lookup is one_hot(ids) @ table (a matmul). padding_idx's row starts as
+    zeros. An id outside [0, vocab_size) reads zeros (the gather's rule)."""
+
+    def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
+                 dtype=dt.int32, padding_idx=None):
+        super().__init__()
+        for what, v in (("vocab_size", vocab_size), ("embedding_size", embedding_size)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"For 'Embedding', '{what}' must be a positive int, got {v!r}")
+        if dt.as_dtype(dtype) not in (dt.int32, dt.int64):
+            raise TypeError(f"For 'Embedding', 'dtype' (of the input ids) must be int32 or "
+                            f"int64, got {dt.as_dtype(dtype).name}")
+        if padding_idx is not None and not (isinstance(padding_idx, int)
+                                            and 0 <= padding_idx < vocab_size):
+            raise ValueError(f"For 'Embedding', 'padding_idx' must be an int in [0, "
+                             f"{vocab_size}), got {padding_idx!r}")
+        self.vocab_size, self.embedding_size = vocab_size, embedding_size
+        self.use_one_hot, self.dtype, self.padding_idx = bool(use_one_hot), dtype, padding_idx
+        table = init_array(embedding_table, (vocab_size, embedding_size), dt.float32)
+        if padding_idx is not None:
+            table[padding_idx] = 0
+        self.embedding_table = Parameter(table, name="embedding_table")
+
+    def construct(self, ids):
+        if not ids.dtype.is_int:
+            raise TypeError(f"For 'Embedding', the ids must be integers, got {ids.dtype.name}")
+        flat = ops.reshape(ids, (-1,))
+        if self.use_one_hot:
+            hot = ops.one_hot(flat, self.vocab_size, 1.0, 0.0)
+            out = ops.matmul(ops.cast(hot, self.embedding_table.dtype), self.embedding_table)
+        else:
+            out = ops.gather(self.embedding_table, flat, 0)
+        return ops.reshape(out, tuple(ids.shape) + (self.embedding_size,))
+
+
 _ACTIVATIONS = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU,
                 "softmax": Softmax}
+# MindSpore's get_activation names for the cells of activation.py
+_ACTIVATIONS.update({"logsoftmax": _act.LogSoftmax, "relu6": _act.ReLU6, "elu": _act.ELU,
+                     "prelu": _act.PReLU, "leakyrelu": _act.LeakyReLU, "hswish": _act.HSwish,
+                     "hsigmoid": _act.HSigmoid, "silu": _act.SiLU, "mish": _act.Mish})
 
 
 def _activation(act):

@@ -84,7 +84,8 @@ class ConvertMsToLinalg(ModulePass):
     summary = "lower ms ops to linalg, tensor, arith and math on tensors"
     # How data-dependent writes (unsorted_segment_sum) lower: "loops" (an scf.for writing
     # each row where its index says) or "reduction" (pure linalg, every output reduces over
-    # all rows: for targets whose host code must stay straight-line, as CUDA's launch plans)
+    # all rows: for targets whose host code must stay straight-line, as CUDA's launch plans).
+    # ms.cumsum follows the same choice: a loop over its axis, or one masked reduction.
     options = {"scatter": "loops"}
     choices = {"scatter": ("loops", "reduction")}
 

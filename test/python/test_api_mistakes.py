@@ -83,7 +83,7 @@ MISTAKES = [
     Mistake("matmul-contracting", lambda x: ops.matmul(x, x), ("matmul",), SHAPE),
     Mistake("matmul-1d", lambda x, v: ops.matmul(v, x), ("matmul",), SHAPE, (x23, v3)),
     Mistake("matmul-operator", lambda x: x @ x, ("matmul",), SHAPE),
-    Mistake("matmul-operator-1d", lambda x, v: x @ v, ("matmul", "@"), SHAPE, (x23, v3)),
+    Mistake("matmul-operator-1d", lambda x, v: v @ x, ("matmul", "@"), SHAPE, (x23, v3)),
     Mistake("batch-matmul-rank", lambda x: ops.batch_matmul(x, x), ("batch_matmul",), SHAPE),
     Mistake("concat-shapes", lambda x, y: ops.concat((x, y), 0), ("concat",), SHAPE, (x23, x32)),
     Mistake("concat-axis", lambda x: ops.concat((x, x), axis=2), ("concat",), SHAPE),

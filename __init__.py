@@ -127,12 +127,32 @@ context = _sys.modules[__name__ + ".context"]
 dtype = _sys.modules[__name__ + ".dtype"]
 
 
+# MindSpore's top level does `from .train import *` (ms.Model, ms.LossMonitor,
+# ms.save_checkpoint, ...): these lazy rows' public names are read through mscc too.
+_STAR_ROWS = ("train",)
+
+
+def _lazy_module(alias):
+    """The lazy row `alias` imported, or None while its module does not exist."""
+    row = _MODULE_ALIASES.get(alias)
+    if row is None or row[1] != "lazy":
+        return None
+    if _importlib_util.find_spec(f"{__name__}.{row[0]}") is None:
+        return None
+    return _importlib.import_module(f"{__name__}.{alias}")
+
+
 def __getattr__(name):
-    """`mscc.train` / `mscc.dataset` without an import statement: the lazy rows."""
-    row = _MODULE_ALIASES.get(name)
-    if (row is not None and row[1] == "lazy"
-            and _importlib_util.find_spec(f"{__name__}.{row[0]}") is not None):
-        return _importlib.import_module(f"{__name__}.{name}")
+    """The lazy rows without an import statement (`mscc.train`), and the public names of
+    _STAR_ROWS (`mscc.Model`), imported on first use."""
+    module = _lazy_module(name)
+    if module is not None:
+        return module
+    if not name.startswith("_"):
+        for alias in _STAR_ROWS:
+            module = _lazy_module(alias)
+            if module is not None and name in getattr(module, "__all__", ()):
+                return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -178,30 +178,24 @@ def _bias_add(input_x, bias, data_format):
 
 
 def _split(input_x, axis, output_num):
-    """Split into output_num equal parts along axis (a tuple), each an ms.slice."""
+    """Split into output_num equal parts along axis (ops.split; MindSpore's Split needs the
+    parts equal)."""
     shape = tuple(input_x.shape)
     axis = operator.index(axis)
-    axis += len(shape) if axis < 0 else 0
+    n = shape[axis] if -len(shape) <= axis < len(shape) else 0
     output_num = operator.index(output_num)
-    if output_num < 1 or shape[axis] % output_num:
+    if output_num < 1 or n % output_num:
         raise ValueError(f"output_num {output_num} must be positive and divide dimension "
                          f"{axis} of shape {shape}")
-    step = shape[axis] // output_num
-    size = list(shape)
-    size[axis] = step
-    return tuple(ops.slice(input_x, [i * step if d == axis else 0 for d in range(len(shape))],
-                           size) for i in range(output_num))
+    return ops.split(input_x, n // output_num, axis)
 
 
 def _unstack(input_x, axis, num):
-    """The slices of input_x along axis, that axis removed (a tuple)."""
+    """ops.unstack; `num`, when given, must be the size of the axis (MindSpore checks it)."""
     shape = tuple(input_x.shape)
-    axis = operator.index(axis)
-    axis += len(shape) if axis < 0 else 0
-    if num is not None and num != shape[axis]:
+    if num is not None and not (-len(shape) <= axis < len(shape) and num == shape[axis]):
         raise ValueError(f"num {num} must equal dimension {axis} of shape {shape}")
-    parts = _split(input_x, axis, shape[axis])
-    return tuple(ops.squeeze(p, axis) for p in parts)
+    return ops.unstack(input_x, axis)
 
 
 def _strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0,
@@ -230,10 +224,29 @@ def _strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellip
 
 
 def _flatten(input_x):
-    """(N, ...) -> (N, product of the rest)."""
-    if not input_x.shape:
+    """(N, ...) -> (N, product of the rest): ops.flatten, and (N,) -> (N, 1) as MindSpore's
+    Flatten (ops.flatten keeps a 1-D tensor 1-D)."""
+    shape = tuple(input_x.shape)
+    if not shape:
         raise ValueError("input_x must have rank >= 1, got a scalar")
-    return ops.reshape(input_x, (input_x.shape[0], -1))
+    return ops.reshape(input_x, (shape[0], 1)) if len(shape) == 1 else ops.flatten(input_x)
+
+
+def _cumsum(x, axis, exclusive, reverse):
+    """CumSum; exclusive and reverse are fixed at False (ops.cumsum has neither argument)."""
+    return ops.cumsum(x, axis)
+
+
+def _reduce(fn):
+    """ReduceProd/All/Any: called (x, axis=()) like the other reductions."""
+    def op(x, axis=(), keep_dims=False):
+        return fn(x, axis, keep_dims)
+    op.__name__ = fn.__name__
+    return op
+
+
+def _topk(input_x, k, sorted):  # noqa: A002  (MindSpore's attribute name)
+    return ops.topk(input_x, k, sorted=sorted)
 
 
 def _add_n(inputs):
@@ -333,6 +346,25 @@ _ROWS = [
     _row("Size", _size),
     _row("DType", _dtype),
     _row("Depend", _depend),
+    # (over the compositions of pyfront/ops.py)
+    _row("CumSum", _cumsum, {"exclusive": False, "reverse": False},
+         fixed={"exclusive": False, "reverse": False}),
+    _row("ReduceProd", _reduce(ops.prod), _REDUCE),
+    _row("ReduceAll", _reduce(ops.all), _REDUCE),
+    _row("ReduceAny", _reduce(ops.any), _REDUCE),
+    _row("Reciprocal", ops.reciprocal),
+    _row("Softplus", lambda x: ops.softplus(x)),
+    _row("GeLU", lambda x: ops.gelu(x, "tanh")),  # (MindSpore's GeLU is the tanh form)
+    _row("Elu", lambda input_x, alpha: ops.elu(input_x, alpha), {"alpha": 1.0}),
+    _row("ReLU6", ops.relu6),
+    _row("HSwish", ops.hardswish),
+    _row("Mish", ops.mish),
+    _row("Softsign", ops.softsign),
+    _row("MaskedFill", ops.masked_fill),
+    _row("Tril", ops.tril, {"diagonal": 0}),
+    _row("Triu", ops.triu, {"diagonal": 0}),
+    _row("TopK", _topk, {"sorted": True}),
+    _row("Eye", lambda n, m, t: ops.eye(n, m, t)),
 ]
 
 # MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every

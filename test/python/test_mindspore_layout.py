@@ -71,6 +71,15 @@ def test_train_and_dataset_import_lines(line):
     assert sys.modules[f"mscc.{name}"] is sys.modules[f"mscc.pyfront.{name}"]
 
 
+def test_train_names_are_top_level_names_as_in_mindspore():
+    if not _real_exists("train"):
+        pytest.skip("pyfront/train.py does not exist yet")
+    import mscc.train
+    for name in mscc.train.__all__:
+        assert getattr(ms, name) is getattr(mscc.train, name), name
+    assert not hasattr(ms, "no_such_name")
+
+
 def test_each_mindspore_name_is_the_one_module_that_provides_it():
     import mscc.common.api
     import mscc.context as context

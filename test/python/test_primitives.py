@@ -94,11 +94,10 @@ def _structural_rows():
         Row("Stack", lambda a, b: P.Stack(axis=-1)([a, b]), lambda a, b: ops.stack([a, b], -1),
             lambda a, b: np.stack([a, b], -1), [x34, f32(3, 4)]),
         Row("Split", lambda a: P.Split(axis=1, output_num=2)(a),
-            lambda a: (ops.slice(a, (0, 0), (3, 2)), ops.slice(a, (0, 2), (3, 2))),
+            lambda a: ops.split(a, 2, 1),
             lambda a: tuple(np.split(a, 2, 1)), [x34]),
         Row("Unstack", lambda a: P.Unstack(axis=1)(a),
-            lambda a: tuple(ops.squeeze(s, 1) for s in
-                            [ops.slice(a, (0, i, 0), (2, 1, 4)) for i in range(3)]),
+            lambda a: ops.unstack(a, 1),
             lambda a: tuple(a[:, i] for i in range(3)), [x234]),
         Row("Gather", lambda a, i: P.Gather()(a, i, 1), lambda a, i: ops.gather(a, i, 1),
             lambda a, i: np.take(a, i.astype(np.int64), 1), [x34, ids]),
@@ -110,7 +109,7 @@ def _structural_rows():
             lambda a: a.reshape(4, -1), [x34]),
         Row("Transpose", lambda a: P.Transpose()(a, (2, 0, 1)),
             lambda a: ops.transpose(a, (2, 0, 1)), lambda a: a.transpose(2, 0, 1), [x234]),
-        Row("Flatten", lambda a: P.Flatten()(a), lambda a: ops.reshape(a, (2, -1)),
+        Row("Flatten", lambda a: P.Flatten()(a), ops.flatten,
             lambda a: a.reshape(2, -1), [x234]),
         Row("Tile", lambda a: P.Tile()(a, (2, 1)), lambda a: ops.tile(a, (2, 1)),
             lambda a: np.tile(a, (2, 1)), [x34]),
@@ -171,7 +170,50 @@ def _structural_rows():
     ]
 
 
-ROWS = {row.name: row for row in _elementwise_rows() + _structural_rows()}
+def _composition_rows():
+    """Primitives over pyfront/ops.py's compositions."""
+    x34 = f32(3, 4)
+    sp = lambda x: np.log1p(np.exp(x))  # noqa: E731
+    return [
+        Row("CumSum", lambda a: P.CumSum()(a, 1), lambda a: ops.cumsum(a, 1),
+            lambda a: np.cumsum(a, 1), [x34]),
+        Row("ReduceProd", lambda a: P.ReduceProd(keep_dims=True)(a, 0),
+            lambda a: ops.prod(a, 0, True), lambda a: a.prod(0, keepdims=True), [x34]),
+        Row("ReduceAll", lambda a: P.ReduceAll()(a, 1), lambda a: ops.all(a, 1),
+            lambda a: a.all(1), [boolean(3, 4)]),
+        Row("ReduceAny", lambda a: P.ReduceAny()(a), lambda a: ops.any(a, ()),
+            lambda a: a.any(), [boolean(3, 4)]),
+        Row("Reciprocal", lambda a: P.Reciprocal()(a), ops.reciprocal, lambda a: 1 / a,
+            [f32(3, 4, low=0.5)]),
+        Row("Softplus", lambda a: P.Softplus()(a), ops.softplus, sp, [x34]),
+        Row("GeLU", lambda a: P.GeLU()(a), lambda a: ops.gelu(a, "tanh"),
+            lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))),
+            [x34]),
+        Row("Elu", lambda a: P.Elu(alpha=0.5)(a), lambda a: ops.elu(a, 0.5),
+            lambda a: np.where(a > 0, a, 0.5 * np.expm1(a)), [x34]),
+        Row("ReLU6", lambda a: P.ReLU6()(a), ops.relu6, lambda a: np.clip(a, 0, 6),
+            [x34 * 4]),
+        Row("HSwish", lambda a: P.HSwish()(a), ops.hardswish,
+            lambda a: a * np.clip(a + 3, 0, 6) / 6, [x34 * 2]),
+        Row("Mish", lambda a: P.Mish()(a), ops.mish, lambda a: a * np.tanh(sp(a)), [x34]),
+        Row("Softsign", lambda a: P.Softsign()(a), ops.softsign, lambda a: a / (1 + abs(a)),
+            [x34]),
+        Row("MaskedFill", lambda a, m: P.MaskedFill()(a, m, 9.0),
+            lambda a, m: ops.masked_fill(a, m, 9.0), lambda a, m: np.where(m, 9.0, a),
+            [x34, boolean(3, 4)]),
+        Row("Tril", lambda a: P.Tril(diagonal=1)(a), lambda a: ops.tril(a, 1),
+            lambda a: np.tril(a, 1), [x34]),
+        Row("Triu", lambda a: P.Triu()(a), ops.triu, np.triu, [x34]),
+        Row("TopK", lambda a: P.TopK()(a, 2), lambda a: ops.topk(a, 2),
+            lambda a: (-np.sort(-a, 1)[:, :2], np.argsort(-a, 1, kind="stable")[:, :2]),
+            [x34]),
+        Row("Eye", lambda a: a + P.Eye()(3, 4, ms.float32),
+            lambda a: a + ops.eye(3, 4, ms.float32), lambda a: a + np.eye(3, 4), [x34]),
+    ]
+
+
+ROWS = {row.name: row for row in
+        _elementwise_rows() + _structural_rows() + _composition_rows()}
 # Rows tested on their own below (they need a Parameter).
 SEPARATE = {"Assign"}
 
@@ -278,6 +320,8 @@ def test_attributes_mscc_does_not_implement_are_errors_naming_them():
         P.BiasAdd(data_format="NWC")(ms.Tensor(f32(2, 3)), ms.Tensor(f32(3)))
     with pytest.raises(TypeError, match="output_type"):
         P.Argmax(output_type=ms.float32)(ms.Tensor(f32(2, 3)))
+    with pytest.raises(ValueError, match="exclusive=True"):
+        P.CumSum(exclusive=True)
     with pytest.raises(ValueError, match="read by the call"):
         P.MatMul().del_prim_attr("transpose_a")
     with pytest.raises(TypeError):

@@ -13,8 +13,8 @@ import numpy as np
 
 import mscc
 from mscc import nn
-from mscc.pyfront.dataset import NumpySlicesDataset, transforms, vision  # mscc.dataset
-from mscc.pyfront.train import Accuracy, LossMonitor, Model              # mscc.train
+from mscc.dataset import NumpySlicesDataset, transforms, vision
+from mscc.train import Accuracy, LossMonitor, Model
 
 
 def synthetic_mnist(n, seed):
@@ -24,7 +24,7 @@ def synthetic_mnist(n, seed):
     patterns = rng.uniform(0, 255, (10, 28, 28, 1))
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 10, n)
-    images = 0.5 * patterns[labels] + rng.uniform(0, 127, (n, 28, 28, 1))
+    images = 0.35 * patterns[labels] + rng.uniform(0, 165, (n, 28, 28, 1))
     return {"image": images.astype(np.uint8), "label": labels.astype(np.uint32)}
 
 
@@ -127,7 +127,7 @@ def model_api(train_dataset, test_dataset, epochs):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=["graph", "pynative"], default="graph")
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--train-size", type=int, default=1280)
     args = ap.parse_args(argv)
     mscc.set_context(mode=mscc.GRAPH_MODE if args.mode == "graph" else mscc.PYNATIVE_MODE)

@@ -34,8 +34,8 @@ __version__ = "0.1.0"
 # MindSpore's module names (under mscc) -> the module that provides them, under mscc. Eager
 # rows are sys.modules entries from the start (`import mscc.ops.operations` must find them
 # there: mscc.ops is a module, not a package). Lazy rows are imported on first use, through
-# the finder below (`import mscc.train`) or an attribute read (`mscc.train`): their modules
-# are written by other parts and may be absent (then `import mscc.train` is an ImportError).
+# the finder below (`import mscc.train`) or an attribute read (`mscc.train`): most programs
+# never use them, so `import mscc` does not pay for them.
 # A submodule of a package row (mscc.nn.optim) is that package's own submodule, not a copy.
 _MODULE_ALIASES = {
     "nn": ("pyfront.nn", "eager"),

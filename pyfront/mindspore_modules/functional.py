@@ -6,6 +6,7 @@ import functools as _functools
 from .. import ops as _ops
 from .. import primitives as _p
 from ..grad import grad, value_and_grad
+from ..nn.wrap import clip_by_global_norm  # (a composition of ops, written beside nn.ClipByNorm)
 
 _OPS_NAMES = [n for n in dir(_ops) if not n.startswith("_") and callable(getattr(_ops, n))
               and not isinstance(getattr(_ops, n), type)]
@@ -48,6 +49,7 @@ partial = _functools.partial  # MindSpore's F.partial binds leading arguments, a
 # What this module adds to mscc.ops where mscc.ops does not define the name itself (MindSpore
 # 2.x has them as ops.<name>).
 EXTRAS = {"depend": depend, "shape": shape, "rank": rank, "size": size, "dtype": dtype,
-          "fill": fill, "partial": partial, "grad": grad, "value_and_grad": value_and_grad}
+          "fill": fill, "partial": partial, "grad": grad, "value_and_grad": value_and_grad,
+          "clip_by_global_norm": clip_by_global_norm}
 
 __all__ = sorted(set(_OPS_NAMES) | set(EXTRAS))

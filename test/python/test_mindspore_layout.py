@@ -310,3 +310,14 @@ def test_functional_helpers():
     assert F.dtype(x) is ms.float32 and ms.ops.shape(x) == (2, 3)
     np.testing.assert_array_equal(F.fill(ms.int32, (2,), 7).asnumpy(), [7, 7])
     assert F.relu is ms.ops.relu and F.matmul is ms.ops.matmul
+
+
+def test_clip_by_global_norm_is_reached_through_ops_and_functional():
+    import numpy as np
+    from mscc.ops import functional as F
+    grads = (ms.Tensor(np.full(3, 3.0, np.float32)), ms.Tensor(np.full(2, 4.0, np.float32)))
+    clipped = ms.ops.clip_by_global_norm(grads, 1.0)
+    norm = np.sqrt(3 * 9.0 + 2 * 16.0)
+    np.testing.assert_allclose(clipped[0].asnumpy(), np.full(3, 3.0 / norm), rtol=1e-6)
+    np.testing.assert_allclose(clipped[1].asnumpy(), np.full(2, 4.0 / norm), rtol=1e-6)
+    assert F.clip_by_global_norm is ms.ops.clip_by_global_norm

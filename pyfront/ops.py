@@ -893,6 +893,63 @@ def _next_extreme(x, taken, largest):
     return index, hit
 
 
+def sort(input_x, axis=-1, descending=False):
+    """(sorted values, int32 indices) along `axis` (ops.sort): stable (ties keep their
+    order), NaN last ascending and first descending, as numpy. Each element's rank is counted
+    by comparing it with every other element of its row, and the row is then gathered by
+    rank: O(n^2) work and memory per row, no sorting network (fine for the rows of models,
+    not for sorting millions of elements); differentiable in the values."""
+    if not isinstance(descending, bool):
+        raise TypeError(f"descending must be a bool, got {type(descending).__name__}")
+    x = input_x if isinstance(input_x, Tensor) else Tensor(input_x)
+    if not x.shape:
+        raise ValueError("sort needs a tensor of rank 1 or more")
+    axis = _dim(axis, len(x.shape), "axis")
+    rows = swapaxes(x, axis, -1)
+    rank = _ranks(rows, descending)                            # (..., n) int32
+    n = rows.shape[-1]
+    at = equal(expand_dims(rank, -2), _position_column(n))     # (..., k, i): rank_i == k
+    values = reduce_sum(select(at, expand_dims(rows, -2), zeros_like(expand_dims(rows, -2))), -1)
+    positions = _np.broadcast_to(_np.arange(n, dtype=_np.int32), (n, n))
+    indices = reduce_sum(select(at, Tensor(positions), Tensor(_np.zeros((n, n), _np.int32))), -1)
+    return swapaxes(values, axis, -1), swapaxes(indices, axis, -1)
+
+
+def argsort(input, axis=-1, descending=False):  # noqa: A002  (MindSpore's name)
+    """The int32 indices that sort `input` along `axis` (ops.argsort; see ops.sort)."""
+    return sort(input, axis, descending)[1]
+
+
+def _position_column(n):
+    return Tensor(_np.arange(n, dtype=_np.int32).reshape(n, 1))
+
+
+def _ranks(rows, descending):
+    """Each element's position in its row once sorted (last axis): the elements that come
+    before it, plus the equal ones at lower indices (a stable sort)."""
+    n = rows.shape[-1]
+    mine, other = expand_dims(rows, -1), expand_dims(rows, -2)  # (..., i, 1), (..., 1, j)
+    before = _comes_before(other, mine, descending)               # element j sorts before i
+    if rows.dtype.is_float:
+        ties = logical_or(equal(other, mine), logical_and(isnan(other), isnan(mine)))
+    else:
+        ties = equal(other, mine)
+    lower = Tensor(_np.tril(_np.ones((n, n), bool), -1))         # j < i
+    counted = logical_or(before, logical_and(ties, lower))
+    return reduce_sum(cast(counted, _dt.int32), -1)
+
+
+def _comes_before(a, b, descending):
+    """Whether a sorts strictly before b, NaN as the largest value (numpy's order)."""
+    first = greater(a, b) if descending else less(a, b)
+    if not a.dtype.is_float:
+        return first
+    nan_a, nan_b = isnan(a), isnan(b)
+    if descending:  # NaN first: before every number
+        return logical_or(first, logical_and(nan_a, logical_not(nan_b)))
+    return logical_or(first, logical_and(nan_b, logical_not(nan_a)))
+
+
 def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: N802
     """ms.ops.GradOperation (see mscc.pyfront.grad.GradOperation)."""
     from .grad import GradOperation as _GradOperation

@@ -364,6 +364,7 @@ _ROWS = [
     _row("Tril", ops.tril, {"diagonal": 0}),
     _row("Triu", ops.triu, {"diagonal": 0}),
     _row("TopK", _topk, {"sorted": True}),
+    _row("Sort", ops.sort, {"axis": -1, "descending": False}),
     _row("Eye", lambda n, m, t: ops.eye(n, m, t)),
 ]
 

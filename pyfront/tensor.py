@@ -280,6 +280,8 @@ class Tensor:
     def repeat(self, repeats, axis=None): return _ops().repeat_interleave(self, repeats, axis)
     def topk(self, k, dim=None, largest=True, sorted=True):  # noqa: A002
         return _ops().topk(self, k, dim, largest, sorted)
+    def sort(self, axis=-1, descending=False): return _ops().sort(self, axis, descending)
+    def argsort(self, axis=-1, descending=False): return _ops().argsort(self, axis, descending)
     def split(self, split_size_or_sections, axis=0):
         return _ops().split(self, split_size_or_sections, axis)
     def chunk(self, chunks, axis=0): return _ops().chunk(self, chunks, axis)

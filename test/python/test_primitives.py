@@ -207,6 +207,9 @@ def _composition_rows():
         Row("TopK", lambda a: P.TopK()(a, 2), lambda a: ops.topk(a, 2),
             lambda a: (-np.sort(-a, 1)[:, :2], np.argsort(-a, 1, kind="stable")[:, :2]),
             [x34]),
+        Row("Sort", lambda a: P.Sort(axis=0, descending=True)(a),
+            lambda a: ops.sort(a, 0, True),
+            lambda a: (-np.sort(-a, 0), np.argsort(-a, 0, kind="stable")), [x34]),
         Row("Eye", lambda a: a + P.Eye()(3, 4, ms.float32),
             lambda a: a + ops.eye(3, 4, ms.float32), lambda a: a + np.eye(3, 4), [x34]),
     ]

@@ -15,6 +15,7 @@ import mscc.runtime
 from mscc.passes.artifact import build_artifact
 from mscc.runtime.artifact import FORMAT_VERSION, ArtifactError, read
 from mscc.runtime.calls import CallError
+import nomlir
 from mstest import assert_matches, module_of, op, spec
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -368,20 +369,9 @@ def test_cuda_artifact_keeps_ptx_and_plan(cuda_msx):
     assert set(cuda["kernels"]) == set(art.plan().kernels())
 
 
-BLOCK_MLIR = """
-import sys
-class _NoMlir:
-    def find_spec(self, name, path=None, target=None):
-        if name == "mlir" or name.startswith("mlir."):
-            raise ImportError("mlir is blocked in this test")
-sys.meta_path.insert(0, _NoMlir())
-"""
-
-
 def run_without_mlir(code):
     """Run `code` in a fresh interpreter (same environment) where `import mlir` fails."""
-    return subprocess.run([sys.executable, "-c", BLOCK_MLIR + textwrap.dedent(code)],
-                          capture_output=True, text=True, cwd=REPO)
+    return nomlir.run_without_mlir(code, cwd=REPO)
 
 
 def test_runtime_runs_cpu_artifacts_without_mlir(cpu_msx):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fake_cuda import FakeDriver
+from nomlir import BLOCK_MLIR
 from mscc.runtime.cuda import Device, is_available
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -86,12 +87,7 @@ def test_run_against_a_fake_device_reports_every_case(folder, tmp_path):
 def test_without_a_gpu_the_report_says_why(folder, tmp_path):
     out = str(tmp_path / "results.json")
     # A fresh interpreter that cannot import mlir: the script needs numpy and this repo only.
-    code = ("import sys\n"
-            "class B:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'mlir' or name.startswith('mlir.'):\n"
-            "            raise ImportError('blocked')\n"
-            "sys.meta_path.insert(0, B())\n"
+    code = (BLOCK_MLIR +
             f"sys.argv = ['gpu_check.py', {folder!r}, '-o', {out!r}]\n"
             "import runpy\n"
             f"runpy.run_path({os.path.join(REPO, 'bench', 'gpu_check.py')!r}, "

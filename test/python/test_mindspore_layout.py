@@ -33,15 +33,7 @@ MINDSPORE_IMPORTS = textwrap.dedent("""
     from mscc.nn.optim import Adam
 """)
 
-_BLOCK_MLIR = textwrap.dedent("""
-    import sys
-
-    class BlockMlir:
-        def find_spec(self, name, path=None, target=None):
-            if name == "mlir" or name.startswith("mlir."):
-                raise ImportError("mlir is blocked in this test")
-    sys.meta_path.insert(0, BlockMlir())
-""")
+from nomlir import BLOCK_MLIR as _BLOCK_MLIR
 
 
 def _real_exists(alias):

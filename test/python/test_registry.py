@@ -11,15 +11,7 @@ from mscc.dialects import dtypes as dt
 from mscc.dialects.lowering import ScalarCost, by_kind, scalar_cost
 from mscc.dialects.registry import OPS, define, lookup, plain_elementwise_ops
 
-_BLOCK_MLIR = textwrap.dedent("""
-    import sys
-
-    class BlockMlir:
-        def find_spec(self, name, path=None, target=None):
-            if name == "mlir" or name.startswith("mlir."):
-                raise ImportError("mlir is blocked in this test")
-    sys.meta_path.insert(0, BlockMlir())
-""")
+from nomlir import BLOCK_MLIR as _BLOCK_MLIR
 
 
 def test_the_registry_and_mscc_import_without_mlir():

@@ -28,6 +28,16 @@ from .location import user_api
 from .tensor import Tensor
 
 
+def _hashable(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
 class Primitive:
     """Base of the Primitive classes: `.name`, `.attrs`, `add_prim_attr`, MindSpore's repr."""
 
@@ -54,6 +64,11 @@ class Primitive:
         self.attrs[name] = value
         self.__dict__[name] = value  # (MindSpore reads attributes as prim.<name> too)
         return self
+
+    def _static_key(self):
+        """What this Primitive contributes to the cache key of a Cell that holds it (a Cell
+        compiled in graph mode): changing an attribute with add_prim_attr recompiles."""
+        return (self.name, tuple(sorted((k, _hashable(v)) for k, v in self.attrs.items())))
 
     def del_prim_attr(self, name):
         """Delete a recorded attribute; constructor attributes cannot be deleted (the call

@@ -98,7 +98,8 @@ class Cell:
 
     def _static_state(self):
         """The plain Python values among the attributes of this cell and its sub-cells
-        (training flags, hyperparameters such as a learning rate): part of the compiled
+        (training flags, hyperparameters such as a learning rate, Primitives' attributes):
+        part of the compiled
         function's cache key, so that changing one recompiles rather than running with the
         value traced before. It is read on every call: the list of sub-cells is cached
         until some Cell's structure changes."""
@@ -106,8 +107,11 @@ class Cell:
         if cached is None or cached[0] != _structure_version[0]:
             cached = (_structure_version[0], [cell for _, cell in self.cells_and_names()])
             object.__setattr__(self, "_state_cells", cached)
-        return tuple((name, v) for cell in cached[1] for name, v in cell.__dict__.items()
-                     if type(v) in _PLAIN and name[0] != "_")
+        # Plain values, and objects that say what part of them compiled code depends on
+        # (a Primitive's attributes: pyfront/primitives.py).
+        return tuple((name, v if type(v) in _PLAIN else v._static_key())
+                     for cell in cached[1] for name, v in cell.__dict__.items()
+                     if name[0] != "_" and (type(v) in _PLAIN or hasattr(type(v), "_static_key")))
 
     def _run(self, *args):
         dtype = self._compute_dtype

@@ -377,3 +377,23 @@ def test_primitives_in_a_cell_in_both_modes_and_their_gradient(mode):
     grads = ms.grad(net, None, net.trainable_params())(ms.Tensor(x))
     want = x.astype(np.float64).T @ (x @ w > 0).astype(np.float64)
     np.testing.assert_allclose(grads[0].asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_graph_mode_cell_recompiles_when_its_primitive_attribute_changes():
+    class Net(ms.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.matmul = P.MatMul()
+
+        def construct(self, a, b):
+            return self.matmul(a, b)
+    a = np.arange(9, dtype=np.float32).reshape(3, 3)
+    b = np.arange(9, dtype=np.float32).reshape(3, 3) - 4
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net = Net()
+        np.testing.assert_allclose(net(ms.Tensor(a), ms.Tensor(b)).asnumpy(), a @ b)
+        net.matmul.add_prim_attr("transpose_b", True)  # same shapes: only the key can tell
+        np.testing.assert_allclose(net(ms.Tensor(a), ms.Tensor(b)).asnumpy(), a @ b.T)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -8,6 +8,9 @@ from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr
                          natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
                          warmup_lr)
 from .init import initializer, set_seed
+from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR,
+                                     LearningRateSchedule, NaturalExpDecayLR, PolynomialDecayLR,
+                                     WarmUpLR)
 from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Embedding, Flatten,
                      LayerNorm, ReLU, Sigmoid, Softmax, Tanh)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -25,6 +28,8 @@ __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "R
            "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",
            "Adagrad", "RMSProp", "piecewise_constant_lr", "exponential_decay_lr",
            "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
-           "polynomial_decay_lr", "warmup_lr", "WithLossCell", "WithEvalCell",
+           "polynomial_decay_lr", "warmup_lr", "LearningRateSchedule", "ExponentialDecayLR",
+           "NaturalExpDecayLR", "InverseDecayLR", "CosineDecayLR", "PolynomialDecayLR",
+           "WarmUpLR", "WithLossCell", "WithEvalCell",
            "TrainOneStepCell", "ClipByNorm", "clip_by_global_norm", "initializer", "set_seed",
            "init"]

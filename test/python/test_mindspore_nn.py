@@ -518,8 +518,8 @@ def test_dynamic_learning_rate(mode):
     np.testing.assert_allclose(w2.asnumpy(), -0.75)
     with pytest.raises(TypeError, match="learning_rate"):
         nn.SGD([w], learning_rate="0.1")
-    with pytest.raises(TypeError, match="parameter groups"):
-        nn.SGD([{"params": [w]}], learning_rate=0.1)
+    with pytest.raises(ValueError, match="cannot be recognized in group params"):
+        nn.SGD([{"params": [w], "momentum": 0.9}], learning_rate=0.1)  # groups: test_optimizer_groups.py
     with pytest.raises(ValueError, match="loss_scale"):
         nn.Momentum([w], 0.1, 0.9, loss_scale=8.0)
 

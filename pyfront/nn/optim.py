@@ -8,7 +8,7 @@ compiled function's key), a list / 1-D Tensor / array of per-step values (a Para
 range) or a LearningRateSchedule cell (called on `global_step` inside the compiled update).
 Either way one executable serves every step. `weight_decay` applies to the parameters whose
 names hold neither 'beta' nor 'gamma' (MindSpore's default filter: not to normalization
-parameters). `params` may be MindSpore's parameter groups: dicts with 'params' and optionally
+parameters; SGD's decays every parameter, as MindSpore's SGD op). `params` may be MindSpore's parameter groups: dicts with 'params' and optionally
 'lr', 'weight_decay', 'grad_centralization', plus one {'order_params': [...]} giving the order
 of the parameters; a group's missing keys take the optimizer's arguments, and with groups the
 decay applies wherever a group's weight_decay is > 0 (names aside), as in MindSpore.

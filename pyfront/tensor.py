@@ -357,3 +357,30 @@ def _check_python_ints(arr):
 def _ops():
     from . import ops
     return ops
+
+
+# Ops that are no methods (MindSpore's Tensor has none of these names as methods either).
+_NOT_METHODS = {"zeros_like", "ones_like", "stop_gradient", "select"}
+
+
+def _elementwise_method(name):
+    def method(self, *others):
+        return getattr(_ops(), name)(self, *others)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"ops.{name}(self, ...)"
+    return method
+
+
+def _add_elementwise_methods():
+    """Tensor.add, .sub, .mul, .tanh, .isnan, ... for the registry's plain elementwise ops
+    (MindSpore's Tensor methods of the same names), where the class defines none itself."""
+    from ..dialects.registry import plain_elementwise_ops
+    for opdef in plain_elementwise_ops():
+        name = opdef.mnemonic
+        if name not in _NOT_METHODS and not hasattr(Tensor, name):
+            setattr(Tensor, name, _elementwise_method(name))
+    if not hasattr(Tensor, "matmul"):
+        Tensor.matmul = lambda self, other: _ops().matmul(self, other)
+
+
+_add_elementwise_methods()

@@ -63,3 +63,18 @@ def test_costs_come_from_the_definitions():
 def test_a_scalar_rule_calling_an_unknown_op_names_it():
     with pytest.raises(Exception, match="ms.sine"):
         ScalarCost(dt.float32).sine(0)
+
+
+def test_every_plain_elementwise_op_is_a_tensor_method():
+    import numpy as np
+    from mscc.pyfront.tensor import _NOT_METHODS
+    x = ms.Tensor(np.array([0.5, 2.0, 3.0], np.float32))
+    b = ms.Tensor(np.array([True, False, True]))
+    for d in plain_elementwise_ops():
+        if d.mnemonic in _NOT_METHODS:
+            continue
+        args = [b] * len(d.data_operands) if d.dtypes == (dt.bool_,) else [x] * len(d.data_operands)
+        got = getattr(args[0], d.mnemonic)(*args[1:])
+        want = getattr(ms.ops, d.mnemonic)(*args)
+        np.testing.assert_array_equal(got.asnumpy(), want.asnumpy(), err_msg=d.name)
+    np.testing.assert_allclose(x.reshape(1, 3).matmul(x.reshape(3, 1)).asnumpy(), [[13.25]])

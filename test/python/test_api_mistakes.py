@@ -200,7 +200,8 @@ MISTAKES = [
             ("SequentialCell",), TYPE, (), EAGER),
     Mistake("sequential-none", lambda: nn.SequentialCell([dense])(None),
             ("SequentialCell", "Dense"), TYPE, (), CELL),
-    Mistake("optimizer-no-params", lambda: nn.SGD([], 0.1), ("SGD",), TYPE, (), EAGER),
+    # an empty parameter list is a ValueError, as MindSpore's Optimizer raises
+    Mistake("optimizer-no-params", lambda: nn.SGD([], 0.1), ("SGD",), SHAPE, (), EAGER),
     # ---------------------------------------------------------------- gradients
     Mistake("grad-position-range", lambda x: ms.grad(_total, grad_position=3)(x),
             ("grad",), SHAPE, modes=CELL),

@@ -12,7 +12,9 @@ MindSpore's tutorials, on numpy arrays.
 """
 from __future__ import annotations
 
+import importlib.machinery
 import numbers
+import sys
 import types
 
 import numpy as np
@@ -435,6 +437,20 @@ transforms = types.ModuleType("transforms", "ms.dataset.transforms")
 transforms.TypeCast, transforms.Compose = TypeCast, Compose
 vision = types.ModuleType("vision", "ms.dataset.vision")
 vision.Rescale, vision.Normalize, vision.HWC2CHW = Rescale, Normalize, HWC2CHW
+
+
+def _register_submodules():
+    """`import mscc.dataset.vision as vision` (MindSpore's import line) as well as
+    `from mscc.dataset import vision`: the two namespaces become importable submodules of
+    this module, which mscc's alias finder resolves."""
+    globals()["__path__"] = []  # submodules make this a package (found in sys.modules only)
+    for name, module in (("transforms", transforms), ("vision", vision)):
+        module.__name__ = f"{__name__}.{name}"
+        module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)
+        sys.modules[module.__name__] = module
+
+
+_register_submodules()
 
 __all__ = ["Dataset", "NumpySlicesDataset", "GeneratorDataset", "config", "transforms",
            "vision"]

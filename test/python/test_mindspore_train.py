@@ -252,3 +252,14 @@ def test_quick_start_example_runs(mode_name):
     high_level = float(last.split("Model accuracy ")[1].split(" ")[0])
     assert functional > 0.9 and high_level > 0.9, out.stdout
     assert "Model.eval: {'accuracy':" in out.stdout and "loss is" in out.stdout
+
+
+def test_mindspores_dataset_submodule_import_lines():
+    import mscc.dataset.transforms as transforms
+    import mscc.dataset.vision as vision
+    from mscc.dataset import vision as same_vision
+    from mscc.dataset.vision import HWC2CHW
+    assert vision is same_vision and HWC2CHW is vision.HWC2CHW
+    image = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    pipeline = transforms.Compose([vision.Rescale(0.5, 1.0), HWC2CHW()])
+    np.testing.assert_array_equal(pipeline(image), (image * 0.5 + 1.0).transpose(2, 0, 1))

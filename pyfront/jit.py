@@ -330,15 +330,54 @@ class Compiled:
         return artifact.save(path)
 
 
-def jit(fn=None, *, input_signature=None, target=None, cache_size=None):
-    """Compile `fn` on first call per cache key (shapes, dtypes, static values, target);
-    keep at most `cache_size` specializations (default MSCC_JIT_CACHE_SIZE or 64), evicting
-    the least recently used."""
+def jit(function=None, *, input_signature=None, target=None, cache_size=None,
+        capture_mode="ast", jit_level="O0", dynamic=0, fullgraph=False, backend="",
+        **options):
+    """Compile `function` on first call per cache key (shapes, dtypes, static values,
+    target); keep at most `cache_size` specializations (default MSCC_JIT_CACHE_SIZE or 64),
+    evicting the least recently used. MindSpore 2.x's keywords are checked and mean what
+    mscc can do (see _check_mindspore_keywords)."""
     if target is not None and target not in ("cpu", "cuda"):
         raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
-    if fn is None:
+    _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backend, options)
+    if function is None:
         return lambda f: JitFunction(f, input_signature, target, cache_size)
-    return JitFunction(fn, input_signature, target, cache_size)
+    return JitFunction(function, input_signature, target, cache_size)
+
+
+_CAPTURE_MODES = ("ast", "bytecode", "trace")
+
+
+def _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backend, options):
+    """MindSpore's jit options. mscc captures a function the one way it has, by tracing it
+    whole, so every capture_mode and fullgraph compile the same graph; it always fuses (O0
+    and O1 alike) on its own backend. dynamic=1 asks for one compile serving every shape,
+    which mscc does not do yet: each shape is compiled (same results, more compiles), and a
+    warning says so once."""
+    if capture_mode not in _CAPTURE_MODES:
+        raise ValueError(f"For 'jit', capture_mode must be one of {', '.join(_CAPTURE_MODES)}, "
+                         f"got {capture_mode!r}")
+    if jit_level not in ("O0", "O1"):
+        raise ValueError(f"For 'jit', jit_level must be 'O0' or 'O1', got {jit_level!r}")
+    if dynamic not in (0, 1) or isinstance(dynamic, bool):
+        raise ValueError(f"For 'jit', dynamic must be 0 or 1, got {dynamic!r}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"For 'jit', fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if backend not in ("", "ms_backend"):
+        raise ValueError(f"For 'jit', backend {backend!r} is not available in mscc (it "
+                         "compiles with its own backend: '' or 'ms_backend')")
+    if options:
+        raise ValueError(f"For 'jit', backend options are not supported by mscc: "
+                         f"{', '.join(sorted(options))}")
+    if dynamic == 1 and not _warned_dynamic:
+        _warned_dynamic.append(True)
+        import logging
+        logging.getLogger("mscc").warning(
+            "jit(dynamic=1): mscc compiles each input shape separately (dynamic shape "
+            "compilation is not implemented yet); results are the same")
+
+
+_warned_dynamic: list = []
 
 
 _released = [0]  # executables released since malloc last returned memory

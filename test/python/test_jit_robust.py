@@ -323,3 +323,30 @@ def test_libraries_loaded_from_the_disk_cache_are_unloaded_with_their_function(t
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     hits, loaded, after = map(int, runs[1].stdout.split())
     assert (hits, loaded, after) == (4, 4, 0)
+
+
+def test_mindspore_jit_keywords():
+    f = ms.jit(function=lambda x: x * 2.0, capture_mode="bytecode", jit_level="O1",
+               fullgraph=True, backend="ms_backend")
+    np.testing.assert_array_equal(f(ms.Tensor(X)).asnumpy(), X * 2)
+    decorated = ms.jit(capture_mode="trace")(lambda x: x + 1.0)
+    np.testing.assert_array_equal(decorated(ms.Tensor(X)).asnumpy(), X + 1)
+    for bad, error in [(dict(capture_mode="graph"), ValueError), (dict(jit_level="O3"), ValueError),
+                       (dict(dynamic=2), ValueError), (dict(fullgraph=1), TypeError),
+                       (dict(backend="GE"), ValueError), (dict(infer_boost="on"), ValueError)]:
+        with pytest.raises(error, match="jit"):
+            ms.jit(lambda x: x, **bad)
+
+
+def test_jit_dynamic_1_warns_once_and_compiles_each_shape(caplog):
+    import logging
+    from mscc.pyfront import jit as jit_module
+    jit_module._warned_dynamic.clear()
+    with caplog.at_level(logging.WARNING, logger="mscc"):
+        f = ms.jit(lambda x: x * 3.0, dynamic=1)
+        ms.jit(lambda x: x, dynamic=1)
+    assert sum("dynamic=1" in r.getMessage() for r in caplog.records) == 1
+    for n in (2, 3):
+        np.testing.assert_array_equal(f(ms.Tensor(np.ones((n, 2), np.float32))).asnumpy(),
+                                      np.full((n, 2), 3.0))
+    assert f.cache_info()["compiles"] == 2

@@ -33,7 +33,7 @@ def call(op_name: str, operands, attrs=None, consts=None):
     attributes, `consts` its const inputs (shape, axis, ...) as Python values."""
     attrs = attrs or {}
     consts = consts or {}
-    if active_traces:
+    if active_traces.items:  # (the list itself: no __bool__ call on the hot path)
         return _traced(active_traces[-1], op_name, operands, attrs, consts)
     return _eager(op_name, operands, attrs, consts)
 
@@ -84,7 +84,7 @@ def _eager(op_name, operands, attrs, consts):
         outs = [Tensor._wrap_device(o, s) for o, s in zip(exe.run(arrays), exe.out_specs)]
     else:
         outs = [Tensor._wrap(o) for o in exe.run(arrays)]
-    if active_tapes:
+    if active_tapes.items:
         active_tapes[-1].record(op_name, attrs, consts, operands, outs)
     return outs[0] if len(outs) == 1 else outs
 

@@ -172,9 +172,9 @@ class JitFunction:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
             bound.apply_defaults()
             args = bound.args
-        if active_traces:
+        if active_traces.items:  # (the lists themselves: no __bool__ call per call)
             return self.fn(*args)  # called from another traced function: trace inline
-        if active_tapes:  # inside a PyNative gradient's recording: one replayable node
+        if active_tapes.items:  # inside a PyNative gradient's recording: one replayable node
             result = self._call_general(args, tape=active_tapes[-1])
             active_tapes[-1].record_call(self.fn, args, result)
             return result

@@ -2,9 +2,10 @@
 
 Each thread has its own stack of traces being built and of PyNative tapes recording (innermost
 last): a thread tracing a function must not make another thread's eager ops or jit cache hits
-trace into its function. `if active_traces:` is what every op and jit call checks, so the
-stacks are thread-local objects that still read like lists (one Python-level `__bool__`,
-~0.1 us).
+trace into its function. Every op and jit call checks whether one is active, so the
+stacks are thread-local objects that read like lists; the hot paths test their `.items`
+list directly (no Python-level `__bool__`): a jit cache hit costs what it did before
+(2.55 us for a 4-element add here, single-threaded).
 
 `compiler_lock` is held while a function is traced, lowered or compiled: the process has one
 MLIR context, and the bindings' builders, the pass pipeline and the ExecutionEngine are not

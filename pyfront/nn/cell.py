@@ -80,7 +80,7 @@ class Cell:
         # A user-API boundary (location.py) for every cell, written out rather than as the
         # user_api wrapper: each layer of a PyNative network goes through here.
         try:
-            if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces:
+            if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces.items:
                 if self._graph_fn is None:
                     from ..jit import jit
                     object.__setattr__(self, "_graph_fn",

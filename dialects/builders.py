@@ -86,11 +86,15 @@ _context_lock = threading.RLock()
 _ELEM_BUILDERS = {
     "i1": lambda: ir.IntegerType.get_signless(1),
     "ui8": lambda: ir.IntegerType.get_unsigned(8),
+    "ui16": lambda: ir.IntegerType.get_unsigned(16),
+    "ui32": lambda: ir.IntegerType.get_unsigned(32),
+    "ui64": lambda: ir.IntegerType.get_unsigned(64),
     "i8": lambda: ir.IntegerType.get_signless(8),
     "i16": lambda: ir.IntegerType.get_signless(16),
     "i32": lambda: ir.IntegerType.get_signless(32),
     "i64": lambda: ir.IntegerType.get_signless(64),
     "f16": lambda: ir.F16Type.get(),
+    "bf16": lambda: ir.BF16Type.get(),
     "f32": lambda: ir.F32Type.get(),
     "f64": lambda: ir.F64Type.get(),
 }
@@ -105,8 +109,12 @@ def element_type(dtype: dt.DType, storage=False) -> ir.Type:
     key = (dtype.name, storage)
     t = _elem_cache.get(key)
     if t is None:
-        narrow = storage and dtype in (dt.uint8, dt.bool_)
-        t = _ELEM_BUILDERS["i8" if narrow else dtype.ir_name]()
+        name = dtype.ir_name
+        if storage and dtype.kind == "uint":
+            name = f"i{dtype.bits}"  # signless: same bits, arith decides signedness per op
+        elif storage and dtype is dt.bool_:
+            name = "i8"
+        t = _ELEM_BUILDERS[name]()
         _elem_cache[key] = t
     return t
 
@@ -199,8 +207,26 @@ def py_to_attr(kind: str, v) -> ir.Attribute:
     raise ValueError(f"unknown attribute kind {kind}")
 
 
+def _bf16_from_text(a: ir.DenseElementsAttr, shape) -> np.ndarray:
+    """A bf16 attribute's values: the bindings give bf16 neither a buffer nor element access,
+    so they are read from the printed form: hex bytes (large attributes) or decimals, with
+    special values as 0x bit patterns (MLIR prints bf16 decimals exactly)."""
+    body = str(a).rsplit("> : ", 1)[0][len("dense<"):].strip()
+    if body.startswith('"0x'):
+        raw = np.frombuffer(bytes.fromhex(body[3:-1]), dtype="<u2")
+    else:
+        toks = [t for t in body.replace("[", " ").replace("]", " ").replace(",", " ").split()]
+        raw = np.array([int(t, 16) if t.startswith("0x") else
+                        np.array(float(t), dtype=dt.bfloat16.np).view(np.uint16) for t in toks],
+                       dtype=np.uint16)
+    vals = raw.view(dt.bfloat16.np)
+    return np.full(shape, vals[0], dtype=vals.dtype) if vals.size == 1 else vals.reshape(shape)
+
+
 def dense_to_numpy(a: ir.DenseElementsAttr) -> np.ndarray:
     spec = spec_of(a.type)
+    if spec is not None and spec.dtype is dt.bfloat16:
+        return _bf16_from_text(a, spec.shape)
     arr = np.array(a)
     if spec is not None:
         arr = arr.astype(spec.dtype.np, copy=False).reshape(spec.shape)
@@ -210,8 +236,11 @@ def dense_to_numpy(a: ir.DenseElementsAttr) -> np.ndarray:
 def numpy_to_dense(arr: np.ndarray, dtype: dt.DType | None = None) -> ir.DenseElementsAttr:
     dtype = dtype or dt.from_numpy(arr.dtype)
     arr = np.array(arr, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
-    # numpy's dtype gives the element type, except that uint8 would become signless i8.
-    if dtype is dt.uint8:
+    # numpy's dtype gives the element type, except that unsigned integers would become
+    # signless and bfloat16 (a numpy void type to the bindings) would not be understood.
+    if dtype is dt.bfloat16:  # its bit patterns, typed bf16
+        return ir.DenseElementsAttr.get(arr.view(np.uint16), type=element_type(dtype))
+    if dtype.kind == "uint":
         return ir.DenseElementsAttr.get(arr, type=element_type(dtype))
     return ir.DenseElementsAttr.get(arr)
 

@@ -8,6 +8,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+try:  # numpy has no bfloat16; ml_dtypes (a dependency) registers one with numpy
+    import ml_dtypes as _ml_dtypes
+    _BF16_NP = _ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover (a GPU host with only numpy: bfloat16 is then absent)
+    _BF16_NP = None
+
 
 class DType:
     """One element type. `priority` is MindSpore's implicit-cast order."""
@@ -16,7 +22,7 @@ class DType:
 
     def __init__(self, name, np_dtype, kind, bits, priority, ir_name, short):
         self.name = name
-        self.np = np.dtype(np_dtype)
+        self.np = np.dtype(np_dtype) if np_dtype is not None else None
         self.kind = kind  # "bool" | "uint" | "int" | "float"
         self.bits = bits
         self.priority = priority
@@ -46,20 +52,32 @@ class DType:
         return (by_name, (self.name,))
 
 
+# `priority` orders MindSpore's promotion; the pairs it does not decide are in _join.
 bool_ = DType("bool", np.bool_, "bool", 1, 0, "i1", "bool")
 uint8 = DType("uint8", np.uint8, "uint", 8, 1, "ui8", "u8")
 int8 = DType("int8", np.int8, "int", 8, 2, "i8", "i8")
 int16 = DType("int16", np.int16, "int", 16, 3, "i16", "i16")
 int32 = DType("int32", np.int32, "int", 32, 4, "i32", "i32")
 int64 = DType("int64", np.int64, "int", 64, 5, "i64", "i64")
-float16 = DType("float16", np.float16, "float", 16, 6, "f16", "f16")
-float32 = DType("float32", np.float32, "float", 32, 7, "f32", "f32")
-float64 = DType("float64", np.float64, "float", 64, 8, "f64", "f64")
+uint16 = DType("uint16", np.uint16, "uint", 16, 6, "ui16", "u16")
+uint32 = DType("uint32", np.uint32, "uint", 32, 7, "ui32", "u32")
+uint64 = DType("uint64", np.uint64, "uint", 64, 8, "ui64", "u64")
+float16 = DType("float16", np.float16, "float", 16, 9, "f16", "f16")
+bfloat16 = DType("bfloat16", _BF16_NP, "float", 16, 10, "bf16", "bf16")
+float32 = DType("float32", np.float32, "float", 32, 11, "f32", "f32")
+float64 = DType("float64", np.float64, "float", 64, 12, "f64", "f64")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-FLOATS = (float16, float32, float64)
-INTS = (uint8, int8, int16, int32, int64)
+# The tables hold only dtypes numpy can represent here (bfloat16 needs ml_dtypes).
+_avail = lambda *ds: tuple(d for d in ds if d.np is not None)  # noqa: E731
+ALL = _avail(bool_, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16,
+             bfloat16, float32, float64)
+FLOATS = _avail(float16, bfloat16, float32, float64)
+INTS = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
 NUMBERS = INTS + FLOATS
+# Unsigned types MindSpore promotes only with bool and themselves (see _join).
+WIDE_UNSIGNED = (uint16, uint32, uint64)
+# Float types whose arithmetic is done in float32 (reductions, matmul accumulators).
+HALF_FLOATS = _avail(float16, bfloat16)
 
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({d.short: d for d in ALL})
@@ -147,25 +165,50 @@ class TensorSpec(NamedTuple):
         return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
 
 
+def _join(a: DType, b: DType) -> DType:
+    """MindSpore's tensor-with-tensor promotion of two dtypes (its tensor_tensor_convert_map,
+    mindspore/ccsrc ConvertTypeForTensorsOrScalars): bool yields to anything; uint16/32/64
+    meet nothing else (TypeError, as in MindSpore); float16 with bfloat16 is float32 (neither
+    holds the other); uint8 with int8 is int16; otherwise the higher priority wins."""
+    if a is b or b.is_bool:
+        return a
+    if a.is_bool:
+        return b
+    if a in WIDE_UNSIGNED or b in WIDE_UNSIGNED:
+        raise TypeError(f"Type implicit conversion between {a.name} and {b.name} is not "
+                        "supported (MindSpore promotes uint16/32/64 only with bool and "
+                        "themselves); cast one of them explicitly")
+    pair = {a, b}
+    if pair == {float16, bfloat16}:
+        return float32
+    if pair == {uint8, int8}:  # int8 outranks uint8 but cannot hold it
+        return int16
+    return a if a.priority > b.priority else b
+
+
 def promote(tensor_dtypes, scalar_kinds=()) -> DType:
     """MindSpore's destination dtype for one signature group.
 
     `tensor_dtypes` are the dtypes of the group's tensor inputs; `scalar_kinds` holds "bool",
-    "int" or "float" for each Python scalar in the group. Scalars never raise a tensor's dtype,
-    except that a bool group becomes int64 with a Python int and float32 with a Python float, and
-    any non-float group becomes float32 with a Python float.
+    "int" or "float" for each Python scalar in the group. Tensors meet pairwise (_join).
+    Scalars never raise a tensor's dtype, except that a bool group becomes int64 with a Python
+    int and float32 with a Python float, and any non-float group becomes float32 with a Python
+    float. A Python int or float with a uint16/32/64 tensor is a TypeError (MindSpore's
+    scalar_tensor_convert_map has no such pair); a Python bool takes the tensor's dtype.
     """
     tensor_dtypes = list(tensor_dtypes)
-    if tensor_dtypes:
-        dest = max(tensor_dtypes, key=lambda d: d.priority)
-        if dest is int8 and uint8 in tensor_dtypes:  # int8 outranks uint8 but cannot hold it
-            dest = int16
-    elif "float" in scalar_kinds:
-        return float32
-    elif "int" in scalar_kinds:
-        return int64
-    else:
-        return bool_
+    if not tensor_dtypes:
+        return (float32 if "float" in scalar_kinds else int64 if "int" in scalar_kinds
+                else bool_)
+    dest = tensor_dtypes[0]
+    for d in tensor_dtypes[1:]:
+        dest = _join(dest, d)
+    numeric = [k for k in scalar_kinds if k != "bool"]
+    if numeric and dest in WIDE_UNSIGNED:
+        scalar = "float" if "float" in numeric else "int"
+        raise TypeError(f"Type implicit conversion between Tensor[{dest.name}] and a Python "
+                        f"{scalar} is not supported (MindSpore); use a Tensor of dtype "
+                        f"{dest.name} or cast explicitly")
     if "float" in scalar_kinds and not dest.is_float:
         return float32
     if "int" in scalar_kinds and dest.is_bool:

@@ -1,7 +1,7 @@
 """Building blocks for op lowerings: scalar arithmetic by dtype and linalg on tensors.
 
 An op's `lower` rule receives a LowerCtx (its specs, attributes and these helpers) and the
-already-lowered operands. Lowered tensors hold storage types (uint8 and bool as i8, see
+already-lowered operands. Lowered tensors hold storage types (unsigned as signless, bool as i8, see
 dialects/ir.element_type); linalg bodies compute in compute types (bool as i1), and
 `generic` converts between the two, so rules never see the storage form of a bool.
 """
@@ -167,6 +167,8 @@ def cast_scalar(v, src: dt.DType, dst: dt.DType):
             return arith.cmpf(arith.CmpFPredicate.UNE, v, zero)
         return arith.cmpi(arith.CmpIPredicate.ne, v, zero)
     if src.is_float and dst.is_float:
+        if src.bits == dst.bits:  # float16 <-> bfloat16: neither holds the other
+            return arith.truncf(t, arith.extf(compute_type(dt.float32), v))
         return arith.extf(t, v) if dst.bits > src.bits else arith.truncf(t, v)
     if src.is_float:
         return arith.fptoui(t, v) if dst.kind == "uint" else arith.fptosi(t, v)
@@ -177,7 +179,7 @@ def cast_scalar(v, src: dt.DType, dst: dt.DType):
         return arith.extui(t, v) if unsigned_src else arith.extsi(t, v)
     if dst.bits < src.bits:
         return arith.trunci(t, v)
-    return v  # int8 <-> uint8: same bits
+    return v  # intN <-> uintN: same bits
 
 
 # ------------------------------------------------------------------ tensors

@@ -44,13 +44,17 @@ _FRONT_STAGES = (
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-autodiff",
                 "ms-inline", "ms-canonicalize", "ms-fuse")),
 )
+# bfloat16 math (exp, erf, ...) has neither polynomials here nor LLVM/libm forms: it is
+# computed in float32 (extf, the float32 op, truncf), before the float32 polynomials are made.
+_BF16_MATH = "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})"
+
 _CPU_STAGES = _FRONT_STAGES + (
     ("linalg", ("convert-ms-to-linalg", "ms-cpu-materialize-transposes", "ms-outline-matmul",
                 "canonicalize", "cse")),
     # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
     ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
-              "ms-cpu-strided-copies", "ms-cpu-parallelize", "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
+              "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
               # before convert-scf-to-cf: the OpenMP regions hold memref.alloca_scope ops,
@@ -74,7 +78,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
     # inside launches (the per-thread matmul tiles and tile copies) becomes loops.
     ("gpu", ("ms-gpu-matmul-schedule", "inline", "symbol-dce", "canonicalize",
              "linalg-generalize-named-ops", "ms-gpu-map-linalg",
-             "func.func(convert-linalg-to-loops)", "convert-math-to-funcs",
+             "func.func(convert-linalg-to-loops)", _BF16_MATH, "convert-math-to-funcs",
              "gpu-launch-sink-index-computations",
              "gpu-kernel-outlining", "ms-gpu-single-module", "ms-gpu-fma-contract",
              "canonicalize", "cse")),

@@ -17,8 +17,12 @@ def _constant_infer(ins, attrs):
 
 def _lower_constant(lc):
     attr = lc.op.attributes["value"]
-    if lc.out.dtype in (dt.uint8, dt.bool_):  # stored as i8 (see element_type)
-        attr = numpy_to_dense(lc.attrs["value"].astype(np.uint8).view(np.int8), dt.int8)
+    d = lc.out.dtype
+    if d.kind == "uint" or d is dt.bool_:  # stored signless, bool as i8 (see element_type)
+        bits = 8 if d is dt.bool_ else d.bits
+        signed = dt.by_name(f"int{bits}")
+        raw = lc.attrs["value"].astype(np.dtype(f"u{bits // 8}")).view(signed.np)
+        attr = numpy_to_dense(raw, signed)
     return arith.constant(tensor_type(lc.out, storage=True), attr)
 
 

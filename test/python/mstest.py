@@ -8,7 +8,9 @@ from mscc.passes import pipeline
 from mscc.passes.compiler import compile_module
 
 TOLERANCE = {"float16": dict(rtol=2e-3, atol=2e-3), "float32": dict(rtol=2e-5, atol=1e-6),
-             "float64": dict(rtol=1e-12, atol=1e-13)}
+             "float64": dict(rtol=1e-12, atol=1e-13),
+             # bfloat16 keeps 8 significant bits (float16: 11): about two of its ulps
+             "bfloat16": dict(rtol=2e-2, atol=2e-2)}
 
 
 def op(name, *operands, **attrs):
@@ -49,7 +51,7 @@ def assert_matches(got, want, dtype=None):
     expected_dtype = np.dtype(dtype.np if isinstance(dtype, dt.DType) else dtype or want.dtype)
     assert got.dtype == expected_dtype, f"dtype {got.dtype}, expected {expected_dtype}"
     assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
-    if expected_dtype.kind == "f":
+    if expected_dtype.name in TOLERANCE:  # the floats (bfloat16 is a numpy void kind)
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
                                    **TOLERANCE[expected_dtype.name])
     else:

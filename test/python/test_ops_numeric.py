@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "bench"))
 import gpu_cases  # noqa: E402  (the numpy model of ms.random_uniform's generator)
 
-ALL = [dt.float32, dt.float64, dt.float16, dt.int32, dt.int64, dt.int8, dt.int16, dt.uint8,
-       dt.bool_]
+ALL = [dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int32, dt.int64, dt.int8, dt.int16,
+       dt.uint8, dt.uint16, dt.uint32, dt.uint64, dt.bool_]
 
 
 def values(shape, dtype: dt.DType, domain="any", seed=0):

@@ -121,7 +121,7 @@ def _const_operand(name, kind, operand):
     if count is not None and count > MAX_CONST_INPUT_ELEMENTS:
         raise AttrError(f"has {count} elements; a const input (a shape, axes, ...) holds at "
                         f"most {MAX_CONST_INPUT_ELEMENTS}")
-    if spec_of(operand.type) is None:  # numpy cannot hold it (i128, bf16, ...)
+    if spec_of(operand.type) is None:  # numpy cannot hold it (i128, f8E4M3, ...)
         raise AttrError(f"must be a statically shaped tensor of a supported element type, "
                         f"got {operand.type}")
     try:

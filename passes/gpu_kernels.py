@@ -321,7 +321,7 @@ def map_scatter_add(nest: LoopNest):
     rows, ids = nest.inputs
     out = nest.outputs[0]
     elem = ir.MemRefType(out.type).element_type
-    kind = (arith.AtomicRMWKind.addf if isinstance(elem, (ir.F16Type, ir.F32Type, ir.F64Type))
+    kind = (arith.AtomicRMWKind.addf if isinstance(elem, ir.FloatType)
             else arith.AtomicRMWKind.addi)
     with _thread_per_item(n * width, nest.op.location) as (launch, gid):
         k, p = delinearize(gid, [n, width])

@@ -34,7 +34,7 @@ def _matmul_infer(ins, attrs):
 
 
 def _accumulator(d):
-    return dt.float32 if d is dt.float16 else d
+    return dt.float32 if d in dt.HALF_FLOATS else d
 
 
 def _operand_maps(out_batch, a_batch, b_batch, ta, tb):
@@ -98,7 +98,7 @@ def _contraction_grads(name):
 define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
        dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
        grad=each(*_contraction_grads("ms.matmul")), fusion=_CONTRACTION,
-       doc="2-D matrix product; float16 accumulates in float32")
+       doc="2-D matrix product; float16 and bfloat16 accumulate in float32")
 
 
 def _batch_matmul_infer(ins, attrs):

@@ -30,8 +30,8 @@ def _canonical_axes(ins, attrs):
 
 
 def _accumulator(d: dt.DType) -> dt.DType:
-    """float16 sums accumulate in float32."""
-    return dt.float32 if d is dt.float16 else d
+    """float16 and bfloat16 sums accumulate in float32."""
+    return dt.float32 if d in dt.HALF_FLOATS else d
 
 
 def _lower_reduce(init, combine, finish=None):
@@ -181,7 +181,7 @@ def _softmax_infer(ins, attrs):
 
 
 def _lower_softmax(log):
-    """max-subtracted softmax along one axis, computed in float32 for float16 inputs: max,
+    """max-subtracted softmax along one axis, computed in float32 for float16/bfloat16 inputs: max,
     sum of exp(x - max), then exp(x - max) * (1 / sum) (or x - max - log(sum)). As tensors the
     exponential is recomputed rather than stored: the three loops only read x, and no element
     is divided. On the CPU the loops run per tile of rows (passes/cpu_rows.py, x read from
@@ -273,7 +273,7 @@ define("ms.reduce_prod", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION, dtypes=dt.NUMBERS,
        lower=_lower_reduce(lambda d: 1, lambda s, a, e: s.mul(a, e)), grad=each(_prod_grad),
-       doc="product over `axis` (all axes when empty); float16 multiplies in float32 "
+       doc="product over `axis` (all axes when empty); float16/bfloat16 multiply in float32 "
            "(MindSpore ReduceProd)")
 
 

@@ -149,7 +149,8 @@ def test_every_op_with_a_lowering_is_tested_here():
     assert lowered <= tested, lowered - tested
 
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float16, dt.int32, dt.uint8, dt.bool_])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float16, dt.bfloat16, dt.int32, dt.uint8,
+                                   dt.uint16, dt.uint64, dt.bool_])
 @pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), ())])
 def test_select(dtype, shapes):
     cond = values(shapes[0], dt.bool_, seed=1)
@@ -178,7 +179,8 @@ def test_cast(src, dst):
     assert_matches(got, x.astype(dst.np) if not dst.is_bool else x != 0, dst)
 
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.int64, dt.uint8, dt.bool_])
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.bfloat16, dt.int64, dt.uint8,
+                                   dt.uint16, dt.uint32, dt.uint64, dt.bool_])
 def test_constant(dtype):
     value = values((2, 3), dtype, seed=5)
     from mscc.dialects.builders import constant
@@ -189,12 +191,17 @@ def test_constant(dtype):
 
 # ------------------------------------------------------------------ reductions
 
+def f64_if_float(x):
+    """Float inputs (bfloat16 too: a numpy void kind) as float64, others unchanged."""
+    return f64(x) if dt.from_numpy(x.dtype).is_float else x
+
+
 REDUCTIONS = {
-    "ms.reduce_sum": lambda x, axis, keep: np.sum(x, axis=axis, keepdims=keep),
+    "ms.reduce_sum": lambda x, axis, keep: np.sum(f64_if_float(x), axis=axis, keepdims=keep),
     "ms.reduce_mean": lambda x, axis, keep: np.mean(f64(x), axis=axis, keepdims=keep),
     "ms.reduce_max": lambda x, axis, keep: np.max(x, axis=axis, keepdims=keep),
     "ms.reduce_min": lambda x, axis, keep: np.min(x, axis=axis, keepdims=keep),
-    "ms.reduce_prod": lambda x, axis, keep: np.prod(f64(x) if x.dtype.kind == "f" else x,
+    "ms.reduce_prod": lambda x, axis, keep: np.prod(f64_if_float(x),
                                                     axis=axis, keepdims=keep),
 }
 
@@ -208,8 +215,9 @@ def _reduce_result(name, d):
 
 
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
-                                   dt.uint8, dt.bool_], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int32,
+                                   dt.int8, dt.uint8, dt.uint16, dt.uint32, dt.uint64, dt.bool_],
+                         ids=lambda d: d.name)
 @pytest.mark.parametrize("axis,keep", [((1,), False), ((0, 2), True), ((), False), ((-1,), True)])
 def test_reduction(name, dtype, axis, keep):
     if dtype not in OPS[name].dtypes:
@@ -232,7 +240,8 @@ def _softmax64(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.bfloat16],
+                         ids=lambda d: d.name)
 @pytest.mark.parametrize("axis", [-1, 0, 1])
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax(dtype, axis, log):
@@ -265,7 +274,8 @@ def test_softmax_special_values(log):
 
 # ------------------------------------------------------------------ contractions
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8],
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int32,
+                                   dt.int8, dt.uint16, dt.uint32, dt.uint64],
                          ids=lambda d: d.name)
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_matmul(dtype, ta, tb):
@@ -375,7 +385,8 @@ def _scatter(d, shape, where):
     return out
 
 
-@pytest.mark.parametrize("dtype", [dt.float32, dt.int64, dt.uint8, dt.bool_, dt.float16],
+@pytest.mark.parametrize("dtype", [dt.float32, dt.int64, dt.uint8, dt.bool_, dt.float16,
+                                   dt.bfloat16, dt.uint16, dt.uint32, dt.uint64],
                          ids=lambda d: d.name)
 @pytest.mark.parametrize("name,shapes,attrs,ref", SHAPE_CASES,
                          ids=[f"{c[0][3:]}-{i}" for i, c in enumerate(SHAPE_CASES)])
@@ -387,8 +398,9 @@ def test_data_movement(dtype, name, shapes, attrs, ref):
 
 
 @pytest.mark.parametrize("scatter", ["loops", "reduction"])
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
-                                   dt.uint8], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int32,
+                                   dt.int8, dt.uint8, dt.uint16, dt.uint32, dt.uint64],
+                         ids=lambda d: d.name)
 @pytest.mark.parametrize("axis,exclusive,reverse", [(1, False, False), (-1, True, False),
                                                     (0, False, True), (1, True, True)])
 def test_cumsum(dtype, axis, exclusive, reverse, scatter):
@@ -430,8 +442,9 @@ def test_gather_out_of_range_gives_zeros():
 
 @pytest.mark.parametrize("name,ref", [("ms.argmax", np.argmax), ("ms.argmin", np.argmin)],
                          ids=["argmax", "argmin"])
-@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.int32, dt.int8,
-                                   dt.uint8], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", [dt.float32, dt.float64, dt.float16, dt.bfloat16, dt.int32,
+                                   dt.int8, dt.uint8, dt.uint16, dt.uint32, dt.uint64],
+                         ids=lambda d: d.name)
 @pytest.mark.parametrize("axis,keep", [(0, False), (1, True), (-1, False)])
 def test_argmax_argmin(name, ref, dtype, axis, keep):
     """The first extreme index, as numpy: ties (few distinct values) and, for floats, NaN

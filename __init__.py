@@ -13,8 +13,8 @@ import importlib.abc as _importlib_abc
 import importlib.util as _importlib_util
 import sys as _sys
 
-from .dialects.dtypes import (bool_, float16, float32, float64, int8, int16, int32, int64,
-                              uint8)
+from .dialects.dtypes import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
+                              int64, uint8, uint16, uint32, uint64)
 from .pyfront import amp, nn, ops
 from .pyfront import primitives as _primitives
 from .pyfront.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_device

@@ -326,8 +326,12 @@ def cast_targets(opdef: OpDef, data: list) -> list:
             members.setdefault(g, []).append(i)
     targets = [None] * len(data)
     for g, idxs in members.items():
-        tensors = [specs[i].dtype for i in idxs if not is_scalar_constant(data[i])]
-        scalars = [scalar_kind(specs[i].dtype) for i in idxs if is_scalar_constant(data[i])]
+        # A scalar of a uint16/32/64 dtype is a Python scalar implicit-cast has already
+        # re-typed to its group's dtype (no Python number has one): it counts as that dtype.
+        python = [is_scalar_constant(data[i]) and specs[i].dtype not in dt.WIDE_UNSIGNED
+                  for i in idxs]
+        tensors = [specs[i].dtype for i, p in zip(idxs, python) if not p]
+        scalars = [scalar_kind(specs[i].dtype) for i, p in zip(idxs, python) if p]
         dest = dt.promote(tensors, scalars)
         for i in idxs:
             targets[i] = dest

@@ -15,6 +15,11 @@ except ImportError:  # pragma: no cover (a GPU host with only numpy: bfloat16 is
     _BF16_NP = None
 
 
+class DTypeError(TypeError):
+    """An element-type rule failed (also: dtypes MindSpore does not promote together); the
+    message does not name the op yet."""
+
+
 class DType:
     """One element type. `priority` is MindSpore's implicit-cast order."""
 
@@ -169,13 +174,14 @@ def _join(a: DType, b: DType) -> DType:
     """MindSpore's tensor-with-tensor promotion of two dtypes (its tensor_tensor_convert_map,
     mindspore/ccsrc ConvertTypeForTensorsOrScalars): bool yields to anything; uint16/32/64
     meet nothing else (TypeError, as in MindSpore); float16 with bfloat16 is float32 (neither
-    holds the other); uint8 with int8 is int16; otherwise the higher priority wins."""
+    holds the other); uint8 with int8 is int16; otherwise the higher priority wins.
+    DTypeError (a TypeError) for a pair MindSpore does not promote."""
     if a is b or b.is_bool:
         return a
     if a.is_bool:
         return b
     if a in WIDE_UNSIGNED or b in WIDE_UNSIGNED:
-        raise TypeError(f"Type implicit conversion between {a.name} and {b.name} is not "
+        raise DTypeError(f"Type implicit conversion between {a.name} and {b.name} is not "
                         "supported (MindSpore promotes uint16/32/64 only with bool and "
                         "themselves); cast one of them explicitly")
     pair = {a, b}
@@ -193,7 +199,7 @@ def promote(tensor_dtypes, scalar_kinds=()) -> DType:
     "int" or "float" for each Python scalar in the group. Tensors meet pairwise (_join).
     Scalars never raise a tensor's dtype, except that a bool group becomes int64 with a Python
     int and float32 with a Python float, and any non-float group becomes float32 with a Python
-    float. A Python int or float with a uint16/32/64 tensor is a TypeError (MindSpore's
+    float. A Python int or float with a uint16/32/64 tensor is a DTypeError (MindSpore's
     scalar_tensor_convert_map has no such pair); a Python bool takes the tensor's dtype.
     """
     tensor_dtypes = list(tensor_dtypes)
@@ -206,7 +212,7 @@ def promote(tensor_dtypes, scalar_kinds=()) -> DType:
     numeric = [k for k in scalar_kinds if k != "bool"]
     if numeric and dest in WIDE_UNSIGNED:
         scalar = "float" if "float" in numeric else "int"
-        raise TypeError(f"Type implicit conversion between Tensor[{dest.name}] and a Python "
+        raise DTypeError(f"Type implicit conversion between Tensor[{dest.name}] and a Python "
                         f"{scalar} is not supported (MindSpore); use a Tensor of dtype "
                         f"{dest.name} or cast explicitly")
     if "float" in scalar_kinds and not dest.is_float:

@@ -19,8 +19,7 @@ class ShapeError(ValueError):
     """A shape or attribute rule failed; the message does not name the op yet."""
 
 
-class DTypeError(TypeError):
-    """An element-type rule failed; the message does not name the op yet."""
+from .dtypes import DTypeError  # noqa: E402,F401  (defined there: dtypes.promote raises it)
 
 
 class MissingRuleError(NotImplementedError):

@@ -12,7 +12,7 @@ from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.builders import (PARAM_ATTR, build_op, cast_targets, constant, data_values,
                            is_scalar_constant, op_attrs, operand_groups, spec_of,
                            write_conflict)
-from ..dialects.registry import OPS
+from ..dialects.registry import OPS, DTypeError
 from .base import PatternPass, fail, register
 
 REASON_ATTR = "reason"
@@ -38,11 +38,15 @@ def insert_casts(op, rewriter):
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
+    try:  # dtypes MindSpore does not promote together (uint16 with int32, ...): a diagnostic
+        targets = cast_targets(opdef, data)
+    except DTypeError as e:
+        fail(op, f"For '{op.name}', {e}")
     conflict = write_conflict(opdef, data, parameter_name)
     if conflict:
         fail(op, conflict)
     changes = {}
-    for i, (v, target) in enumerate(zip(data, cast_targets(opdef, data))):
+    for i, (v, target) in enumerate(zip(data, targets)):
         spec = spec_of(v.type)
         if target is None or spec is None or spec.dtype is target:
             continue

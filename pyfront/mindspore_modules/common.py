@@ -1,7 +1,7 @@
 """mscc.common (MindSpore's mindspore.common): its submodules dtype, initializer, api,
 parameter, and the names MindSpore exports from it."""
-from ...dialects.dtypes import (bool_, float16, float32, float64, int8, int16, int32, int64,
-                                uint8)
+from ...dialects.dtypes import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
+                                int64, uint8, uint16, uint32, uint64)
 from ..jit import jit
 from ..nn.init import set_seed
 from ..tensor import Parameter, Tensor
@@ -51,4 +51,4 @@ def mutable(input_data, dynamic_len=False):
 __all__ = ["dtype", "initializer", "api", "parameter", "Tensor", "Parameter", "ParameterTuple",
            "tensor", "mutable",
            "jit", "ms_function", "set_seed", "bool_", "uint8", "int8", "int16", "int32",
-           "int64", "float16", "float32", "float64"]
+           "int64", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64"]

@@ -2,18 +2,19 @@
 
 The element types mscc has, under MindSpore's names and aliases (half, single, double, ...);
 MindSpore's generic types (number, int_, uint, float_) are categories that answer
-`dtype in mstype.float_`. uint16/32/64, bfloat16 and the complex types are absent: mscc's
-tensors have none of them (an AttributeError, not a type that would fail later).
+`dtype in mstype.float_`. The complex types are absent: mscc's tensors have none (an
+AttributeError, not a type that would fail later). bfloat16 values are numpy arrays of
+ml_dtypes.bfloat16 (numpy has no bfloat16 of its own).
 """
 import numpy as _np
 
 from ...dialects import dtypes as _dt
-from ...dialects.dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32,
-                                int64, uint8)
+from ...dialects.dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16,
+                                int32, int64, uint8, uint16, uint32, uint64)
 
 Type = DType
 byte, short, intc, intp = int8, int16, int32, int64
-ubyte = uint8
+ubyte, ushort, uintc, uintp = uint8, uint16, uint32, uint64
 half, single, double = float16, float32, float64
 
 
@@ -36,11 +37,12 @@ uint = _Category("UInt", ("uint",))
 float_ = _Category("Float", ("float",))
 
 int_type = (int8, int16, int32, int64)
-uint_type = (uint8,)
-float_type = (float16, float32, float64)
+uint_type = (uint8, uint16, uint32, uint64)
+float_type = (float16, float32, float64, bfloat16)
 number_type = int_type + uint_type + float_type
 signed_type = int_type + float_type
-all_types = (bool_, int8, uint8, int16, int32, int64, float16, float32, float64)
+all_types = (bool_, int8, uint8, int16, int32, int64, uint16, uint32, uint64, float16, float32,
+             float64, bfloat16)
 
 _PYTYPES = {bool: bool_, int: int64, float: float64}
 
@@ -78,7 +80,8 @@ def dtype_to_pytype(type_):
 
 
 __all__ = ["Type", "bool_", "int8", "byte", "int16", "short", "int32", "intc", "int64", "intp",
-           "uint8", "ubyte", "float16", "half", "float32", "single", "float64", "double",
+           "uint8", "ubyte", "uint16", "ushort", "uint32", "uintc", "uint64", "uintp",
+           "bfloat16", "float16", "half", "float32", "single", "float64", "double",
            "number", "int_", "uint", "float_", "int_type", "uint_type", "float_type",
            "number_type", "signed_type", "all_types", "pytype_to_dtype", "dtype_to_nptype",
            "dtype_to_pytype"]

@@ -7,7 +7,10 @@ the expected values with numpy on the inputs converted the way MindSpore convert
 test checks both. Rows cover every promotion rule: the highest-priority tensor dtype wins,
 int8 with uint8 gives int16, Python scalars do not raise a tensor's dtype except that a bool
 group becomes int64 with a Python int and float32 with a Python float, and any non-float group
-becomes float32 with a Python float.
+becomes float32 with a Python float. uint16/32/64 and bfloat16 follow MindSpore 2.x's pair table
+(tensor_tensor_convert_map in mindspore/ccsrc, transcribed in MINDSPORE_PAIRS below): float16
+with bfloat16 gives float32, bfloat16 outranks every integer, and uint16/32/64 meet only bool
+and themselves (a TypeError otherwise, Python ints and floats included).
 """
 from dataclasses import dataclass
 from typing import Callable
@@ -24,6 +27,8 @@ from mstest import assert_matches, compile_fn, op, spec
 
 f16, f32, f64 = np.float16, np.float32, np.float64
 i8, i16, i32, i64 = np.int8, np.int16, np.int32, np.int64
+bf16 = dt.bfloat16.np
+u16, u32, u64 = np.uint16, np.uint32, np.uint64
 
 
 def py(value):
@@ -135,6 +140,54 @@ PROGRAMS = [
     Program("s*s, s=1.5", (), lambda: (lambda s: op("ms.mul", s, s))(py(1.5)), dt.float32,
             lambda: np.array(2.25, f32)),
 
+    # -- uint16/32/64: with bool and themselves only; a Python bool does not raise them
+    Program("u16+u16", (T(2, 3, dt.uint16), T(3, dt.uint16)),
+            lambda x, y: op("ms.add", x, y), dt.uint16, lambda x, y: x + y),
+    Program("max(bool,u32)", (T(4, dt.bool_), T(4, dt.uint32)),
+            lambda x, y: op("ms.maximum", x, y), dt.uint32,
+            lambda x, y: np.maximum(x.astype(u32), y)),
+    Program("u64*bool", (T(2, 3, dt.uint64), T(3, dt.bool_)),
+            lambda x, y: op("ms.mul", x, y), dt.uint64, lambda x, y: x * y.astype(u64)),
+    Program("u16+True", (T(4, dt.uint16),),
+            lambda x: op("ms.add", x, py(True)), dt.uint16, lambda x: x + u16(1)),
+    Program("u32>u32", (T(64, dt.uint32), T(64, dt.uint32)),
+            lambda x, y: op("ms.greater", x, y), dt.bool_, lambda x, y: x > y, domain="full"),
+    Program("sum(u64-u64)", (T(2, 3, dt.uint64), T(3, dt.uint64)),
+            lambda x, y: op("ms.reduce_sum", op("ms.sub", x, y), ints([-1]), keep_dims=False),
+            dt.uint64, lambda x, y: np.sum(x - y, axis=-1), domain="full"),
+
+    # -- bfloat16: float16 with it gives float32; it outranks every integer
+    Program("bf16*f16", (T(2, 3, dt.bfloat16), T(3, dt.float16)),
+            lambda x, y: op("ms.mul", x, y), dt.float32,
+            lambda x, y: x.astype(f64) * y.astype(f64)),
+    Program("bf16+i64", (T(4, dt.bfloat16), T(4, dt.int64)),
+            lambda x, y: op("ms.add", x, y), dt.bfloat16, lambda x, y: x + y.astype(bf16)),
+    Program("i8-bf16", (T(2, 3, dt.int8), T(3, dt.bfloat16)),
+            lambda x, y: op("ms.sub", x, y), dt.bfloat16, lambda x, y: x.astype(bf16) - y),
+    Program("max(u8,bf16)", (T(4, dt.uint8), T(4, dt.bfloat16)),
+            lambda x, y: op("ms.maximum", x, y), dt.bfloat16,
+            lambda x, y: np.maximum(x.astype(bf16), y)),
+    Program("bool+bf16", (T(4, dt.bool_), T(4, dt.bfloat16)),
+            lambda x, y: op("ms.add", x, y), dt.bfloat16, lambda x, y: x.astype(bf16) + y),
+    Program("bf16+f32", (T(2, 3, dt.bfloat16), T(2, 3, dt.float32)),
+            lambda x, y: op("ms.add", x, y), dt.float32, lambda x, y: x.astype(f32) + y),
+    Program("f64/bf16", (T(3, dt.float64), T(3, dt.bfloat16)),
+            lambda x, y: op("ms.div", x, y), dt.float64, lambda x, y: x / y.astype(f64),
+            domain="positive"),
+    Program("bf16*0.25", (T(2, 3, dt.bfloat16),),
+            lambda x: op("ms.mul", x, py(0.25)), dt.bfloat16, lambda x: x.astype(f64) * 0.25),
+    Program("bf16+2", (T(4, dt.bfloat16),),
+            lambda x: op("ms.add", x, py(2)), dt.bfloat16, lambda x: x.astype(f64) + 2),
+    Program("matmul(bf16,f32)", (T(3, 4, dt.bfloat16), T(4, 2, dt.float32)),
+            lambda a, b: op("ms.matmul", a, b, transpose_a=False, transpose_b=False), dt.float32,
+            lambda a, b: a.astype(f64) @ b.astype(f64)),
+    Program("softmax(bf16)*2.0", (T(2, 3, dt.bfloat16),),
+            lambda x: op("ms.mul", op("ms.softmax", x, axis=-1), py(2.0)), dt.bfloat16,
+            lambda x: np.exp(x.astype(f64)) / np.exp(x.astype(f64)).sum(-1, keepdims=True) * 2),
+    Program("select(bool,bf16,f16)", (T(4, dt.bool_), T(4, dt.bfloat16), T(4, dt.float16)),
+            lambda c, x, y: op("ms.select", c, x, y), dt.float32,
+            lambda c, x, y: np.where(c, x.astype(f32), y.astype(f32))),
+
     # -- programs: several ops, promotion flowing through, const inputs folded on the way
     Program("relu(x16*w32+1)", (T(2, 3, dt.float16), T(3, dt.float32)),
             lambda x, w: op("ms.relu", op("ms.add", op("ms.mul", x, w), py(1))), dt.float32,
@@ -163,7 +216,7 @@ def sample(shape, dtype: dt.DType, domain, seed):
         return rng.random(shape) < 0.5
     if domain == "full":
         info = np.iinfo(dtype.np)
-        return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype.np)
+        return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype.np)
     lo = 1 if domain == "positive" else (0 if dtype.kind == "uint" else -3)
     if dtype.is_float:
         return rng.uniform(lo, 3, shape).astype(dtype.np)
@@ -193,3 +246,94 @@ def test_parameter_in_write_position_is_not_cast():
     assert (diag.file, diag.line, diag.col) == ("train.py", 12, 5)
     assert diag.message == ("For 'ms.assign', the 0th input is a Parameter of dtype float16 "
                             "that cannot be converted to float32")
+
+
+# MindSpore 2.x's tensor-with-tensor promotion (tensor_tensor_convert_map in mindspore/ccsrc),
+# transcribed pair by pair; a pair it lacks is a TypeError there and here.
+_B, _U8, _I8, _I16, _I32, _I64 = dt.bool_, dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64
+_U16, _U32, _U64 = dt.uint16, dt.uint32, dt.uint64
+_F16, _BF16, _F32, _F64 = dt.float16, dt.bfloat16, dt.float32, dt.float64
+MINDSPORE_PAIRS = {
+    (_B, _B): _B, (_B, _I8): _I8, (_B, _I16): _I16, (_B, _I32): _I32, (_B, _I64): _I64,
+    (_B, _U8): _U8, (_B, _U16): _U16, (_B, _U32): _U32, (_B, _U64): _U64, (_B, _F16): _F16,
+    (_B, _BF16): _BF16, (_B, _F32): _F32, (_B, _F64): _F64,
+    (_I8, _I8): _I8, (_I8, _I16): _I16, (_I8, _I32): _I32, (_I8, _I64): _I64, (_I8, _U8): _I16,
+    (_I8, _F16): _F16, (_I8, _BF16): _BF16, (_I8, _F32): _F32, (_I8, _F64): _F64,
+    (_I16, _I16): _I16, (_I16, _I32): _I32, (_I16, _I64): _I64, (_I16, _U8): _I16,
+    (_I16, _F16): _F16, (_I16, _BF16): _BF16, (_I16, _F32): _F32, (_I16, _F64): _F64,
+    (_I32, _I32): _I32, (_I32, _I64): _I64, (_I32, _U8): _I32, (_I32, _F16): _F16,
+    (_I32, _BF16): _BF16, (_I32, _F32): _F32, (_I32, _F64): _F64,
+    (_I64, _I64): _I64, (_I64, _U8): _I64, (_I64, _F16): _F16, (_I64, _BF16): _BF16,
+    (_I64, _F32): _F32, (_I64, _F64): _F64,
+    (_U8, _U8): _U8, (_U8, _F16): _F16, (_U8, _BF16): _BF16, (_U8, _F32): _F32,
+    (_U8, _F64): _F64,
+    (_U16, _U16): _U16, (_U32, _U32): _U32, (_U64, _U64): _U64,
+    (_F16, _F16): _F16, (_F16, _BF16): _F32, (_F16, _F32): _F32, (_F16, _F64): _F64,
+    (_BF16, _BF16): _BF16, (_BF16, _F32): _F32, (_BF16, _F64): _F64,
+    (_F32, _F32): _F32, (_F32, _F64): _F64, (_F64, _F64): _F64,
+}
+
+
+@pytest.mark.parametrize("a", dt.ALL, ids=lambda d: d.name)
+@pytest.mark.parametrize("b", dt.ALL, ids=lambda d: d.name)
+def test_promotion_is_mindspores_table(a, b):
+    want = MINDSPORE_PAIRS.get((a, b)) or MINDSPORE_PAIRS.get((b, a))
+    if want is None:
+        with pytest.raises(TypeError, match="Type implicit conversion between"):
+            dt.promote([a, b])
+    else:
+        assert dt.promote([a, b]) is want
+
+
+# MindSpore's scalar_tensor_convert_map: a Python int or float with a uint16/32/64 tensor
+# has no entry; a Python bool takes the tensor's dtype.
+@pytest.mark.parametrize("tensor", [dt.uint16, dt.uint32, dt.uint64], ids=lambda d: d.name)
+def test_wide_unsigned_with_python_numbers_is_a_type_error(tensor):
+    assert dt.promote([tensor], ["bool"]) is tensor
+    for kind in ("int", "float"):
+        with pytest.raises(TypeError, match=f"Tensor\\[{tensor.name}\\] and a Python {kind}"):
+            dt.promote([tensor], [kind])
+
+
+@pytest.mark.parametrize("inputs,build,message", [
+    ((dt.uint16, dt.int32), lambda x, y: op("ms.add", x, y),
+     "between uint16 and int32 is not supported"),
+    ((dt.uint8, dt.uint32), lambda x, y: op("ms.mul", x, y),
+     "between uint8 and uint32 is not supported"),
+    ((dt.uint64, dt.float32), lambda x, y: op("ms.maximum", x, y),
+     "between uint64 and float32 is not supported"),
+    ((dt.bfloat16, dt.uint16), lambda x, y: op("ms.sub", x, y),
+     "between bfloat16 and uint16 is not supported"),
+    ((dt.uint32,), lambda x: op("ms.add", x, py(1)),
+     "between Tensor[uint32] and a Python int is not supported"),
+], ids=["u16+i32", "u8*u32", "max(u64,f32)", "bf16-u16", "u32+1"])
+def test_unpromotable_dtypes_are_a_diagnostic_at_the_op(inputs, build, message):
+    """Parsed IR (as ms-opt and the CLI read it) with such an op: a diagnostic at its
+    location naming the op, not a traceback."""
+    names = ", ".join(f"%a{i}: {t}" for i, t in enumerate(f"tensor<3x{d.ir_name}>" for d in inputs))
+    types = ", ".join(f"tensor<3x{d.ir_name}>" for d in inputs)
+    text = (f"func.func @f({names}) -> tensor<3x{inputs[0].ir_name}> {{\n"
+            f"  %0 = \"{{op}}\"({', '.join(f'%a{i}' for i in range(len(inputs)))}) : ({types}) "
+            f"-> tensor<3x{inputs[0].ir_name}> loc(\"prog.py\":7:3)\n"
+            f"  return %0 : tensor<3x{inputs[0].ir_name}>\n}}")
+    with mlir_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        build_function(module, "f", [spec((3,), d) for d in inputs], lambda *a: a[0])
+        name = build.__code__.co_consts  # (the op's name is the lambda's first string)
+        opname = next(c for c in name if isinstance(c, str) and c.startswith("ms."))
+        module = ir.Module.parse(text.replace("{op}", opname) if len(inputs) == 2 else
+                                 _with_scalar(text, opname, inputs[0]))
+        with pytest.raises(CompileError) as info:
+            compile_module(module, "f")
+    diag, = info.value.diagnostics
+    assert (diag.file, diag.line, diag.col) == ("prog.py", 7, 3)
+    assert opname in diag.message and message in diag.message
+
+
+def _with_scalar(text, opname, dtype):
+    """The one-input program with a Python-int scalar constant as the op's second operand."""
+    t = f"tensor<3x{dtype.ir_name}>"
+    return (f"func.func @f(%a0: {t}) -> {t} {{\n"
+            f"  %s = \"ms.constant\"() {{value = dense<1> : tensor<i64>, is_scalar}} : () -> tensor<i64>\n"
+            f"  %0 = \"{opname}\"(%a0, %s) : ({t}, tensor<i64>) -> {t} loc(\"prog.py\":7:3)\n"
+            f"  return %0 : {t}\n}}")

@@ -16,8 +16,8 @@ from mstest import module_of, op, spec
 # Every plain elementwise op of the registry, by arity (a new op is compiled here unasked).
 UNARY = [d.name for d in plain_elementwise_ops() if len(d.data_operands) == 1]
 BINARY = [d.name for d in plain_elementwise_ops() if len(d.data_operands) == 2]
-ALL = [dt.float32, dt.float16, dt.float64, dt.int32, dt.int64, dt.int16, dt.int8, dt.uint8,
-       dt.bool_]
+ALL = [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int64, dt.int16, dt.int8,
+       dt.uint8, dt.uint16, dt.uint32, dt.uint64, dt.bool_]
 
 
 def elementwise(d):
@@ -98,10 +98,12 @@ FAMILIES = (
        pytest.param([spec((5, 6), "bool"), spec((5, 6), "float32"), spec((6,), "float32")],
                     lambda c, a, b: op("ms.select", c, a, b), id="select")]
     + [pytest.param(*reductions(d), id=f"reductions-{d.name}")
-       for d in (dt.float32, dt.float16, dt.float64, dt.int32, dt.int8, dt.uint8, dt.bool_)]
+       for d in (dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8, dt.uint8,
+                 dt.uint16, dt.uint64, dt.bool_)]
     + [pytest.param(*softmax(d), id=f"softmax-{d.name}") for d in dt.FLOATS]
     + [pytest.param(*matmul(d), id=f"matmul-{d.name}")
-       for d in (dt.float32, dt.float16, dt.float64, dt.int32, dt.int8)]
+       for d in (dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32, dt.int8,
+                 dt.uint32)]
     + [pytest.param(*matmul(dt.float32, (50, 70, 30)), id="matmul-untiled"),
        pytest.param([spec((3, 32, 16), "float32"), spec((1, 16, 8), "float32")],
                     lambda a, b: op("ms.batch_matmul", a, b, transpose_a=False,
@@ -141,8 +143,9 @@ def test_ptx_is_accepted_by_ptxas(in_specs, body):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("d", [dt.float32, dt.float16, dt.float64, dt.int32, dt.int64, dt.int8,
-                               dt.uint8], ids=lambda d: d.name)
+@pytest.mark.parametrize("d", [dt.float32, dt.float16, dt.bfloat16, dt.float64, dt.int32,
+                               dt.int64, dt.int8, dt.uint8, dt.uint16, dt.uint64],
+                         ids=lambda d: d.name)
 def test_scatter_add_is_one_atomic_kernel(d):
     """unsorted_segment_sum (gather's gradient) on CUDA: a zero fill and one kernel adding
     atomically (a CAS loop for 8-bit types), accepted by ptxas for every element type."""

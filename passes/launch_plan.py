@@ -13,6 +13,7 @@ import numpy as np
 from mlir import ir
 
 from ..dialects import dtypes as dt
+from ..dialects.builders import dense_to_numpy
 from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
 from .base import PassFailure, fail
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
@@ -127,6 +128,8 @@ def _get_global(r: PlanReader, op):
 
 def dense_bytes(attr, shape, dtype) -> bytes:
     a = ir.DenseElementsAttr(attr)
+    if np.dtype(dtype) == dt.bfloat16.np:  # the bindings cannot read bf16 (builders reads it)
+        return np.ascontiguousarray(dense_to_numpy(a).reshape(shape)).tobytes()
     if a.is_splat:
         value = np.array(a.get_splat_value().value if hasattr(a.get_splat_value(), "value")
                          else a.get_splat_value())

@@ -41,7 +41,7 @@ def insert_casts(op, rewriter):
     try:  # dtypes MindSpore does not promote together (uint16 with int32, ...): a diagnostic
         targets = cast_targets(opdef, data)
     except DTypeError as e:
-        fail(op, f"For '{op.name}', {e}")
+        fail(op, str(e))
     conflict = write_conflict(opdef, data, parameter_name)
     if conflict:
         fail(op, conflict)

@@ -226,6 +226,7 @@ class Tensor:
     def astype(self, dtype, copy=True): return _ops().cast(self, dtype)
     def float(self): return _ops().cast(self, dt.float32)
     def half(self): return _ops().cast(self, dt.float16)
+    def bfloat16(self): return _ops().cast(self, dt.bfloat16)
     def double(self): return _ops().cast(self, dt.float64)
     def int(self): return _ops().cast(self, dt.int32)
     def long(self): return _ops().cast(self, dt.int64)

@@ -144,7 +144,7 @@ def test_mstype_names_and_helpers():
         ms.float64, ms.int32, ms.int64, ms.int8, ms.uint8)
     assert ms.float32 in mstype.float_ and ms.int32 not in mstype.float_
     assert ms.int8 in mstype.int_ and ms.uint8 in mstype.uint and ms.bool_ in mstype.number
-    assert mstype.float_type == (ms.float16, ms.float32, ms.float64)
+    assert mstype.float_type == (ms.float16, ms.float32, ms.float64, ms.bfloat16)
     assert set(mstype.number_type) == {ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8,
                                        ms.float16, ms.float32, ms.float64}
     assert mstype.dtype_to_nptype(mstype.float16) is np.float16
@@ -154,7 +154,12 @@ def test_mstype_names_and_helpers():
     assert mstype.dtype_to_pytype(ms.int16) is int
     with pytest.raises(NotImplementedError):
         mstype.pytype_to_dtype(str)
-    assert not hasattr(mstype, "uint16") and not hasattr(mstype, "complex64")
+    assert not hasattr(mstype, "complex64")
+    assert (mstype.ushort, mstype.uintc, mstype.uintp) == (ms.uint16, ms.uint32, ms.uint64)
+    assert mstype.bfloat16 is ms.bfloat16 and ms.bfloat16 in mstype.float_
+    assert ms.uint32 in mstype.uint and ms.uint64 in mstype.uint_type
+    assert mstype.dtype_to_nptype(ms.uint16) is np.uint16
+    assert mstype.pytype_to_dtype(np.uint64) is ms.uint64
     assert ms.Tensor([1, 2], mstype.float32).dtype is ms.float32
 
 

@@ -53,3 +53,22 @@ func.func @result_not_promoted(%a: tensor<4xi8>, %b: tensor<4xui8>) -> tensor<4x
   %0 = "ms.add"(%a, %b) : (tensor<4xi8>, tensor<4xui8>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
 }
+
+// -----
+
+// MindSpore promotes uint16/32/64 only with bool and themselves.
+func.func @uint16_with_int32(%a: tensor<3xui16>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  // expected-error@+1 {{Type implicit conversion between uint16 and int32 is not supported}}
+  %0 = "ms.add"(%a, %b) : (tensor<3xui16>, tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+// ... nor with a Python int.
+func.func @uint64_with_python_int(%a: tensor<3xui64>) -> tensor<3xui64> {
+  %s = "ms.constant"() {value = dense<1> : tensor<i64>, is_scalar} : () -> tensor<i64>
+  // expected-error@+1 {{Type implicit conversion between Tensor[uint64] and a Python int is not supported}}
+  %0 = "ms.mul"(%a, %s) : (tensor<3xui64>, tensor<i64>) -> tensor<3xui64>
+  return %0 : tensor<3xui64>
+}

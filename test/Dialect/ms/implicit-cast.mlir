@@ -317,3 +317,32 @@ func.func @scalar_used_twice(%c: tensor<4xi1>) -> (tensor<4xf32>, tensor<f32>) {
   %1 = "ms.mul"(%s, %s) : (tensor<f64>, tensor<f64>) -> tensor<f32>
   return %0, %1 : tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// float16 with bfloat16 meets at float32 (neither holds the other); bfloat16 outranks int64.
+// CHECK-LABEL: func.func @half_floats(
+// CHECK-SAME:    %[[H:.+]]: tensor<3xf16>, %[[B:.+]]: tensor<3xbf16>, %[[I:.+]]: tensor<3xi64>)
+// CHECK-DAG:     %[[H32:.+]] = "ms.cast"(%[[H]]) {dtype = f32, reason = "operand #0 of 'ms.add' is float16; its dtype group promotes to float32"}
+// CHECK-DAG:     %[[B32:.+]] = "ms.cast"(%[[B]]) {dtype = f32, reason = "operand #1 of 'ms.add' is bfloat16; its dtype group promotes to float32"}
+// CHECK:         "ms.add"(%[[H32]], %[[B32]]) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK:         %[[IB:.+]] = "ms.cast"(%[[I]]) {dtype = bf16,
+// CHECK:         "ms.mul"(%[[B]], %[[IB]]) : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+func.func @half_floats(%h: tensor<3xf16>, %b: tensor<3xbf16>, %i: tensor<3xi64>) -> (tensor<3xf32>, tensor<3xbf16>) {
+  %0 = "ms.add"(%h, %b) : (tensor<3xf16>, tensor<3xbf16>) -> tensor<3xf32>
+  %1 = "ms.mul"(%b, %i) : (tensor<3xbf16>, tensor<3xi64>) -> tensor<3xbf16>
+  return %0, %1 : tensor<3xf32>, tensor<3xbf16>
+}
+
+// -----
+
+// A bool tensor and a Python bool take a uint32 group's dtype.
+// CHECK-LABEL: func.func @uint32_with_bools(
+// CHECK:         "ms.cast"(%{{.+}}) {dtype = ui32,
+// CHECK:         "ms.constant"() {is_scalar, value = dense<1> : tensor<ui32>}
+func.func @uint32_with_bools(%u: tensor<3xui32>, %b: tensor<3xi1>) -> (tensor<3xui32>, tensor<3xui32>) {
+  %t = "ms.constant"() {value = dense<true> : tensor<i1>, is_scalar} : () -> tensor<i1>
+  %0 = "ms.maximum"(%u, %b) : (tensor<3xui32>, tensor<3xi1>) -> tensor<3xui32>
+  %1 = "ms.add"(%u, %t) : (tensor<3xui32>, tensor<i1>) -> tensor<3xui32>
+  return %0, %1 : tensor<3xui32>, tensor<3xui32>
+}

@@ -52,10 +52,10 @@ func.func @unreadable_array(%a: tensor<6xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-func.func @unsupported_dense() -> tensor<2xbf16> {
-  // expected-error@+1 {{'ms.constant' op attribute 'value' must have a statically shaped tensor type of a supported element type, got tensor<2xbf16>}}
-  %0 = "ms.constant"() {value = dense<0.5> : tensor<2xbf16>} : () -> tensor<2xbf16>
-  return %0 : tensor<2xbf16>
+func.func @unsupported_dense() -> tensor<2xf8E4M3FN> {
+  // expected-error@+1 {{'ms.constant' op attribute 'value' must have a statically shaped tensor type of a supported element type, got tensor<2xf8E4M3FN>}}
+  %0 = "ms.constant"() {value = dense<0.5> : tensor<2xf8E4M3FN>} : () -> tensor<2xf8E4M3FN>
+  return %0 : tensor<2xf8E4M3FN>
 }
 
 // -----

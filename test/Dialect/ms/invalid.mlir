@@ -50,16 +50,16 @@ func.func @dynamic_shape(%a: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-func.func @unsupported_element_type(%a: tensor<4xbf16>) -> tensor<4xbf16> {
-  // expected-error@+1 {{'ms.exp' op operand #0 must be a statically shaped tensor of a supported element type, got tensor<4xbf16>}}
-  %0 = "ms.exp"(%a) : (tensor<4xbf16>) -> tensor<4xbf16>
-  return %0 : tensor<4xbf16>
+func.func @unsupported_element_type(%a: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error@+1 {{'ms.exp' op operand #0 must be a statically shaped tensor of a supported element type, got tensor<4xf8E4M3FN>}}
+  %0 = "ms.exp"(%a) : (tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
 }
 
 // -----
 
 func.func @wrong_element_type(%a: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error@+1 {{'ms.sub' op operand #0 has element type i1, but ms.sub supports uint8, int8, int16, int32, int64, float16, float32, float64}}
+  // expected-error@+1 {{'ms.sub' op operand #0 has element type i1, but ms.sub supports uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16, bfloat16, float32, float64}}
   %0 = "ms.sub"(%a, %a) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
@@ -67,7 +67,7 @@ func.func @wrong_element_type(%a: tensor<4xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @float_only(%a: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error@+1 {{'ms.softmax' op operand #0 has element type i32, but ms.softmax supports float16, float32, float64}}
+  // expected-error@+1 {{'ms.softmax' op operand #0 has element type i32, but ms.softmax supports float16, bfloat16, float32, float64}}
   %0 = "ms.softmax"(%a) {axis = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }

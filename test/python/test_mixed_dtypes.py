@@ -337,3 +337,61 @@ def _with_scalar(text, opname, dtype):
             f"  %s = \"ms.constant\"() {{value = dense<1> : tensor<i64>, is_scalar}} : () -> tensor<i64>\n"
             f"  %0 = \"{opname}\"(%a0, %s) : ({t}, tensor<i64>) -> {t} loc(\"prog.py\":7:3)\n"
             f"  return %0 : {t}\n}}")
+
+
+# ------------------------------------------------------------------ the Python API
+
+def test_tensors_of_the_new_dtypes_from_numpy_and_lists():
+    import mscc as ms
+    for d, name in ((ms.uint16, "uint16"), (ms.uint32, "uint32"), (ms.uint64, "uint64")):
+        x = ms.Tensor(np.array([0, 7, np.iinfo(name).max], dtype=name))
+        assert x.dtype is d and x.asnumpy().dtype == np.dtype(name)
+        assert ms.Tensor([1, 2], d).asnumpy().dtype == np.dtype(name)
+    b = ms.Tensor([1.5, -2.25, 3.0], ms.bfloat16)
+    assert b.dtype is ms.bfloat16 and b.asnumpy().dtype == bf16
+    assert ms.Tensor(np.ones(3, bf16)).dtype is ms.bfloat16
+    assert ms.Tensor(np.ones(3, np.float32)).bfloat16().dtype is ms.bfloat16
+
+
+@pytest.mark.parametrize("mode", ["pynative", "jit"])
+def test_promotion_of_the_new_dtypes_through_the_python_api(mode):
+    """The same rules eagerly and compiled: bf16 * f16 -> f32, bf16 + Python float -> bf16,
+    u16 + u16 -> u16 (wrapping), u32 with a bool tensor -> u32."""
+    import mscc as ms
+    run = (lambda f: f) if mode == "pynative" else ms.jit
+    h = np.array([0.5, 1.5, -2.0], np.float16)
+    b = np.array([1.25, -3.0, 8.0], bf16)
+    u = np.array([65535, 3, 40000], u16)
+    w, t = np.array([5, 0, 9], u32), np.array([True, False, True])
+    got = run(lambda x, y: x * y)(ms.Tensor(b), ms.Tensor(h))
+    assert_matches(got.asnumpy(), b.astype(f64) * h.astype(f64), dt.float32)
+    got = run(lambda x: x + 0.5)(ms.Tensor(b))
+    assert_matches(got.asnumpy(), b.astype(f64) + 0.5, dt.bfloat16)
+    got = run(lambda x, y: x + y)(ms.Tensor(u), ms.Tensor(u))
+    assert_matches(got.asnumpy(), u + u, dt.uint16)
+    got = run(lambda x, y: ms.ops.maximum(x, y))(ms.Tensor(w), ms.Tensor(t))
+    assert_matches(got.asnumpy(), np.maximum(w, t.astype(u32)), dt.uint32)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "jit"])
+def test_unpromotable_operands_name_the_op_and_line(mode):
+    import mscc as ms
+    run = (lambda f: f) if mode == "pynative" else ms.jit
+    u, i = ms.Tensor(np.ones(3, u16)), ms.Tensor(np.ones(3, np.int32))
+
+    def f(x, y):
+        return x + y  # the line the error names
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(TypeError, match="between uint16 and int32 is not supported") as info:
+        run(f)(u, i)
+    assert "ms.add" in str(info.value) and f"test_mixed_dtypes.py:{line}" in str(info.value)
+    with pytest.raises(TypeError, match=r"Tensor\[uint16\] and a Python int"):
+        run(lambda x: x * 2)(u)
+
+
+def test_gradient_in_bfloat16():
+    """d/dx sum(x * x + 3 x) = 2 x + 3, computed in bfloat16 (within its tolerance)."""
+    import mscc as ms
+    x = np.array([0.5, -1.25, 2.0, 3.5], bf16)
+    g = ms.grad(lambda v: ms.ops.reduce_sum(v * v + 3.0 * v))(ms.Tensor(x))
+    assert_matches(g.asnumpy(), 2 * x.astype(f64) + 3, dt.bfloat16)

@@ -5,11 +5,11 @@ the destination dtype (dtypes.promote has the rules). Tensor operands that diffe
 `ms.cast` whose `reason` attribute says which op and input caused it; Python-scalar constants
 are re-typed instead. A Parameter in a write position (ms.assign's variable) is never cast.
 """
-import numpy as np
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.builders import (PARAM_ATTR, build_op, cast_targets, constant, data_values,
+                           dense_to_numpy,
                            is_scalar_constant, op_attrs, operand_groups, spec_of,
                            write_conflict)
 from ..dialects.registry import OPS, DTypeError
@@ -30,7 +30,7 @@ def parameter_name(v: ir.Value):
 
 
 def _retyped_scalar(v: ir.Value, dtype, loc):
-    value = np.asarray(v.owner.attributes["value"]).astype(dtype.np)
+    value = dense_to_numpy(v.owner.attributes["value"]).astype(dtype.np)  # (bf16 too)
     return constant(value, dtype, scalar=True, loc=loc)
 
 

@@ -146,7 +146,8 @@ def test_mstype_names_and_helpers():
     assert ms.int8 in mstype.int_ and ms.uint8 in mstype.uint and ms.bool_ in mstype.number
     assert mstype.float_type == (ms.float16, ms.float32, ms.float64, ms.bfloat16)
     assert set(mstype.number_type) == {ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8,
-                                       ms.float16, ms.float32, ms.float64}
+                                       ms.uint16, ms.uint32, ms.uint64, ms.float16,
+                                       ms.bfloat16, ms.float32, ms.float64}
     assert mstype.dtype_to_nptype(mstype.float16) is np.float16
     assert mstype.pytype_to_dtype(int) is ms.int64 and mstype.pytype_to_dtype(float) is ms.float64
     assert mstype.pytype_to_dtype(np.int32) is ms.int32

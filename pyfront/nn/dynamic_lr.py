@@ -51,38 +51,41 @@ def piecewise_constant_lr(milestone, learning_rates):
     return out
 
 
+def _decayed(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, rule):
+    """[rule(epoch) for each step]: the shared body of the decay schedules below."""
+    _float("learning_rate", learning_rate), _float("decay_rate", decay_rate)
+    return [rule(epoch) for epoch in _steps(total_step, step_per_epoch, decay_epoch)]
+
+
+def _progress(epoch, decay_epoch, is_stair):
+    """epoch / decay_epoch, floored when is_stair."""
+    t = epoch / decay_epoch
+    return math.floor(t) if is_stair else t
+
+
 def exponential_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch,
                          is_stair=False):
     """learning_rate * decay_rate ^ (epoch / decay_epoch) (floored when is_stair)."""
-    _float("learning_rate", learning_rate), _float("decay_rate", decay_rate)
-    out = []
-    for epoch in _steps(total_step, step_per_epoch, decay_epoch):
-        t = epoch / decay_epoch
-        out.append(learning_rate * decay_rate ** (math.floor(t) if is_stair else t))
-    return out
+    return _decayed(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch,
+                    lambda e: learning_rate * decay_rate ** _progress(e, decay_epoch, is_stair))
 
 
 def natural_exp_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch,
                          is_stair=False):
     """learning_rate * e ^ (-decay_rate * epoch) (the epoch floored to decay_epoch's multiple
     when is_stair)."""
-    _float("learning_rate", learning_rate), _float("decay_rate", decay_rate)
-    out = []
-    for epoch in _steps(total_step, step_per_epoch, decay_epoch):
+    def rule(epoch):
         t = math.floor(epoch / decay_epoch) * decay_epoch if is_stair else epoch
-        out.append(learning_rate * math.e ** (-decay_rate * t))
-    return out
+        return learning_rate * math.e ** (-decay_rate * t)
+    return _decayed(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, rule)
 
 
 def inverse_decay_lr(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch,
                      is_stair=False):
     """learning_rate / (1 + decay_rate * epoch / decay_epoch) (floored when is_stair)."""
-    _float("learning_rate", learning_rate), _float("decay_rate", decay_rate)
-    out = []
-    for epoch in _steps(total_step, step_per_epoch, decay_epoch):
-        t = epoch / decay_epoch
-        out.append(learning_rate / (1 + decay_rate * (math.floor(t) if is_stair else t)))
-    return out
+    return _decayed(
+        learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch,
+        lambda e: learning_rate / (1 + decay_rate * _progress(e, decay_epoch, is_stair)))
 
 
 def cosine_decay_lr(min_lr, max_lr, total_step, step_per_epoch, decay_epoch):

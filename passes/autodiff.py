@@ -180,9 +180,10 @@ class Resolver:
         if self.state.get(name) == "resolving":
             fail(user or fn, f"@{name} depends on its own gradient")
         self.state[name] = "resolving"
-        for op in list(body_block(fn).operations):
-            if op.operation.name == "ms.grad":
-                self.replace(op)
+        # The ms.grad ops first: replacing one erases the calls that use it, and a list of
+        # every op would then hold erased ops (reading one was a use after free: SIGSEGV).
+        for op in [o for o in body_block(fn).operations if o.operation.name == "ms.grad"]:
+            self.replace(op)
         self.state[name] = "done"
 
     def gradient_function(self, op, req: GradRequest, ftype):

@@ -350,3 +350,23 @@ def test_jit_dynamic_1_warns_once_and_compiles_each_shape(caplog):
         np.testing.assert_array_equal(f(ms.Tensor(np.ones((n, 2), np.float32))).asnumpy(),
                                       np.full((n, 2), 3.0))
     assert f.cache_info()["compiles"] == 2
+
+
+def test_lowering_a_training_step_after_calling_it():
+    """ms-autodiff erased the call of a replaced ms.grad while it still walked a list of the
+    function's ops: a use after free that crashed (SIGSEGV) lowering this step."""
+    net = ms.nn.Dense(4, 3)
+    opt = ms.nn.SGD(net.trainable_params(), 0.1)
+    loss_fn = ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net(x), y), None, opt.parameters)
+
+    def step(x, y):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        return loss
+    f = ms.jit(step)
+    x, y = ms.Tensor(np.ones((10, 4), np.float32)), ms.Tensor(np.zeros(10, np.int32))
+    f(x, y)
+    for _ in range(3):
+        text = f.lower(x, y).as_text("ms-opt")
+        assert text.count("func.func") == 1 and '"ms.assign"' in text

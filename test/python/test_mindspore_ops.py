@@ -452,3 +452,46 @@ def test_graph_mode_compiles_one_function():
     assert f.cache_info()["compiles"] == 1
     text = f.lower(x).as_text("ms-opt")
     assert text.count("ms.fused") >= 1
+
+
+# ------------------------------------------------------------------ vmap
+
+def _vmap_program(v, m, bias):
+    return ops.tanh(ops.matmul(ops.expand_dims(v, 0), m)[0] + bias), ops.reduce_sum(v)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "jit"])
+def test_vmap_matches_a_loop(compiled):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6)).astype(F32)        # mapped over axis 1 (size 6)
+    m = rng.standard_normal((4, 3)).astype(F32)        # not mapped
+    f = ops.vmap(_vmap_program, in_axes=(1, None, None), out_axes=(1, 0))
+    f = ms.jit(f) if compiled else f
+    hidden, sums = f(ms.Tensor(x), ms.Tensor(m), 0.5)
+    want_hidden = np.stack([np.tanh(x[:, i] @ m + 0.5) for i in range(6)], axis=1)
+    np.testing.assert_allclose(hidden.asnumpy(), want_hidden, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sums.asnumpy(), x.sum(0), rtol=1e-5)
+    assert hidden.shape == (3, 6) and sums.shape == (6,)
+
+
+def test_vmap_unmapped_output_and_gradient(mode):
+    x = np.linspace(-1, 1, 12).reshape(3, 4).astype(F32)
+    per_row = ops.vmap(lambda r: (ops.reduce_sum(r * r), ops.ones((2,), ms.float32)),
+                       out_axes=(0, None))
+    squares, ones = per_row(ms.Tensor(x))
+    np.testing.assert_allclose(squares.asnumpy(), (x * x).sum(1), rtol=1e-6)
+    assert ones.shape == (2,)
+    grad = ms.grad(lambda t: ops.reduce_sum(per_row(t)[0]))(ms.Tensor(x))
+    np.testing.assert_allclose(grad.asnumpy(), 2 * x, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ops.vmap(lambda a, b: a + b)(np.ones((2, 3), F32), np.ones((3, 3), F32)),
+     "one size"),
+    (lambda: ops.vmap(lambda a: a, in_axes=(0, 1))(np.ones((2, 3), F32)), "in_axes"),
+    (lambda: ops.vmap(lambda a: a, in_axes=2)(np.ones((2, 3), F32)), "out of range"),
+    (lambda: ops.vmap(lambda a: a, in_axes=None)(np.ones((2, 3), F32)), "no mapped"),
+])
+def test_vmap_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,5 +1,6 @@
 """Activation cells beyond ReLU/Tanh/Sigmoid/GELU/Softmax (MindSpore's nn names and
-defaults), each composed of elementwise ms ops so that it fuses and differentiates."""
+defaults): each calls its functional op in pyfront/ops.py (one composition of elementwise ms
+ops, so it fuses and differentiates)."""
 from __future__ import annotations
 
 import numbers
@@ -9,15 +10,6 @@ import numpy as np
 from .. import ops
 from ..tensor import Parameter, Tensor
 from .cell import Cell
-
-
-def _relu6(x):
-    return ops.minimum(ops.relu(x), 6.0)
-
-
-def _softplus(x):
-    """log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|))."""
-    return ops.relu(x) + ops.log(1.0 + ops.exp(-ops.abs(x)))
 
 
 class LeakyReLU(Cell):
@@ -43,44 +35,42 @@ class ELU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        # exp of the non-positive part only: the unused branch cannot overflow
-        negative = ops.minimum(x, 0.0)
-        return ops.select(x > 0, x, self.alpha * (ops.exp(negative) - 1.0))
+        return ops.elu(x, self.alpha)
 
 
 class SiLU(Cell):
     """x * sigmoid(x)."""
 
     def construct(self, x):
-        return x * ops.sigmoid(x)
+        return ops.silu(x)
 
 
 class Mish(Cell):
     """x * tanh(softplus(x))."""
 
     def construct(self, x):
-        return x * ops.tanh(_softplus(x))
+        return ops.mish(x)
 
 
 class HSwish(Cell):
     """x * relu6(x + 3) / 6."""
 
     def construct(self, x):
-        return x * _relu6(x + 3.0) * (1.0 / 6.0)
+        return ops.hardswish(x)
 
 
 class HSigmoid(Cell):
     """relu6(x + 3) / 6."""
 
     def construct(self, x):
-        return _relu6(x + 3.0) * (1.0 / 6.0)
+        return ops.relu6(x + 3.0) * (1.0 / 6.0)
 
 
 class ReLU6(Cell):
     """min(max(x, 0), 6)."""
 
     def construct(self, x):
-        return _relu6(x)
+        return ops.relu6(x)
 
 
 class LogSoftmax(Cell):

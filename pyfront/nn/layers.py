@@ -1,7 +1,6 @@
 """Layers: Dense, activations, Softmax, LayerNorm, Flatten (MindSpore's nn names)."""
 from __future__ import annotations
 
-import math
 
 from ...dialects import dtypes as dt
 from .. import ops
@@ -68,10 +67,7 @@ class GELU(Cell):
         self.approximate = bool(approximate)
 
     def construct(self, x):
-        if not self.approximate:
-            return 0.5 * x * (1.0 + ops.erf(x * (1 / math.sqrt(2))))
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + ops.tanh(inner))
+        return ops.gelu(x, "tanh" if self.approximate else "none")
 
 
 class Softmax(Cell):

@@ -67,11 +67,6 @@ def _constant_tensor(who, name, value):
     return value
 
 
-def _softplus(x):
-    """log(1 + exp(x)) without overflow."""
-    return ops.relu(x) + ops.log(1.0 + ops.exp(-ops.abs(x)))
-
-
 class SoftmaxCrossEntropyWithLogits(LossBase):
     """-sum(labels * log_softmax(logits), -1); with `sparse`, labels are class indices."""
 
@@ -153,10 +148,10 @@ class BCEWithLogitsLoss(LossBase):
         self.pos_weight = _constant_tensor("BCEWithLogitsLoss", "pos_weight", pos_weight)
 
     def construct(self, logits, labels):
-        positive = labels * _softplus(-logits)
+        positive = labels * ops.softplus(-logits)
         if self.pos_weight is not None:
             positive = positive * self.pos_weight
-        loss = positive + (1.0 - labels) * _softplus(logits)
+        loss = positive + (1.0 - labels) * ops.softplus(logits)
         return self.get_loss(loss if self.weight is None else loss * self.weight)
 
 

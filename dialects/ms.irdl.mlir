@@ -7,6 +7,47 @@
 // Constant inputs (shape, axis, perm, ...) are optional operands: present before
 // ms-const-input-to-attr, replaced by an attribute of the same name after it.
 irdl.dialect @ms {
+  irdl.operation @conv {
+    %x = irdl.base "!builtin.tensor"
+    %weight = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %groups_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x, weight: %weight)
+    irdl.results(output: %output)
+    irdl.attributes {"stride" = %stride_attr, "dilation" = %dilation_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "groups" = %groups_attr}
+  }
+  irdl.operation @conv_input_grad {
+    %dy = irdl.base "!builtin.tensor"
+    %weight = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %groups_attr = irdl.base "#builtin.integer"
+    %input_shape_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(dy: %dy, weight: %weight)
+    irdl.results(output: %output)
+    irdl.attributes {"stride" = %stride_attr, "dilation" = %dilation_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "groups" = %groups_attr, "input_shape" = %input_shape_attr}
+  }
+  irdl.operation @conv_filter_grad {
+    %x = irdl.base "!builtin.tensor"
+    %dy = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %groups_attr = irdl.base "#builtin.integer"
+    %kernel_shape_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %x, dy: %dy)
+    irdl.results(output: %output)
+    irdl.attributes {"stride" = %stride_attr, "dilation" = %dilation_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "groups" = %groups_attr, "kernel_shape" = %kernel_shape_attr}
+  }
   irdl.operation @constant {
     %output = irdl.base "!builtin.tensor"
     %value_attr = irdl.base "#builtin.dense_int_or_fp_elements"

@@ -1010,6 +1010,9 @@ def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: 
     return _GradOperation(get_all, get_by_list, sens_param)
 
 
+from .ops_conv import conv1d, conv2d, conv3d, conv_transpose2d  # noqa: E402,F401
+
+
 def _guard_public_functions(namespace):
     """Make each public function of this module a user-API boundary named after its op
     ('ms.<name>'), so a new op gets one without anyone remembering to add it."""

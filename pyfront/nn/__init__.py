@@ -3,7 +3,8 @@ from . import init
 from .activation import (ELU, HSigmoid, HSwish, Identity, LeakyReLU, LogSoftmax, Mish, PReLU,
                          ReLU6, SiLU, Dropout2d)
 from .cell import Cell, CellDict, CellList, SequentialCell
-from .conv import AvgPool2d, Conv2d, MaxPool2d
+from .conv import (AvgPool2d, Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d,
+                   Conv3dTranspose, MaxPool2d)
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
                          natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
                          warmup_lr)
@@ -22,7 +23,8 @@ from .wrap import (ClipByNorm, TrainOneStepCell, WithEvalCell, WithLossCell,
 __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "ReLU6", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Mish",
            "HSwish", "HSigmoid", "PReLU", "Identity", "BatchNorm1d", "BatchNorm2d", "Dropout",
-           "Dropout2d", "Embedding", "Conv2d", "MaxPool2d", "AvgPool2d", "LayerNorm", "Flatten",
+           "Dropout2d", "Embedding", "Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose",
+           "Conv2dTranspose", "Conv3dTranspose", "MaxPool2d", "AvgPool2d", "LayerNorm", "Flatten",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
            "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",

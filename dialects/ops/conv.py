@@ -1,0 +1,345 @@
+"""Convolutions (MindSpore's Conv1D/Conv2D/Conv3D, NCHW-style layouts): ms.conv and its two
+gradients, ms.conv_input_grad (the transposed convolution) and ms.conv_filter_grad.
+
+    y[n, g*Og + o, p] = sum over c < Cg and kernel offsets k of
+                        w[g*Og + o, c, k] * xpad[n, g*Cg + c, p*stride + k*dilation]
+
+for `groups` groups of Cg = C / groups input and Og = O / groups output channels, xpad being x
+inside pad_lo / pad_hi zeros per spatial dim (MindSpore's pad modes become explicit pads in the
+frontend). All three ops are bilinear in their two operands, so each one's gradient is one of
+the three again and grad of grad needs nothing else.
+
+Each lowers to one im2col gather (a parallel linalg.generic whose input map is the convolution's
+affine window map, `p*s + k*d`), one contraction (a linalg.matmul for one group, so the CPU and
+CUDA matmul schedules tile it, or a batched generic over the groups) and one copy into the
+output layout: three kernels per convolution whatever the kernel size, where composing it from
+ms ops took one matmul per kernel offset.
+"""
+from ..lazy import ir, linalg, tensor
+
+from .. import dtypes as dt
+from .. import lowering
+from .. import shape_rules as rules
+from ..builders import tensor_type
+from ..dtypes import TensorSpec
+from ..grad import each
+from ..registry import ShapeError, define
+
+_ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
+          "groups": "int"}
+_SPATIAL_RANKS = (1, 2, 3)
+
+
+def D(i):
+    return ir.AffineDimExpr.get(i)
+
+
+# ------------------------------------------------------------------ shape rules
+
+def _geometry(attrs, rank):
+    """(stride, dilation, pad_lo, pad_hi, groups), each checked against the spatial rank."""
+    vals = [tuple(attrs[n]) for n in ("stride", "dilation", "pad_lo", "pad_hi")]
+    for name, v in zip(("stride", "dilation", "pad_lo", "pad_hi"), vals):
+        if len(v) != rank:
+            raise ShapeError(f"{name} has {len(v)} entries for {rank} spatial dims")
+        low = 0 if name.startswith("pad") else 1
+        if any(e < low for e in v):
+            raise ShapeError(f"{name} {v} must be {'non-negative' if low == 0 else 'positive'}")
+    groups = attrs["groups"]
+    if groups < 1:
+        raise ShapeError(f"groups {groups} must be positive")
+    return (*vals, groups)
+
+
+def _check_operands(x, w, groups, what="x"):
+    """(spatial rank, C, O) of an input-like (N, C, *S) and a weight (O, C/groups, *K)."""
+    r = x.rank - 2
+    if r not in _SPATIAL_RANKS or w.rank != x.rank:
+        raise ShapeError(f"expects {what} (N, C, *spatial) and weight (O, C/groups, *kernel) of "
+                         f"the same rank 3, 4 or 5, got shapes {x.shape} and {w.shape}")
+    o, cg = w.shape[0], w.shape[1]
+    if o % groups:
+        raise ShapeError(f"weight's {o} output channels are not divisible by groups={groups}")
+    return r, cg * groups, o
+
+
+def _out_sizes(sizes, kernel, stride, dilation, lo, hi):
+    out = []
+    for n, k, s, d, a, b in zip(sizes, kernel, stride, dilation, lo, hi):
+        span = (k - 1) * d + 1
+        if n + a + b < span:
+            raise ShapeError(f"the padded input {tuple(sizes)} (pads {lo}, {hi}) is smaller "
+                             f"than the kernel {tuple(kernel)} with dilation {dilation}")
+        out.append((n + a + b - span) // s + 1)
+    return tuple(out)
+
+
+def _conv_infer(ins, attrs):
+    x, w = ins
+    stride, dilation, lo, hi, groups = _geometry(attrs, x.rank - 2)
+    r, c, _ = _check_operands(x, w, groups)
+    if x.shape[1] != c:
+        raise ShapeError(f"input has {x.shape[1]} channels, the weight {w.shape} with "
+                         f"groups={groups} expects {c}")
+    out = _out_sizes(x.shape[2:], w.shape[2:], stride, dilation, lo, hi)
+    return TensorSpec((x.shape[0], w.shape[0]) + out, rules.same_group_dtype(ins))
+
+
+def _input_grad_infer(ins, attrs):
+    dy, w = ins
+    shape = tuple(attrs["input_shape"])
+    stride, dilation, lo, hi, groups = _geometry(attrs, dy.rank - 2)
+    _check_operands(dy, w, groups, what="dy")
+    x = TensorSpec(shape, dy.dtype)
+    if _conv_infer([x, w], attrs) != TensorSpec(dy.shape, dy.dtype):
+        raise ShapeError(f"dy {dy.shape} is not the shape of a convolution of {shape} by "
+                         f"the weight {w.shape}")
+    return x
+
+
+def _filter_grad_infer(ins, attrs):
+    x, dy = ins
+    kernel = tuple(attrs["kernel_shape"])
+    w = TensorSpec(kernel, x.dtype)
+    if len(kernel) != x.rank:
+        raise ShapeError(f"kernel_shape {kernel} does not match the input rank {x.rank}")
+    if _conv_infer([x, w], attrs) != TensorSpec(dy.shape, dy.dtype):
+        raise ShapeError(f"dy {dy.shape} is not the shape of a convolution of {x.shape} by "
+                         f"a weight {kernel}")
+    return w
+
+
+# ------------------------------------------------------------------ lowering pieces
+
+def _pad(v, spec: TensorSpec, lo, hi):
+    """v inside zeros: pad_lo/pad_hi per spatial dim (batch and channel dims unpadded)."""
+    if not any(lo) and not any(hi):
+        return v
+    shape = spec.shape[:2] + tuple(n + a + b for n, a, b in zip(spec.shape[2:], lo, hi))
+    return tensor.insert_slice(v, lowering.fill(TensorSpec(shape, spec.dtype), 0), [], [], [],
+                               [0, 0, *lo], list(spec.shape), [1] * len(shape))
+
+
+def _im2col(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, flip, order):
+    """The windows of xp (N, groups*Cg, *padded): col[g, c, k..., n, p...] = xp[n, g*Cg + c,
+    p*s + k'*d] with k' = k, or K-1-k when `flip`. `order` (the five loop names "g", "c",
+    "k", "n", "p", "g" first) is the result's layout, returned as the matrices
+    (g, order[1] x order[2], order[3] x order[4])."""
+    cg = spec.shape[1] // groups
+    sizes = {"g": (groups,), "c": (cg,), "k": tuple(kernel), "n": (spec.shape[0],),
+             "p": tuple(out)}
+    loops, dims = {}, 0
+    for name in order:
+        loops[name] = list(range(dims, dims + len(sizes[name])))
+        dims += len(sizes[name])
+    g, c, n = D(loops["g"][0]), D(loops["c"][0]), D(loops["n"][0])
+    window = [D(p) * s + (((K - 1) - D(k)) if flip else D(k)) * d
+              for p, k, K, s, d in zip(loops["p"], loops["k"], kernel, stride, dilation)]
+    in_map = lowering.affine_map(dims, [n, g * cg + c] + window)
+    shape = sum((sizes[name] for name in order), ())
+    col = lowering.generic([xp], [lowering.empty(TensorSpec(shape, spec.dtype))],
+                           [in_map, lowering.identity_map(dims)], ["parallel"] * dims,
+                           lambda v, _o: v, [spec.dtype, spec.dtype])
+    rows = rules.prod(sizes[order[1]] + sizes[order[2]])
+    cols = rules.prod(sizes[order[3]] + sizes[order[4]])
+    return lowering.reshape(col, shape, (groups, rows, cols), spec.dtype)
+
+
+def _accumulator(d):
+    return dt.float32 if d in dt.HALF_FLOATS else d
+
+
+def _contract(a, b, gmkn, in_dtype, acc):
+    """c[g] = a[g] @ b[g] for a (g, m, k) and b (g, k, n), accumulated in `acc`: one
+    linalg.matmul when g == 1 (scheduled by the matmul passes), else a batched generic."""
+    g, m, k, n = gmkn
+    init = lowering.fill(TensorSpec((g, m, n) if g > 1 else (m, n), acc), 0)
+    if g == 1:
+        a2 = lowering.reshape(a, (1, m, k), (m, k), in_dtype)
+        b2 = lowering.reshape(b, (1, k, n), (k, n), in_dtype)
+        c = linalg.matmul(a2, b2, outs=[init])
+        return lowering.reshape(c, (m, n), (1, m, n), acc)
+    s = lowering.ScalarBuilder(acc, reassoc=True)
+    maps = [lowering.affine_map(4, [D(0), D(1), D(3)]), lowering.affine_map(4, [D(0), D(3), D(2)]),
+            lowering.affine_map(4, [D(0), D(1), D(2)])]
+    return lowering.generic(
+        [a, b], [init], maps, ["parallel"] * 3 + ["reduction"],
+        lambda x, y, acc_v: s.add(acc_v, s.mul(lowering.cast_scalar(x, in_dtype, acc),
+                                               lowering.cast_scalar(y, in_dtype, acc))),
+        [in_dtype, in_dtype, acc])
+
+
+def _to_output(c, acc, out: TensorSpec, groups, n, spatial):
+    """The contraction's (g, Og, N*P) as the (N, g*Og, *spatial) result, cast from `acc`."""
+    og = out.shape[1] // groups
+    r = len(spatial)
+    src = lowering.reshape(c, (groups, og, n * rules.prod(spatial)),
+                           (groups, og, n) + tuple(spatial), acc)
+    dims = 3 + r   # result loops (n, g, o, p...)
+    in_map = lowering.affine_map(dims, [D(1), D(2), D(0)] + [D(3 + i) for i in range(r)])
+    grouped = TensorSpec((n, groups, og) + tuple(spatial), out.dtype)
+    y = lowering.generic([src], [lowering.empty(grouped)], [in_map, lowering.identity_map(dims)],
+                         ["parallel"] * dims, lambda v, _o: lowering.cast_scalar(v, acc, out.dtype),
+                         [acc, out.dtype])
+    return lowering.reshape(y, grouped.shape, out.shape, out.dtype)
+
+
+def _dilate(dy, spec: TensorSpec, sizes, begin, stride):
+    """Zeros of (N, O, *sizes) holding dy[..., q] at position q*stride + begin per spatial
+    dim; the rows of dy that fall outside (begin < 0, or past the end) are dropped."""
+    first, count = [], []
+    for q, b, s, z in zip(spec.shape[2:], begin, stride, sizes):
+        lo = max(0, -(b // s) if b < 0 else 0)
+        hi = min(q - 1, (z - 1 - b) // s)
+        first.append(lo)
+        count.append(hi - lo + 1)
+    zeros = lowering.fill(TensorSpec(spec.shape[:2] + tuple(sizes), spec.dtype), 0)
+    if min(count) <= 0:
+        return zeros
+    kept = spec.shape[:2] + tuple(count)
+    if kept != spec.shape:
+        dy = tensor.extract_slice(tensor_type(TensorSpec(kept, spec.dtype), storage=True), dy,
+                                  [], [], [], [0, 0, *first], list(kept), [1] * len(kept))
+    at = [f * s + b for f, s, b in zip(first, stride, begin)]
+    return tensor.insert_slice(dy, zeros, [], [], [], [0, 0, *at], list(kept),
+                               [1, 1, *stride])
+
+
+def _regroup(v, spec: TensorSpec, groups, order):
+    """A copy of v (A, B, *rest), its dim A split as (groups, A/groups), in the layout
+    (g, a, b, rest) for order "gab" or (g, b, a, rest) for "gba": the per-group matrices the
+    contractions read."""
+    a, b, rest = spec.shape[0] // groups, spec.shape[1], spec.shape[2:]
+    r = len(rest)
+    dims = 3 + r
+    g_, first, second = D(0), D(1), D(2)
+    ga, bb = (first, second) if order == "gab" else (second, first)
+    in_map = lowering.affine_map(dims, [g_ * a + ga, bb] + [D(3 + i) for i in range(r)])
+    shape = (groups,) + ((a, b) if order == "gab" else (b, a)) + rest
+    return lowering.generic([v], [lowering.empty(TensorSpec(shape, spec.dtype))],
+                            [in_map, lowering.identity_map(dims)], ["parallel"] * dims,
+                            lambda e, _o: e, [spec.dtype, spec.dtype]), shape
+
+
+def _channels_first(dy, spec: TensorSpec, groups):
+    """A copy of dy (N, O, *P) as (g, Og, N, *P)."""
+    n, o, rest = spec.shape[0], spec.shape[1], spec.shape[2:]
+    og, dims = o // groups, 3 + len(rest)
+    in_map = lowering.affine_map(dims, [D(2), D(0) * og + D(1)] +
+                                 [D(3 + i) for i in range(len(rest))])
+    shape = (groups, og, n) + rest
+    return lowering.generic([dy], [lowering.empty(TensorSpec(shape, spec.dtype))],
+                            [in_map, lowering.identity_map(dims)], ["parallel"] * dims,
+                            lambda e, _o: e, [spec.dtype, spec.dtype])
+
+
+def _geometry_of(lc):
+    return _geometry(lc.attrs, lc.out.rank - 2)
+
+
+def _lower_conv(lc, x, w):
+    sx, sw = lc.ins
+    stride, dilation, lo, hi, groups = _geometry_of(lc)
+    out = lc.out
+    kernel, spatial = sw.shape[2:], out.shape[2:]
+    xp = _pad(x, sx, lo, hi)
+    padded = TensorSpec(sx.shape[:2] + tuple(n + a + b for n, a, b in
+                                             zip(sx.shape[2:], lo, hi)), sx.dtype)
+    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, False, "gcknp")
+    og, ckk, npix = out.shape[1] // groups, rules.prod(sw.shape[1:]), sx.shape[0] * rules.prod(spatial)
+    wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
+    acc = _accumulator(out.dtype)
+    c = _contract(wm, col, (groups, og, ckk, npix), sx.dtype, acc)
+    return _to_output(c, acc, out, groups, sx.shape[0], spatial)
+
+
+def _lower_input_grad(lc, dy, w):
+    """dx = the stride-1 convolution of dy, dilated by the stride and padded by
+    (K-1)*d - pad_lo, with the kernel flipped and its channel dims swapped."""
+    sdy, sw = lc.ins
+    stride, dilation, lo, _hi, groups = _geometry_of(lc)
+    out = lc.out
+    kernel, spatial = sw.shape[2:], out.shape[2:]
+    reach = [(k - 1) * d for k, d in zip(kernel, dilation)]
+    sizes = tuple(n + e for n, e in zip(spatial, reach))
+    zp = _dilate(dy, sdy, sizes, [e - a for e, a in zip(reach, lo)], stride)
+    zspec = TensorSpec(sdy.shape[:2] + sizes, sdy.dtype)
+    col = _im2col(zp, zspec, groups, kernel, spatial, (1,) * len(kernel), dilation, True,
+                  "gcknp")
+    wt, wt_shape = _regroup(w, sw, groups, "gba")       # (g, Cg, Og, *K)
+    cg, okk = sw.shape[1], (sw.shape[0] // groups) * rules.prod(kernel)
+    wt = lowering.reshape(wt, wt_shape, (groups, cg, okk), sw.dtype)
+    acc = _accumulator(out.dtype)
+    npix = out.shape[0] * rules.prod(spatial)
+    c = _contract(wt, col, (groups, cg, okk, npix), sdy.dtype, acc)
+    return _to_output(c, acc, out, groups, out.shape[0], spatial)
+
+
+def _lower_filter_grad(lc, x, dy):
+    sx, sdy = lc.ins
+    stride, dilation, lo, hi, groups = _geometry_of(lc)
+    out = lc.out
+    kernel, spatial = out.shape[2:], sdy.shape[2:]
+    n, og = sx.shape[0], out.shape[0] // groups
+    xp = _pad(x, sx, lo, hi)
+    padded = TensorSpec(sx.shape[:2] + tuple(a + b + c for a, b, c in
+                                             zip(sx.shape[2:], lo, hi)), sx.dtype)
+    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, False, "gnpck")
+    npix, ckk = n * rules.prod(spatial), rules.prod(out.shape[1:])
+    if n == 1:
+        dym = lowering.reshape(dy, sdy.shape, (groups, og, npix), sdy.dtype)
+    else:
+        dym = lowering.reshape(_channels_first(dy, sdy, groups), (groups, og, n) + spatial,
+                               (groups, og, npix), sdy.dtype)
+    acc = _accumulator(out.dtype)
+    c = _contract(dym, col, (groups, og, npix, ckk), sx.dtype, acc)
+    if acc is not out.dtype:
+        flat = TensorSpec((groups, og, ckk), acc)
+        c = lowering.elementwise([c], [flat], TensorSpec(flat.shape, out.dtype),
+                                 lambda v: lowering.cast_scalar(v, acc, out.dtype))
+    return lowering.reshape(c, (groups, og, ckk), out.shape, out.dtype)
+
+
+# ------------------------------------------------------------------ the ops
+
+def _same_geometry(g, **extra):
+    return dict({n: g.attrs[n] for n in _ATTRS}, **extra)
+
+
+def _conv(g, x, w):
+    return g.emit("ms.conv", x, w, **_same_geometry(g))
+
+
+def _input_grad(g, dy, w, input_shape):
+    return g.emit("ms.conv_input_grad", dy, w, **_same_geometry(g, input_shape=input_shape))
+
+
+def _filter_grad(g, x, dy, kernel_shape):
+    return g.emit("ms.conv_filter_grad", x, dy, **_same_geometry(g, kernel_shape=kernel_shape))
+
+
+_DOC_ATTRS = ("stride, dilation, pad_lo, pad_hi per spatial dim, groups")
+
+define("ms.conv", ["x", "weight"], _conv_infer, attrs=_ATTRS, signature=("T", "T"),
+       dtypes=dt.FLOATS, lower=_lower_conv,
+       grad=each(lambda g, d: _input_grad(g, d, g.y, g.in_specs[0].shape),
+                 lambda g, d: _filter_grad(g, g.x, d, g.in_specs[1].shape)),
+       doc="N-D convolution of x (N, C, *spatial) by weight (O, C/groups, *kernel) "
+           f"(MindSpore Conv1D/2D/3D, NCHW): {_DOC_ATTRS}; float16 and bfloat16 accumulate "
+           "in float32")
+
+define("ms.conv_input_grad", ["dy", "weight"], _input_grad_infer,
+       attrs={**_ATTRS, "input_shape": "ints"}, signature=("T", "T"), dtypes=dt.FLOATS,
+       lower=_lower_input_grad,
+       grad=each(lambda g, d: _conv(g, d, g.y),
+                 lambda g, d: _filter_grad(g, d, g.x, g.in_specs[1].shape)),
+       doc="the gradient of ms.conv with respect to its input, of shape input_shape (the "
+           "transposed convolution of dy by weight; MindSpore Conv2DBackpropInput)")
+
+define("ms.conv_filter_grad", ["x", "dy"], _filter_grad_infer,
+       attrs={**_ATTRS, "kernel_shape": "ints"}, signature=("T", "T"), dtypes=dt.FLOATS,
+       lower=_lower_filter_grad,
+       grad=each(lambda g, d: _input_grad(g, g.y, d, g.in_specs[0].shape),
+                 lambda g, d: _conv(g, g.x, d)),
+       doc="the gradient of ms.conv with respect to its weight, of shape kernel_shape "
+           "(MindSpore Conv2DBackpropFilter)")

@@ -176,6 +176,64 @@ def _ints_ref(x, y):
     return [x + y, x * y, np.maximum(x, y), -x, np.abs(x), x < y, x.sum(axis=1, dtype=x.dtype)]
 
 
+# Convolutions: one geometry per case (stride, dilation, pad_lo, pad_hi, groups).
+def _geom(stride, dilation, lo, hi, groups):
+    return dict(stride=stride, dilation=dilation, pad_lo=lo, pad_hi=hi, groups=groups)
+
+
+def conv_ref(x, w, g):
+    """Direct float64 convolution (NC + spatial), summing over the kernel offsets."""
+    x, w = f64(x), f64(w)
+    r = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(g["pad_lo"], g["pad_hi"])))
+    kernel, groups = w.shape[2:], g["groups"]
+    s, d = g["stride"], g["dilation"]
+    out = [(xp.shape[2 + i] - (kernel[i] - 1) * d[i] - 1) // s[i] + 1 for i in range(r)]
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for k in np.ndindex(*kernel):
+        win = xp[(slice(None), slice(None)) + tuple(
+            slice(k[i] * d[i], k[i] * d[i] + (out[i] - 1) * s[i] + 1, s[i]) for i in range(r))]
+        for j in range(groups):
+            y[:, j * og:(j + 1) * og] += np.einsum(
+                "oc,nc...->no...", w[(slice(j * og, (j + 1) * og), slice(None)) + k],
+                win[:, j * cg:(j + 1) * cg])
+    return y
+
+
+def _conv_case(name, xs, ws, geom):
+    """Forward and both gradients (with a fixed cotangent dy = the forward's result)."""
+    def body(x, w, dy):
+        return [op("ms.conv", x, w, **geom),
+                op("ms.conv_input_grad", dy, w, input_shape=xs, **geom),
+                op("ms.conv_filter_grad", x, dy, kernel_shape=ws, **geom)]
+
+    def ref(x, w, dy):
+        y = conv_ref(x, w, geom)
+        # the gradients as derivatives of <conv(x, w), dy>: linear maps, exact by unit basis
+        dx = np.zeros(xs)
+        for i in np.ndindex(*xs):
+            e = np.zeros(xs)
+            e[i] = 1
+            dx[i] = (conv_ref(e, w, geom) * dy).sum()
+        dw = np.zeros(ws)
+        for i in np.ndindex(*ws):
+            e = np.zeros(ws)
+            e[i] = 1
+            dw[i] = (conv_ref(x, e, geom) * dy).sum()
+        return [y.astype(np.float32), dx.astype(np.float32), dw.astype(np.float32)]
+    ys = conv_ref(np.zeros(xs), np.zeros(ws), geom).shape
+    return Case(name, [spec(xs, "float32"), spec(ws, "float32"), spec(ys, "float32")], body,
+                ref, tol={"float32": (1e-4, 1e-4)})
+
+
+CONV_CHECKS = [
+    _conv_case("conv2d_f32", (2, 3, 7, 6), (4, 3, 3, 2), _geom((2, 1), (1, 2), (1, 0), (1, 2), 1)),
+    _conv_case("conv2d_grouped_f32", (1, 4, 5, 5), (6, 2, 3, 3),
+               _geom((1, 1), (1, 1), (1, 1), (1, 1), 2)),
+    _conv_case("conv1d_f32", (2, 2, 9), (3, 2, 3), _geom((2,), (1,), (2,), (0,), 1)),
+]
+
 CHECKS = [
     Case("chain_f32", [spec((1000, 37), "float32"), spec((37,), "float32")], _chain, _chain_ref),
     Case("chain_f16", [spec((513, 64), "float16"), spec((64,), "float16")], _chain, _chain_ref),
@@ -230,7 +288,7 @@ CHECKS = [
     Case("constant_add", [spec((2, 3), "float32")],
          lambda x: op("ms.add", x, constant(np.arange(6, dtype=np.float32).reshape(2, 3))),
          lambda x: [x + np.arange(6, dtype=np.float32).reshape(2, 3)]),
-]
+] + CONV_CHECKS
 
 # Timed workloads (references in gpu_check.py, which runs without the compiler):
 # (module, minimum bytes moved per call, floating-point operations per call).

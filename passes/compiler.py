@@ -17,6 +17,7 @@ entry (artifact.link_shared).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -166,21 +167,26 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         exe_cache.store_later(key, exe, entry_manifest(sig, target))
     if os.environ.get("MSCC_TIME_REPORT"):
         print(time_report(sig.name, exe.compile_times), file=sys.stderr)
+        print(pass_report(sig.name, exe.pass_times), file=sys.stderr)
     return exe
 
 
 def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
     """The CPU pipeline through `llvm`, then the ExecutionEngine; the executable's
-    `compile_times` holds the seconds of every stage and of the machine code."""
+    `compile_times` holds the seconds of every stage and of the machine code, and under
+    MSCC_TIME_REPORT `pass_times` those of every pass, in order ((name, seconds) pairs)."""
     from ..runtime.cpu import CpuExecutable
-    times = {}
+    times, passes = {}, []
+    # Timing every pass runs each upstream pass in a PassManager of its own: only on request.
+    on_pass = (lambda step, t: passes.append((step.name, t))) if os.environ.get(
+        "MSCC_TIME_REPORT") else None
     pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after,
-                          on_stage=times.__setitem__)
+                          on_stage=times.__setitem__, on_pass=on_pass)
     t0 = time.perf_counter()
     with module.context:
         exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
-    exe.compile_times = times
+    exe.compile_times, exe.pass_times = times, passes
     return exe
 
 
@@ -196,3 +202,10 @@ def time_report(entry, times) -> str:
     total = sum(times.values())
     parts = ", ".join(f"{name} {t * 1e3:.1f}" for name, t in times.items())
     return f"mscc: compiled '{entry}' in {total * 1e3:.1f} ms ({parts})"
+
+
+def pass_report(entry, pass_times) -> str:
+    """Times of one entry's passes in pipeline order, in ms, options left out (printed after
+    time_report under MSCC_TIME_REPORT=1)."""
+    parts = ", ".join(f"{re.sub(r'{[^{}]*}', '', name)} {t * 1e3:.1f}" for name, t in pass_times)
+    return f"mscc: passes of '{entry}' ({parts})"

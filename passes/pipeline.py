@@ -176,12 +176,14 @@ def stage_steps(target="cpu") -> list[tuple[str, list[Step]]]:
 
 # ------------------------------------------------------------------ running
 
-def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
+def run_steps(module: ir.Module, steps, *, after_each=None, stage=None, on_pass=None):
     """Run steps in order; consecutive upstream steps share one PassManager unless
-    `after_each(step, module)` wants to see the IR after every step.
+    `after_each(step, module)` wants to see the IR after every step, or `on_pass(step,
+    seconds)` wants the time of every step (MSCC_TIME_REPORT).
 
     Raises CompileError with the located diagnostics on failure."""
     ctx = module.context
+    one_by_one = after_each is not None or on_pass is not None
     with DiagnosticCapture(ctx) as capture:
         pending: list[Step] = []
 
@@ -190,11 +192,15 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
                 return
             pm = passmanager.PassManager.parse(
                 "builtin.module(" + ",".join(s.text for s in pending) + ")", context=ctx)
+            t0 = time.perf_counter()
             try:
                 pm.run(module.operation)
             except ir.MLIRError as e:
                 capture.add_error(e)
                 raise CompileError(capture.errors or capture.diagnostics, stage) from None
+            else:
+                if on_pass:  # one step pending: one_by_one flushes each
+                    on_pass(pending[0], time.perf_counter() - t0)
             finally:
                 if after_each:
                     for s in pending:
@@ -204,10 +210,11 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
         for step in steps:
             if step.mscc_pass is None:
                 pending.append(step)
-                if after_each:
+                if one_by_one:
                     flush()
                 continue
             flush()
+            t0 = time.perf_counter()
             try:
                 with ctx, ir.Location.unknown():
                     step.mscc_pass.run(module.operation)
@@ -216,6 +223,8 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None):
             except ir.MLIRError as e:
                 capture.add_error(e)
                 raise CompileError(capture.errors, stage) from None
+            if on_pass:
+                on_pass(step, time.perf_counter() - t0)
             if after_each:
                 after_each(step, module)
         flush()
@@ -242,16 +251,17 @@ def stages_between(target: str, start_after: str | None, stop_after: str) -> lis
 
 
 def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=None,
-                 start_after=None, on_stage=None):
+                 start_after=None, on_stage=None, on_pass=None):
     """The pipeline driver: run the stages after `start_after` (None: from the beginning)
     through `stop_after` (see stages_between). `after_each(step, module)` sees the IR after
-    every pass; `on_stage(name, seconds)` is told how long each stage took. Returns the
-    module (changed in place); raises CompileError at the first failing pass."""
+    every pass; `on_stage(name, seconds)` is told how long each stage took, `on_pass(step,
+    seconds)` each pass. Returns the module (changed in place); raises CompileError at the
+    first failing pass."""
     steps = dict(TARGET_STAGES[target]) if target in TARGET_STAGES else {}
     for name in stages_between(target, start_after, stop_after):
         t0 = time.perf_counter()
         run_steps(module, [parse_step(s) for s in steps[name]], after_each=after_each,
-                  stage=name)
+                  stage=name, on_pass=on_pass)
         if on_stage is not None:
             on_stage(name, time.perf_counter() - t0)
     return module

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
+import time
 import weakref
 
 import numpy as np
@@ -244,7 +246,11 @@ class JitFunction:
 
     def _compile(self, args, leaves, key):
         from ..passes.compiler import compile_module
+        t0 = time.perf_counter()
         tr, out_tree, tensor_leaves, n_out = self.trace(args, leaves)
+        if os.environ.get("MSCC_TIME_REPORT"):  # the stage before the compiler's own report
+            print(f"mscc: traced '{tr.name}' in {(time.perf_counter() - t0) * 1e3:.1f} ms",
+                  file=sys.stderr)
         exe = compile_module(tr.module, tr.name, target=key[1])
         self.compile_count += 1
         writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]

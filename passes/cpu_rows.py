@@ -68,10 +68,33 @@ def _root(value):
     return None
 
 
+def _reads_by_position(op) -> bool:
+    """Whether the body of a linalg op reads the row loop's index (linalg.index 0) or loads
+    from a buffer (a gather: pooling gradients, gather, one_hot, random_uniform's counters).
+    A tile's copy of the op would see row indices relative to the tile, and the run's
+    analysis does not see a buffer the body loads from: such an op is not a row op."""
+    found = []
+
+    def visit(inner):
+        name = inner.operation.name
+        if name == "memref.load" or (name == "linalg.index"
+                                     and ir.IntegerAttr(inner.attributes["dim"]).value == 0):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner.operation.walk(visit)
+                if found:
+                    return True
+    return False
+
+
 def _row_access(op):
     """For a row op: (R, [(operand index, value, row_local)]) or None."""
     ranges = loop_ranges(op)
-    if ranges is None:
+    if ranges is None or _reads_by_position(op):
         return None
     sizes, kinds = ranges
     if not sizes or kinds[0] != PARALLEL or sizes[0] < 2:

@@ -141,3 +141,39 @@ func.func @column_sum_needs_all_rows(%x: memref<64x1024xf32>, %y: memref<64x1024
   }
   return
 }
+
+// -----
+
+// Not tiled: ops whose body loads from a buffer (a gather at computed rows: pooling
+// gradients, ms.gather) or reads the row loop's index (random counters, one_hot) would see
+// row indices relative to the tile in a tile's copy, and the run cannot see the loaded buffer.
+// CHECK-LABEL: func.func @gather_and_row_index_are_not_row_ops(
+// CHECK-NOT:     scf.for
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gather_and_row_index_are_not_row_ops(%x: memref<64x1024xf32>, %t: memref<64x1024xf32>, %y: memref<64x1024xf32>, %z: memref<64x1024xf32>) {
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : memref<64x1024xf32>) outs(%y : memref<64x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %v = memref.load %t[%r, %c] : memref<64x1024xf32>
+    %0 = arith.mulf %in, %v : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%y, %x : memref<64x1024xf32>, memref<64x1024xf32>) outs(%z : memref<64x1024xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %r = linalg.index 0 : index
+    %i = arith.index_cast %r : index to i32
+    %f = arith.sitofp %i : i32 to f32
+    %0 = arith.mulf %in, %f : f32
+    %1 = arith.addf %0, %in2 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%z : memref<64x1024xf32>) outs(%y : memref<64x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

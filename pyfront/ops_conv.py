@@ -20,7 +20,7 @@ PAD_MODES = ("same", "valid", "pad")
 
 def ints(value, rank, what, low=1):
     """`value` (an int, or a tuple of `rank` ints) as a tuple of `rank` ints >= low."""
-    vals = (value,) * rank if isinstance(value, int) else tuple(value)
+    vals = tuple(value) if isinstance(value, (tuple, list)) else (value,) * rank
     if len(vals) != rank or any(not isinstance(v, int) or isinstance(v, bool) or v < low
                                 for v in vals):
         kind = "positive" if low == 1 else "non-negative"
@@ -103,7 +103,10 @@ def transposed_sizes(sizes, kernel, stride, dilation, pad_mode, padding, output_
         lo, hi = pads("same", 0, out, kernel, stride, dilation)
         return out, lo, hi
     lo, hi = pads(pad_mode, padding, sizes, kernel, stride, dilation)
-    out = tuple((n - 1) * s + (k - 1) * d + 1 - a - b + e for n, k, s, d, a, b, e in
+    # (n - 1) * s + span - pads; "valid" is never shorter than n * s (MindSpore's, where the
+    # stride exceeds the dilated kernel: the rows no window reads get zeros)
+    out = tuple(max((n - 1) * s + (k - 1) * d + 1, n * s if pad_mode == "valid" else 0)
+                - a - b + e for n, k, s, d, a, b, e in
                 zip(sizes, kernel, stride, dilation, lo, hi, extra))
     if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
         raise ValueError(f"output_padding {extra} must be smaller than the stride or the "

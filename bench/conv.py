@@ -175,6 +175,7 @@ def main(argv=None):
     if args.worker:
         name, impl, out_dir = args.worker
         return worker(name, impl, args.small, args.repeat, out_dir)
+    import shutil
     import tempfile
     impls = ["mscc"] + (["torch"] if harness.installed("torch") else [])
     if "torch" not in impls:
@@ -193,6 +194,7 @@ def main(argv=None):
         check = agreement(kind, name, rows, out_dir)
         table.append(row_cells(title, rows, check))
         record.append({"name": name, "title": title, "check": check, **rows})
+    shutil.rmtree(out_dir, ignore_errors=True)  # the forward outputs, compared above
     report(table, record, args)
 
 

@@ -270,12 +270,25 @@ def _split_ragged_edges(fn, nr, scripts):
                                              lambda: split_script(dim, chunk)), "matmul split")
 
 
-def _tile_products(fn, nr, scripts):
-    """Thread, cache and register tiles for every matmul and packed product."""
+def _called_in_parallel(module, fn) -> bool:
+    """Whether `fn` is called from inside an scf.forall (a convolution's loop over images):
+    its caller's threads already share the work, so its own loops stay sequential."""
+    for call in _calls_of(module, fn):
+        parent = call.parent
+        while parent is not None and parent.name != "func.func":
+            if parent.name == "scf.forall":
+                return True
+            parent = parent.parent
+    return False
+
+
+def _tile_products(fn, nr, scripts, threaded=True):
+    """Thread (when `threaded`), cache and register tiles for every matmul and packed
+    product."""
     for mm in ops_of_kind(fn, "linalg.matmul"):
         m, n, k = matmul_ranges(mm)
         tiles = (_largest_tile(m, MR, MC), _largest_tile(n, nr, NC), min(k, KC),
-                 min(m, MR), min(n, nr), 2 * m * n * k >= MIN_PARALLEL_FLOPS)
+                 min(m, MR), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
         apply_script(mm, scripts.get(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
                      "matmul tiling")
     for gen in _packed_products(fn):
@@ -283,7 +296,7 @@ def _tile_products(fn, nr, scripts):
         tiles = (_largest_tile(m, MR, MC),
                  _largest_tile(strips * strip_width, strip_width, NC) // strip_width,
                  min(k, KC), min(m, MR), strip_width,
-                 2 * m * strips * strip_width * k >= MIN_PARALLEL_FLOPS)
+                 threaded and 2 * m * strips * strip_width * k >= MIN_PARALLEL_FLOPS)
         apply_script(gen, scripts.get(("packed",) + tiles, lambda: tile_packed_script(*tiles)),
                      "matmul tiling")
 
@@ -318,6 +331,6 @@ class CpuMatmulSchedule(ModulePass):
                 if _should_pack(mm, nr):
                     pack_b(module, fn, mm, nr)
             _split_ragged_edges(fn, nr, scripts)
-            _tile_products(fn, nr, scripts)
+            _tile_products(fn, nr, scripts, threaded=not _called_in_parallel(module, fn))
             _tile_epilogues(fn, scripts)
             apply_script(fn, scripts.get("vectorize", vectorize_script), "matmul vectorization")

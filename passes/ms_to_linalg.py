@@ -86,8 +86,11 @@ class ConvertMsToLinalg(ModulePass):
     # each row where its index says) or "reduction" (pure linalg, every output reduces over
     # all rows: for targets whose host code must stay straight-line, as CUDA's launch plans).
     # ms.cumsum follows the same choice: a loop over its axis, or one masked reduction.
-    options = {"scatter": "loops"}
-    choices = {"scatter": ("loops", "reduction")}
+    # How convolutions of a batch of images lower (dialects/ops/conv.py): "per-image" (an
+    # scf.forall over the images, each one's im2col used while in cache) or "batched" (one
+    # im2col and one product for the batch: straight-line host code, as CUDA needs).
+    options = {"scatter": "loops", "conv": "per-image"}
+    choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched")}
 
     def run(self, module):
         for fn in functions(module):

@@ -70,7 +70,7 @@ CUDA_CHIP = "sm_90"
 CUDA_FEATURES = "+ptx80"
 
 _CUDA_STAGES = _FRONT_STAGES + (
-    ("linalg", ("convert-ms-to-linalg{scatter=reduction}", "ms-outline-matmul{epilogues=false}",
+    ("linalg", ("convert-ms-to-linalg{scatter=reduction conv=batched}", "ms-outline-matmul{epilogues=false}",
                 "canonicalize", "cse")),
     _bufferize(),
     # Matmul kernel functions are scheduled while still isolated, then everything is inlined

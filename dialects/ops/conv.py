@@ -15,7 +15,9 @@ CUDA matmul schedules tile it, or a batched generic over the groups) and one cop
 output layout: three kernels per convolution whatever the kernel size, where composing it from
 ms ops took one matmul per kernel offset.
 """
-from ..lazy import ir, linalg, tensor
+from typing import NamedTuple
+
+from ..lazy import ir, linalg, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
@@ -237,20 +239,74 @@ def _geometry_of(lc):
     return _geometry(lc.attrs, lc.out.rank - 2)
 
 
+class _Windows(NamedTuple):
+    """Which windows an im2col gathers: of the input made ready by `prepare(value, spec) ->
+    (value, spec)` (padded, or dilated and padded), `kernel`-sized, one per output position
+    of `spatial`, with `stride` and `dilation`, the kernel flipped or not."""
+    prepare: object
+    kernel: tuple
+    spatial: tuple
+    stride: tuple
+    dilation: tuple
+    flip: bool
+
+
+def _image_product(x, sx, wm, win: _Windows, groups, acc, out: TensorSpec):
+    """out[n] = wm (g, M, K) @ the windows of image n, for the images of x at once."""
+    xp, padded = win.prepare(x, sx)
+    col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
+                  win.flip, "gcknp")
+    g, m, k = ir.RankedTensorType(wm.type).shape
+    npix = sx.shape[0] * rules.prod(win.spatial)
+    return _contract(wm, col, (g, m, k, npix), sx.dtype, acc)
+
+
+def _windows_product(lc, x, sx, wm, win: _Windows, groups):
+    """The (N, g*M, *spatial) result of wm times the windows of every image: with one group
+    and several images, an scf.forall over the images (threads take whole images, and each
+    image's im2col matrix is used while it is in cache: the batch's would be K times the
+    input, written and read back through memory); otherwise one product for the batch."""
+    out, acc = lc.out, _accumulator(lc.out.dtype)
+    n = sx.shape[0]
+    if groups > 1 or n == 1 or lc.options.get("conv") != "per-image":
+        c = _image_product(x, sx, wm, win, groups, acc, out)
+        return _to_output(c, acc, out, groups, n, win.spatial)
+    m, npix = out.shape[1], rules.prod(win.spatial)
+    per_image = TensorSpec((1, m, npix), out.dtype)
+    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(TensorSpec((n, m, npix),
+                                                                             out.dtype))])
+    body = loop.regions[0].blocks[0]
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    with ir.InsertionPoint(body):
+        i, shared = body.arguments
+        one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
+        xi = tensor.extract_slice(tensor_type(one, storage=True), x, [i], [], [],
+                                  [dyn] + [0] * (sx.rank - 1), list(one.shape), [1] * sx.rank)
+        c = _image_product(xi, one, wm, win, 1, acc, out)
+        if acc is not out.dtype:
+            c = lowering.elementwise([c], [TensorSpec(per_image.shape, acc)], per_image,
+                                     lambda v: lowering.cast_scalar(v, acc, out.dtype))
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
+            tensor.parallel_insert_slice(c, shared, [i], [], [], [dyn, 0, 0],
+                                         list(per_image.shape), [1, 1, 1])
+    return lowering.reshape(loop.results[0], (n, m, npix), out.shape, out.dtype)
+
+
+def _padded(lo, hi):
+    def prepare(v, spec):
+        shape = spec.shape[:2] + tuple(n + a + b for n, a, b in zip(spec.shape[2:], lo, hi))
+        return _pad(v, spec, lo, hi), TensorSpec(shape, spec.dtype)
+    return prepare
+
+
 def _lower_conv(lc, x, w):
     sx, sw = lc.ins
     stride, dilation, lo, hi, groups = _geometry_of(lc)
-    out = lc.out
-    kernel, spatial = sw.shape[2:], out.shape[2:]
-    xp = _pad(x, sx, lo, hi)
-    padded = TensorSpec(sx.shape[:2] + tuple(n + a + b for n, a, b in
-                                             zip(sx.shape[2:], lo, hi)), sx.dtype)
-    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, False, "gcknp")
-    og, ckk, npix = out.shape[1] // groups, rules.prod(sw.shape[1:]), sx.shape[0] * rules.prod(spatial)
+    og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
-    acc = _accumulator(out.dtype)
-    c = _contract(wm, col, (groups, og, ckk, npix), sx.dtype, acc)
-    return _to_output(c, acc, out, groups, sx.shape[0], spatial)
+    win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation, False)
+    return _windows_product(lc, x, sx, wm, win, groups)
 
 
 def _lower_input_grad(lc, dy, w):
@@ -258,21 +314,18 @@ def _lower_input_grad(lc, dy, w):
     (K-1)*d - pad_lo, with the kernel flipped and its channel dims swapped."""
     sdy, sw = lc.ins
     stride, dilation, lo, _hi, groups = _geometry_of(lc)
-    out = lc.out
-    kernel, spatial = sw.shape[2:], out.shape[2:]
+    kernel, spatial = sw.shape[2:], lc.out.shape[2:]
     reach = [(k - 1) * d for k, d in zip(kernel, dilation)]
     sizes = tuple(n + e for n, e in zip(spatial, reach))
-    zp = _dilate(dy, sdy, sizes, [e - a for e, a in zip(reach, lo)], stride)
-    zspec = TensorSpec(sdy.shape[:2] + sizes, sdy.dtype)
-    col = _im2col(zp, zspec, groups, kernel, spatial, (1,) * len(kernel), dilation, True,
-                  "gcknp")
+
+    def prepare(v, spec):
+        zp = _dilate(v, spec, sizes, [e - a for e, a in zip(reach, lo)], stride)
+        return zp, TensorSpec(spec.shape[:2] + sizes, spec.dtype)
     wt, wt_shape = _regroup(w, sw, groups, "gba")       # (g, Cg, Og, *K)
-    cg, okk = sw.shape[1], (sw.shape[0] // groups) * rules.prod(kernel)
-    wt = lowering.reshape(wt, wt_shape, (groups, cg, okk), sw.dtype)
-    acc = _accumulator(out.dtype)
-    npix = out.shape[0] * rules.prod(spatial)
-    c = _contract(wt, col, (groups, cg, okk, npix), sdy.dtype, acc)
-    return _to_output(c, acc, out, groups, out.shape[0], spatial)
+    okk = (sw.shape[0] // groups) * rules.prod(kernel)
+    wt = lowering.reshape(wt, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
+    win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation, True)
+    return _windows_product(lc, dy, sdy, wt, win, groups)
 
 
 def _lower_filter_grad(lc, x, dy):

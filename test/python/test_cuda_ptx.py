@@ -90,6 +90,17 @@ def fused():
     return [spec((64, 128), "float32"), spec((128, 32), "float32"), spec((32,), "float32")], body
 
 
+def convolution(d, groups):
+    """ms.conv and both gradient ops (one group: a matmul kernel; several: the batched
+    generic), strided, dilated and asymmetrically padded."""
+    geom = dict(stride=(2, 1), dilation=(1, 2), pad_lo=(1, 0), pad_hi=(0, 2), groups=groups)
+    xs, ws, ys = (2, 4, 7, 6), (6, 4 // groups, 3, 2), (2, 6, 3, 6)
+    return ([spec(xs, d.name), spec(ws, d.name), spec(ys, d.name)],
+            lambda x, w, dy: [op("ms.conv", x, w, **geom),
+                              op("ms.conv_input_grad", dy, w, input_shape=xs, **geom),
+                              op("ms.conv_filter_grad", x, dy, kernel_shape=ws, **geom)])
+
+
 FAMILIES = (
     [pytest.param(*elementwise(d), id=f"elementwise-{d.name}") for d in ALL]
     + [pytest.param([spec((5, 6), "float32"), spec((5, 6), "int8"), spec((5, 6), "bool")],
@@ -110,6 +121,8 @@ FAMILIES = (
                                     transpose_b=False), id="batch_matmul"),
        pytest.param(*data_movement(), id="data-movement"),
        pytest.param(*fused(), id="fused")]
+    + [pytest.param(*convolution(d, groups), id=f"conv-{d.name}-groups{groups}")
+       for d, groups in ((dt.float32, 1), (dt.float32, 2), (dt.float16, 1))]
 )
 
 
@@ -120,7 +133,8 @@ def test_families_cover_every_lowered_op():
         "ms.reshape", "ms.transpose", "ms.broadcast_to", "ms.expand_dims", "ms.concat",
         "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
         "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
-        "ms.reduce_prod", "ms.cumsum", "ms.constant", "ms.fused"}
+        "ms.reduce_prod", "ms.cumsum", "ms.constant", "ms.fused", "ms.conv",
+        "ms.conv_input_grad", "ms.conv_filter_grad"}
     # Ops that lower to views or copies only (no kernel of their own).
     views = {"ms.squeeze", "ms.assign"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}

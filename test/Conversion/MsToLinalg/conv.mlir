@@ -1,0 +1,159 @@
+// ms.conv lowers to the zero-padded input (a fill and an insert_slice), one im2col gather (a
+// parallel linalg.generic whose input map is the window map: spatial p*stride + k*dilation,
+// channel g*Cg + c), one contraction (a linalg.matmul for one group, a batched generic over
+// the groups otherwise) and a copy into the output layout. ms.conv_input_grad gathers the
+// windows of dy dilated by the stride (an insert_slice with the stride as its steps) with the
+// kernel flipped (K - 1 - k); ms.conv_filter_grad gathers x's windows in (n, p) x (c, k)
+// order and multiplies dy's (O, N*P) matrix by them.
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// The output is valid IR (re-parsed and verified).
+// RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
+
+// Loops of the gather (g, c, kh, kw, n, oh, ow) = (d0 .. d6): the padded input is read at
+// (n, g*3 + c, oh + kh, ow + kw).
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 3 + d1, d2 + d5, d3 + d6)>
+// CHECK-DAG:   #[[$ID7:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+// CHECK-LABEL: func.func @conv2d_padded(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+// CHECK:         %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x3x10x10xf32>)
+// CHECK:         %[[XP:.+]] = tensor.insert_slice %[[X]] into %[[ZEROS]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x8x8xf32> into tensor<1x3x10x10xf32>
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$WIN]], #[[$ID7]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[XP]] : tensor<1x3x10x10xf32>) outs(%{{.+}} : tensor<1x3x3x3x1x8x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT:      linalg.yield %[[IN]] : f32
+// CHECK:         %[[Y:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x27xf32>, tensor<27x64xf32>) outs(%{{.+}} : tensor<4x64xf32>) -> tensor<4x64xf32>
+// CHECK-NOT:     linalg.matmul
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x1x8x8xf32>) outs(%{{.+}} : tensor<1x1x4x8x8xf32>)
+// CHECK:         return %{{.+}} : tensor<1x4x8x8xf32>
+func.func @conv2d_padded(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Stride 2, dilation 3, no padding: x itself is gathered at (n, g*2 + c, p*2 + k*3), loops
+// (g, c, k, n, p) = (d0 .. d4).
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0 * 2 + d1, d4 * 2 + d2 * 3)>
+// CHECK-LABEL: func.func @conv1d_strided_dilated(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x2x11xf64>, %[[W:.+]]: tensor<5x2x3xf64>) -> tensor<1x5x3xf64>
+// CHECK-NOT:     tensor.insert_slice
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<1x2x11xf64>) outs(%{{.+}} : tensor<1x2x3x1x3xf64>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<5x6xf64>, tensor<6x3xf64>) outs(%{{.+}} : tensor<5x3xf64>)
+// CHECK:         return %{{.+}} : tensor<1x5x3xf64>
+func.func @conv1d_strided_dilated(%x: tensor<1x2x11xf64>, %w: tensor<5x2x3xf64>) -> tensor<1x5x3xf64> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 2>, dilation = array<i64: 3>, pad_lo = array<i64: 0>, pad_hi = array<i64: 0>, groups = 1 : i64} : (tensor<1x2x11xf64>, tensor<5x2x3xf64>) -> tensor<1x5x3xf64>
+  return %0 : tensor<1x5x3xf64>
+}
+
+// -----
+
+// Two groups of 2 input and 3 output channels: the gather's g loop picks the channel block
+// (g*2 + c); the contraction is one generic batched over g: (g, m, n, k), k the reduction.
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
+// CHECK-DAG:   #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG:   #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG:   #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @conv2d_grouped(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+// CHECK:         %[[WM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 3, 18] : tensor<108xf32> into tensor<2x3x18xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x4x5x5xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x3x3xf32>)
+// CHECK:         %[[COLM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 18, 9] : tensor<324xf32> into tensor<2x18x9xf32>
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x3x9xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[WM]], %[[COLM]] : tensor<2x3x18xf32>, tensor<2x18x9xf32>) outs(%[[ACC]] : tensor<2x3x9xf32>)
+// CHECK-NEXT:    ^bb0(%[[P:.+]]: f32, %[[Q:.+]]: f32, %[[O:.+]]: f32):
+// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[P]], %[[Q]]
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[M]]
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return %{{.+}} : tensor<1x6x3x3xf32>
+func.func @conv2d_grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  return %0 : tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// float16: the matmul accumulates in float32, the layout copy rounds once.
+// CHECK-LABEL: func.func @conv2d_f16(
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}} : tensor<1x2x4x4xf16>) outs(%{{.+}} : tensor<1x2x3x3x1x2x2xf16>)
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<3x4xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<3x18xf16>, tensor<18x4xf16>) outs(%[[ACC]] : tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}} : tensor<1x3x1x2x2xf32>) outs(%{{.+}} : tensor<1x1x3x2x2xf16>)
+// CHECK-NEXT:    ^bb0(%[[V:.+]]: f32, %{{.+}}: f16):
+// CHECK-NEXT:      %[[H:.+]] = arith.truncf %[[V]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[H]] : f16
+func.func @conv2d_f16(%x: tensor<1x2x4x4xf16>, %w: tensor<3x2x3x3xf16>) -> tensor<1x3x2x2xf16> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64} : (tensor<1x2x4x4xf16>, tensor<3x2x3x3xf16>) -> tensor<1x3x2x2xf16>
+  return %0 : tensor<1x3x2x2xf16>
+}
+
+// -----
+
+// The gradient of a stride-2 convolution (pad_lo 1) of a 1x3x8x8 input: dy placed every
+// second row and column (steps [1, 1, 2, 2]) at (K-1)*d - pad_lo = 1 into zeros of
+// 8 + 2 rows, then a stride-1 gather with the kernel flipped (2 - k); the weight regrouped
+// as (g, C, O, K) (its channel dims swapped: w[g*4 + o, c, k] at (g, c, o, k)).
+// CHECK-DAG:   #[[$SWAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 4 + d2, d1, d3, d4)>
+// CHECK-DAG:   #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 4 + d1, d5 + -d2 + 2, d6 + -d3 + 2)>
+// CHECK-LABEL: func.func @conv_input_grad(
+// CHECK-SAME:    %[[DY:.+]]: tensor<1x4x4x4xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$SWAP]], #{{.+}}], {{.*}} ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%{{.+}} : tensor<1x3x4x3x3xf32>)
+// CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x10x10xf32>)
+// CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %[[ZEROS]][0, 0, 1, 1] [1, 4, 4, 4] [1, 1, 2, 2] : tensor<1x4x4x4xf32> into tensor<1x4x10x10xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$FLIP]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x10x10xf32>) outs(%{{.+}} : tensor<1x4x3x3x1x8x8xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<3x36xf32>, tensor<36x64xf32>) outs(%{{.+}} : tensor<3x64xf32>)
+// CHECK:         return %{{.+}} : tensor<1x3x8x8xf32>
+func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
+  %0 = "ms.conv_input_grad"(%dy, %w) {stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, input_shape = array<i64: 1, 3, 8, 8>} : (tensor<1x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// Two groups (depthwise, 2 outputs per channel): the batched generic, no matmul.
+// CHECK-DAG:   #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d5 + -d2 + 2, d6 + -d3 + 2)>
+// CHECK-LABEL: func.func @conv_input_grad_grouped(
+// CHECK-SAME:    %[[DY:.+]]: tensor<1x4x3x3xf32>, %[[W:.+]]: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+// CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x4x7x7xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$FLIP]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x7x7xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x5x5xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x1x18xf32>, tensor<2x18x25xf32>) outs(%{{.+}} : tensor<2x1x25xf32>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return %{{.+}} : tensor<1x2x5x5xf32>
+func.func @conv_input_grad_grouped(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32> {
+  %0 = "ms.conv_input_grad"(%dy, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64, input_shape = array<i64: 1, 2, 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+// The weight gradient of a padded stride-2 convolution: the gather's loops are
+// (g, n, oh, ow, c, kh, kw) = (d0 .. d6), reading xpad at (n, g*2 + c, oh*2 + kh, ow*2 + kw);
+// dy (one image) is already the (O, P) matrix: dy (4 x 16) @ windows (16 x 18).
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0 * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
+// CHECK-LABEL: func.func @conv_filter_grad_strided(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x2x7x7xf32>, %[[DY:.+]]: tensor<1x4x4x4xf32>) -> tensor<4x2x3x3xf32>
+// CHECK:         %[[XP:.+]] = tensor.insert_slice %[[X]] into %{{.+}}[0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1] : tensor<1x2x7x7xf32> into tensor<1x2x9x9xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[XP]] : tensor<1x2x9x9xf32>) outs(%{{.+}} : tensor<1x1x4x4x2x3x3xf32>)
+// CHECK:         tensor.collapse_shape %[[DY]] {{.*}} : tensor<1x4x4x4xf32> into tensor<64xf32>
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x18xf32>) outs(%{{.+}} : tensor<4x18xf32>)
+// CHECK:         return %{{.+}} : tensor<4x2x3x3xf32>
+func.func @conv_filter_grad_strided(%x: tensor<1x2x7x7xf32>, %dy: tensor<1x4x4x4xf32>) -> tensor<4x2x3x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 2, 2>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64, kernel_shape = array<i64: 4, 2, 3, 3>} : (tensor<1x2x7x7xf32>, tensor<1x4x4x4xf32>) -> tensor<4x2x3x3xf32>
+  return %0 : tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// Two images: dy is copied channels first, (g, O, N, P), so that its matrix is (O, N*P).
+// CHECK-DAG:   #[[$CF:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d0 * 4 + d1, d3, d4)>
+// CHECK-LABEL: func.func @conv_filter_grad_batch(
+// CHECK-SAME:    %[[X:.+]]: tensor<2x3x6x6xf32>, %[[DY:.+]]: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : tensor<2x3x6x6xf32>) outs(%{{.+}} : tensor<1x2x4x4x3x3x3xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$CF]], #{{.+}}], {{.*}} ins(%[[DY]] : tensor<2x4x4x4xf32>) outs(%{{.+}} : tensor<1x4x2x4x4xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32x27xf32>) outs(%{{.+}} : tensor<4x27xf32>)
+// CHECK:         return %{{.+}} : tensor<4x3x3x3xf32>
+func.func @conv_filter_grad_batch(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, kernel_shape = array<i64: 4, 3, 3, 3>} : (tensor<2x3x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}

@@ -17,7 +17,7 @@ ms ops took one matmul per kernel offset.
 """
 from typing import NamedTuple
 
-from ..lazy import ir, linalg, scf, tensor
+from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
@@ -122,9 +122,9 @@ def _pad(v, spec: TensorSpec, lo, hi):
                                [0, 0, *lo], list(spec.shape), [1] * len(shape))
 
 
-def _im2col(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, flip, order):
+def _im2col(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, order):
     """The windows of xp (N, groups*Cg, *padded): col[g, c, k..., n, p...] = xp[n, g*Cg + c,
-    p*s + k'*d] with k' = k, or K-1-k when `flip`. `order` (the five loop names "g", "c",
+    p*s + k*d]. `order` (the five loop names "g", "c",
     "k", "n", "p", "g" first) is the result's layout, returned as the matrices
     (g, order[1] x order[2], order[3] x order[4])."""
     cg = spec.shape[1] // groups
@@ -135,8 +135,7 @@ def _im2col(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, flip, o
         loops[name] = list(range(dims, dims + len(sizes[name])))
         dims += len(sizes[name])
     g, c, n = D(loops["g"][0]), D(loops["c"][0]), D(loops["n"][0])
-    window = [D(p) * s + (((K - 1) - D(k)) if flip else D(k)) * d
-              for p, k, K, s, d in zip(loops["p"], loops["k"], kernel, stride, dilation)]
+    window = [D(p) * s + D(k) * d for p, k, s, d in zip(loops["p"], loops["k"], stride, dilation)]
     in_map = lowering.affine_map(dims, [n, g * cg + c] + window)
     shape = sum((sizes[name] for name in order), ())
     col = lowering.generic([xp], [lowering.empty(TensorSpec(shape, spec.dtype))],
@@ -207,20 +206,23 @@ def _dilate(dy, spec: TensorSpec, sizes, begin, stride):
                                [1, 1, *stride])
 
 
-def _regroup(v, spec: TensorSpec, groups, order):
-    """A copy of v (A, B, *rest), its dim A split as (groups, A/groups), in the layout
-    (g, a, b, rest) for order "gab" or (g, b, a, rest) for "gba": the per-group matrices the
-    contractions read."""
-    a, b, rest = spec.shape[0] // groups, spec.shape[1], spec.shape[2:]
-    r = len(rest)
-    dims = 3 + r
-    g_, first, second = D(0), D(1), D(2)
-    ga, bb = (first, second) if order == "gab" else (second, first)
-    in_map = lowering.affine_map(dims, [g_ * a + ga, bb] + [D(3 + i) for i in range(r)])
-    shape = (groups,) + ((a, b) if order == "gab" else (b, a)) + rest
-    return lowering.generic([v], [lowering.empty(TensorSpec(shape, spec.dtype))],
-                            [in_map, lowering.identity_map(dims)], ["parallel"] * dims,
-                            lambda e, _o: e, [spec.dtype, spec.dtype]), shape
+def _flipped_per_group(w, spec: TensorSpec, groups):
+    """wt[g, c, o, k...] = w[g*Og + o, c, K-1-k...]: the weight of the transposed
+    convolution, channel dims swapped per group and the kernel reversed. A gather (indices
+    computed in the body): an indexing map with a negative coefficient cannot be tiled."""
+    og, cg, kernel = spec.shape[0] // groups, spec.shape[1], spec.shape[2:]
+    shape = (groups, cg, og) + kernel
+    index = ir.IndexType.get()
+
+    def body(_out):
+        at = [linalg.IndexOp(i).result for i in range(len(shape))]
+        c = lambda v: arith.constant(index, v)  # noqa: E731
+        coords = [arith.addi(arith.muli(at[0], c(og)), at[2]), at[1]]
+        coords += [arith.subi(c(k - 1), at[3 + i]) for i, k in enumerate(kernel)]
+        return lowering.to_compute(tensor.extract(w, coords), spec.dtype)
+    out = TensorSpec(shape, spec.dtype)
+    return lowering.generic([], [lowering.empty(out)], [lowering.identity_map(len(shape))],
+                            ["parallel"] * len(shape), body, [spec.dtype]), shape
 
 
 def _channels_first(dy, spec: TensorSpec, groups):
@@ -242,20 +244,19 @@ def _geometry_of(lc):
 class _Windows(NamedTuple):
     """Which windows an im2col gathers: of the input made ready by `prepare(value, spec) ->
     (value, spec)` (padded, or dilated and padded), `kernel`-sized, one per output position
-    of `spatial`, with `stride` and `dilation`, the kernel flipped or not."""
+    of `spatial`, with `stride` and `dilation`."""
     prepare: object
     kernel: tuple
     spatial: tuple
     stride: tuple
     dilation: tuple
-    flip: bool
 
 
 def _image_product(x, sx, wm, win: _Windows, groups, acc, out: TensorSpec):
     """out[n] = wm (g, M, K) @ the windows of image n, for the images of x at once."""
     xp, padded = win.prepare(x, sx)
     col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
-                  win.flip, "gcknp")
+                  "gcknp")
     g, m, k = ir.RankedTensorType(wm.type).shape
     npix = sx.shape[0] * rules.prod(win.spatial)
     return _contract(wm, col, (g, m, k, npix), sx.dtype, acc)
@@ -305,7 +306,7 @@ def _lower_conv(lc, x, w):
     stride, dilation, lo, hi, groups = _geometry_of(lc)
     og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
-    win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation, False)
+    win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation)
     return _windows_product(lc, x, sx, wm, win, groups)
 
 
@@ -321,10 +322,10 @@ def _lower_input_grad(lc, dy, w):
     def prepare(v, spec):
         zp = _dilate(v, spec, sizes, [e - a for e, a in zip(reach, lo)], stride)
         return zp, TensorSpec(spec.shape[:2] + sizes, spec.dtype)
-    wt, wt_shape = _regroup(w, sw, groups, "gba")       # (g, Cg, Og, *K)
+    wt, wt_shape = _flipped_per_group(w, sw, groups)       # (g, Cg, Og, *K)
     okk = (sw.shape[0] // groups) * rules.prod(kernel)
     wt = lowering.reshape(wt, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
-    win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation, True)
+    win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation)
     return _windows_product(lc, dy, sdy, wt, win, groups)
 
 
@@ -337,7 +338,7 @@ def _lower_filter_grad(lc, x, dy):
     xp = _pad(x, sx, lo, hi)
     padded = TensorSpec(sx.shape[:2] + tuple(a + b + c for a, b, c in
                                              zip(sx.shape[2:], lo, hi)), sx.dtype)
-    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, False, "gnpck")
+    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, "gnpck")
     npix, ckk = n * rules.prod(spatial), rules.prod(out.shape[1:])
     if n == 1:
         dym = lowering.reshape(dy, sdy.shape, (groups, og, npix), sdy.dtype)

@@ -90,6 +90,21 @@ def ops_of_kind(root, *names: str, post_order: bool = False) -> list:
     return found
 
 
+def nested_blocks(op) -> list:
+    """The blocks of the control-flow regions inside `op` (at any depth, not those of
+    ms.fused), innermost first."""
+    from .registry import UPSTREAM
+    found = []
+
+    def visit(inner):
+        if inner.operation.name in UPSTREAM and UPSTREAM[inner.operation.name].holds_ms:
+            for region in inner.regions:
+                found.extend(region.blocks)
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit, ir.WalkOrder.POST_ORDER)
+    return found
+
+
 # ------------------------------------------------------------------ linalg structure
 
 PARALLEL, REDUCTION = "parallel", "reduction"

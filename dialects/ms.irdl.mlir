@@ -7,6 +7,21 @@
 // Constant inputs (shape, axis, perm, ...) are optional operands: present before
 // ms-const-input-to-attr, replaced by an attribute of the same name after it.
 irdl.dialect @ms {
+  irdl.operation @dynamic_index {
+    %x = irdl.base "!builtin.tensor"
+    %index = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x, index: %index)
+    irdl.results(output: %output)
+  }
+  irdl.operation @dynamic_update_index {
+    %x = irdl.base "!builtin.tensor"
+    %update = irdl.base "!builtin.tensor"
+    %index = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x, update: %update, index: %index)
+    irdl.results(output: %output)
+  }
   irdl.operation @conv {
     %x = irdl.base "!builtin.tensor"
     %weight = irdl.base "!builtin.tensor"

@@ -156,6 +156,41 @@ def define(name, operands, infer, **kw) -> OpDef:
     return opdef
 
 
+@dataclass(eq=False)
+class UpstreamOpDef:
+    """An upstream op that holds or feeds ms code at the ms stages: the control-flow ops
+    (scf.for, scf.while, scf.if, whose regions hold ms ops; dialects/ops/control.py says why
+    they are not ms ops) and the glue between ms tensors and their scalars (tensor.extract,
+    tensor.from_elements). The passes look these up by op name, as they do OpDefs: what
+    IRDL-free ops need beyond upstream's own verifier is said here, in one place per op."""
+    name: str
+    api: str = ""                      # how users know it (errors name it; the op's ms.api
+                                       # attribute, set by the frontend, overrides)
+    verify: Callable | None = None     # op -> problem message or None (ms-verify)
+    lower: Callable | None = None      # (op, origin) -> None: storage types (convert-ms-to-linalg)
+    prepare: Callable | None = None    # (op) -> the op replacing it, or None: what the forward
+                                       # keeps for the backward (ms-autodiff, before the
+                                       # backward is built)
+    grad: Callable | None = None       # (backprop, op, douts, active) -> [(value, cotangent)]
+    holds_ms: bool = False             # its regions hold ms ops (passes visit them)
+    doc: str = ""
+
+
+UPSTREAM: dict[str, UpstreamOpDef] = {}
+
+
+def define_upstream(name, **kw) -> UpstreamOpDef:
+    if name in UPSTREAM:
+        raise ValueError(f"upstream op {name} defined twice")
+    UPSTREAM[name] = d = UpstreamOpDef(name=name, **kw)
+    return d
+
+
+class ControlFlowError(ValueError):
+    """A control-flow op cannot do what was asked (differentiate a loop whose trip count is
+    known only at run time, ...); ms-autodiff reports it at the op."""
+
+
 def plain_elementwise_ops() -> list[OpDef]:
     """Elementwise ops that take only tensors (no attributes, no const inputs), in definition
     order: the frontend's plain wrappers (ms.ops.add, ...) and the test tables derive from

@@ -209,7 +209,7 @@ def verify_module(module_op) -> bool:
     """Check every op's types and symbol name, then every ms op; report problems at the op's
     location. True if all are valid. (The ms checks read const inputs into numpy: they only
     run on a module whose sizes are sane.)"""
-    from .registry import OPS
+    from .registry import OPS, UPSTREAM
     ok = True
 
     def visit_structure(op):
@@ -226,12 +226,16 @@ def verify_module(module_op) -> bool:
 
     def visit(op):
         nonlocal ok
-        opdef = OPS.get(op.operation.name)
+        name = op.operation.name
+        opdef = OPS.get(name)
         if opdef is not None:
             problem = check_op(opdef, op)
-            if problem:
-                op.location.emit_error(f"'{op.name}' op {problem}")
-                ok = False
+        else:  # control flow holding ms ops (dialects/ops/control.py)
+            upstream = UPSTREAM.get(name)
+            problem = upstream.verify(op) if upstream is not None and upstream.verify else None
+        if problem:
+            op.location.emit_error(f"'{name}' op {problem}")
+            ok = False
         return ir.WalkResult.ADVANCE
 
     module_op.walk(visit)

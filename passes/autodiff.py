@@ -35,11 +35,12 @@ from mlir.dialects import func
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.grad import GradCtx, GradRuleError, no_grad
 from ..dialects.builders import build_op, data_values, op_attrs, operand_groups, spec_of
-from ..dialects.registry import OPS, DTypeError, NotConstant, ShapeError
+from ..dialects.registry import (OPS, UPSTREAM, ControlFlowError, DTypeError, NotConstant,
+                                 ShapeError)
 from ..dialects.grad_op import GradRequest, grad_function_type, parameter_positions
 from .base import ModulePass, fail, register
 from .inline import Inliner, body_block
-from ..dialects.ir_helpers import function_type, set_symbol_name, symbol_name
+from ..dialects.ir_helpers import function_type, ops_of_kind, set_symbol_name, symbol_name
 
 
 # ------------------------------------------------------------------ reverse mode
@@ -93,10 +94,46 @@ def _rule_context(op, active):
     return GradCtx(op, opdef, data, attrs, [v in active for v in data]), opdef.grad
 
 
-def backprop(ops, outputs, seeds, wrt, loc) -> list:
+def _prepare_control_flow(ops, wrt):
+    """Let each active control-flow op change its forward before the backward is built (a
+    loop stores what its backward reads: dialects/ops/control.py). `ops` is updated in
+    place; returns {old value: new value} for the results of replaced ops."""
+    _, chain = _active_ops(ops, wrt)
+    replaced = {}
+    for op in chain:
+        upstream = UPSTREAM.get(op.operation.name)
+        if upstream is None or upstream.prepare is None:
+            continue
+        old, at = list(op.results), ops.index(op)
+        new = upstream.prepare(op.opview)
+        if new is not None:  # (op is erased)
+            ops[at] = new.operation
+            replaced.update(zip(old, new.results))
+    return replaced
+
+
+def _control_cotangents(op, douts, active):
+    """(value, cotangent) pairs from a control-flow op's rule; a located error if it has
+    none or cannot differentiate it."""
+    name = op.operation.name
+    upstream = UPSTREAM.get(name)
+    if upstream is None or upstream.grad is None:
+        fail(op, f"'{name}' op has no gradient rule, but a differentiated input reaches it")
+    try:
+        return upstream.grad(backprop, op.opview, douts, active)
+    except ControlFlowError as e:
+        fail(op, str(e))
+    except (ShapeError, DTypeError, GradRuleError) as e:
+        fail(op, f"gradient rule of '{name}' failed: {e}")
+
+
+def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
     """Emit the backward program of `ops` (one block's forward ops, in order) at the current
     insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like). Returns the
-    cotangent of each value in `wrt` (zeros_like where nothing flows)."""
+    cotangent of each value in `wrt` (where nothing flows: zeros_like, or None without
+    `zeros`). Control-flow ops in `ops` may be replaced first (their forward extended)."""
+    replaced = _prepare_control_flow(ops, wrt)
+    outputs = [replaced.get(v, v) for v in outputs]
     active, chain = _active_ops(ops, wrt)
     cotangent = {}
 
@@ -112,6 +149,10 @@ def backprop(ops, outputs, seeds, wrt, loc) -> list:
         douts = [cotangent.get(r) for r in op.results]
         if all(d is None for d in douts):
             continue  # does not reach a result
+        if op.operation.name not in OPS:  # loops and conditionals
+            for v, g in _control_cotangents(op, douts, active):
+                accumulate(v, g, op.location)
+            continue
         ctx, rule = _rule_context(op, active)
         name = op.operation.name
         try:
@@ -125,6 +166,8 @@ def backprop(ops, outputs, seeds, wrt, loc) -> list:
                 fail(op, f"gradient rule of '{name}' returned {g.type} for operand #{i} of "
                          f"type {v.type}")
             accumulate(v, g, op.location)
+    if not zeros:
+        return [cotangent.get(v) for v in wrt]
     return [cotangent[v] if v in cotangent else build_op("ms.zeros_like", [v], loc=loc).result
             for v in wrt]
 
@@ -156,7 +199,8 @@ def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):
         wrt += [args[i] for i in parameter_positions(callee)]
     with ir.InsertionPoint(ret):
         grads = backprop(forward, outputs, seeds, wrt, loc)
-        func.ReturnOp((outputs if req.with_value else []) + grads, loc=loc)
+        # (the return's operands, not `outputs`: a loop the backward extended is replaced)
+        func.ReturnOp((list(ret.operands) if req.with_value else []) + grads, loc=loc)
     ret.erase()
     return fn
 
@@ -182,7 +226,8 @@ class Resolver:
         self.state[name] = "resolving"
         # The ms.grad ops first: replacing one erases the calls that use it, and a list of
         # every op would then hold erased ops (reading one was a use after free: SIGSEGV).
-        for op in [o for o in body_block(fn).operations if o.operation.name == "ms.grad"]:
+        body_block(fn)
+        for op in ops_of_kind(fn, "ms.grad"):  # (at any depth: inside loop bodies too)
             self.replace(op)
         self.state[name] = "done"
 

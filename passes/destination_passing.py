@@ -6,7 +6,7 @@ Target-neutral: both the CPU and the CUDA pipelines run it just before bufferiza
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import bufferization, func
+from mlir.dialects import arith, bufferization, func, memref
 
 from .base import ModulePass, fail, register
 from ..dialects.ir_helpers import (function_type, ops_of_kind, public_functions, set_function_type,
@@ -97,3 +97,100 @@ class EntryDestinationPassing(ModulePass):
             check_entry_types(fn)
         for fn in entries:
             make_destination_passing(fn)
+
+
+def _widened(t):
+    """memref<...xi1> as memref<...xi8> (same shape and layout), else None."""
+    if not isinstance(t, ir.MemRefType):
+        return None
+    mt = ir.MemRefType(t)
+    elem = mt.element_type
+    if not (isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width == 1):
+        return None
+    return ir.MemRefType.get(mt.shape, ir.IntegerType.get_signless(8), mt.layout,
+                             mt.memory_space)
+
+
+def _widen_values(op):
+    """Every result and block argument of memref<...xi1> type in `op` becomes i8; returns
+    the loads and stores of such buffers, to be fixed up."""
+    accesses = []
+
+    def visit(inner):
+        for value in list(inner.results) + [a for region in inner.regions
+                                            for block in region.blocks for a in block.arguments]:
+            wide = _widened(value.type)
+            if wide is not None:
+                value.set_type(wide)
+        if inner.name in ("memref.load", "memref.store"):
+            accesses.append(inner)
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit)
+    return accesses
+
+
+def _fix_access(op):
+    """A load of an i8 buffer that still yields i1 reads the byte and tests it; a store of
+    an i1 into one stores the byte."""
+    i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
+    if op.name == "memref.load":
+        buf = op.operands[0]
+        if ir.MemRefType(buf.type).element_type != i8 or op.results[0].type != i1:
+            return
+        with ir.InsertionPoint(op), op.location:
+            byte = memref.load(buf, list(op.operands)[1:])
+            bit = arith.trunci(i1, byte)
+        op.results[0].replace_all_uses_with(bit)
+        op.erase()
+    elif op.operands[0].type == i1 and ir.MemRefType(op.operands[1].type).element_type == i8:
+        with ir.InsertionPoint(op), op.location:
+            op.operands[0] = arith.extui(i8, op.operands[0])
+
+
+@register
+class BoolBuffersAsBytes(ModulePass):
+    name = "ms-bool-buffers-as-bytes"
+    summary = ("buffers of i1 (the ownership flags buffer-deallocation-pipeline keeps for "
+               "loops and conditionals) become buffers of i8: LLVM lowering stores no i1")
+
+    def run(self, module):
+        for op in _widen_values(module):
+            _fix_access(op)
+        for fn in ops_of_kind(module, "func.func"):
+            if len(fn.regions[0].blocks):
+                ftype = function_type(fn)
+                ins = [a.type for a in fn.regions[0].blocks[0].arguments]
+                set_function_type(fn, ins, [_widened(t) or t for t in ftype.results])
+            else:
+                ftype = function_type(fn)
+                set_function_type(fn, [_widened(t) or t for t in ftype.inputs],
+                                  [_widened(t) or t for t in ftype.results])
+
+
+def _freed_through_base(alloca) -> bool:
+    """Whether the deallocation pipeline frees this buffer through its base pointer (a
+    buffer owned only on some paths, such as one a branch of a conditional yields)."""
+    return any(use.owner.operation.name in ("memref.extract_strided_metadata",
+                                            "memref.extract_aligned_pointer_as_index")
+               for use in alloca.results[0].uses)
+
+
+@register
+class KeepHeapBuffers(ModulePass):
+    name = "ms-keep-heap-buffers"
+    summary = ("undo promote-buffers-to-stack where the stack is wrong: inside a loop or a "
+               "conditional (a loop's stack would grow every iteration), or where the buffer "
+               "is freed through its base pointer (the deallocation pipeline's conditional "
+               "frees)")
+
+    def run(self, module):
+        for alloca in ops_of_kind(module, "memref.alloca"):
+            if alloca.parent.name == "func.func" and not _freed_through_base(alloca):
+                continue
+            with ir.InsertionPoint(alloca), alloca.location:
+                heap = memref.AllocOp(ir.MemRefType(alloca.results[0].type),
+                                      list(alloca.operands), [],
+                                      alignment=alloca.attributes["alignment"]
+                                      if "alignment" in alloca.attributes else None)
+            alloca.results[0].replace_all_uses_with(heap.result)
+            alloca.erase()

@@ -12,7 +12,8 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, fail, register
-from ..dialects.ir_helpers import callee_name, functions_by_name, is_private, symbol_name
+from ..dialects.ir_helpers import (callee_name, functions_by_name, is_private, ops_of_kind,
+                                   symbol_name)
 
 
 def body_block(fn, user=None):
@@ -56,9 +57,9 @@ class Inliner:
         if self.state.get(name) == "done" or not len(fn.regions[0].blocks):
             return
         self.state[name] = "inlining"
-        for op in list(body_block(fn).operations):
-            if op.operation.name != "func.call":
-                continue
+        body_block(fn)
+        # (at any depth: a gradient taken inside the body of a loop is a call there)
+        for op in ops_of_kind(fn, "func.call"):
             target = callee_name(op)
             callee = self.funcs.get(target)
             if callee is None:

@@ -12,7 +12,7 @@ from mlir import ir
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.builders import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
 from ..dialects.lowering import LowerCtx
-from ..dialects.registry import OPS, MissingRuleError, NotConstant
+from ..dialects.registry import OPS, UPSTREAM, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
 from ..dialects.ir_helpers import function_type, functions, set_function_type
 
@@ -94,14 +94,17 @@ class ConvertMsToLinalg(ModulePass):
 
     def run(self, module):
         for fn in functions(module):
-            ms_ops = [op for block in fn.regions[0].blocks for op in block.operations
-                      if op.operation.name in OPS]
-            for op in ms_ops:
-                check_const_inputs(op)
+            items = _items(fn)
+            for op in items:
+                if op.operation.name in OPS:
+                    check_const_inputs(op)
             origin, regions = {}, itertools.count()
             convert_signature(fn, origin)
-            for op in ms_ops:
-                lower_op(op, origin, regions, self.opts)
+            for op in items:
+                if op.operation.name in OPS:
+                    lower_op(op, origin, regions, self.opts)
+                else:  # control flow and its glue: storage types (dialects/ops/control.py)
+                    UPSTREAM[op.operation.name].lower(op, origin)
             leftover = []
 
             def find_leftover(op):
@@ -109,7 +112,30 @@ class ConvertMsToLinalg(ModulePass):
                     leftover.append(op)
                     return ir.WalkResult.INTERRUPT
                 return ir.WalkResult.ADVANCE
-            fn.walk(find_leftover)  # ms ops nested in other ops' regions were not visited
+            fn.walk(find_leftover)
             if leftover:
                 fail(leftover[0], f"'{leftover[0].name}' could not be lowered here: ms ops are "
-                                  "lowered only at the top level of a function body")
+                                  "lowered in function bodies and in the regions of loops "
+                                  "and conditionals")
+
+
+def _items(fn) -> list:
+    """What the conversion visits, in pre-order (a loop before the ops of its body, each
+    op after the ops its operands come from): ms ops in the function body and in
+    control-flow regions (not those inside ms.fused: lower_fused takes its region), and the
+    control-flow ops and glue whose types follow the storage types."""
+    items = []
+
+    def visit(op):
+        name = op.operation.name
+        if name in OPS:
+            items.append(op)
+            return ir.WalkResult.SKIP  # (an ms op's region is its own lowering's business)
+        upstream = UPSTREAM.get(name)
+        if upstream is not None and upstream.lower is not None:
+            items.append(op)
+        return ir.WalkResult.ADVANCE
+    for block in fn.regions[0].blocks:
+        for op in block.operations:
+            op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return items

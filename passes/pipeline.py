@@ -28,13 +28,18 @@ from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # n
                cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
                implicit_cast, inline, math_approx, ms_to_linalg, outline, symbols, verify)
 
+# allow-return-allocs-from-loops: a loop body that yields a new buffer (its carry computed
+# into a fresh tensor, not in place) gets it handed to the next iteration; the deallocation
+# pipeline frees the previous one.
 BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
-             "function-boundary-type-conversion=identity-layout-map}")
+             "function-boundary-type-conversion=identity-layout-map "
+             "allow-return-allocs-from-loops=1}")
 
 def _bufferize(*extra):
     """Destination-passing entries, then one-shot bufferization with caller-owned outputs."""
     return ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
                            "drop-equivalent-buffer-results", "buffer-deallocation-pipeline",
+                           "ms-bool-buffers-as-bytes",
                            "convert-bufferization-to-memref") + extra + ("canonicalize",))
 
 
@@ -52,7 +57,8 @@ _CPU_STAGES = _FRONT_STAGES + (
     ("linalg", ("convert-ms-to-linalg", "ms-cpu-materialize-transposes", "ms-outline-matmul",
                 "canonicalize", "cse")),
     # small buffers (per-row results of small reductions, scalars) go on the stack
-    _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})"),
+    _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
+               "ms-keep-heap-buffers"),
     ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
@@ -70,7 +76,7 @@ CUDA_CHIP = "sm_90"
 CUDA_FEATURES = "+ptx80"
 
 _CUDA_STAGES = _FRONT_STAGES + (
-    ("linalg", ("convert-ms-to-linalg{scatter=reduction conv=batched}", "ms-outline-matmul{epilogues=false}",
+    ("linalg", ("ms-gpu-reject-control-flow", "convert-ms-to-linalg{scatter=reduction conv=batched}", "ms-outline-matmul{epilogues=false}",
                 "canonicalize", "cse")),
     _bufferize(),
     # Matmul kernel functions are scheduled while still isolated, then everything is inlined

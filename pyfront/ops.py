@@ -16,6 +16,7 @@ from ..dialects import dtypes as _dt
 from ..dialects.registry import plain_elementwise_ops as _plain_elementwise_ops
 from .dispatch import call as _call
 from .location import user_api as _user_api
+from .state import active_bodies as _active_bodies
 from .tensor import Parameter, Tensor
 
 
@@ -308,6 +309,12 @@ def assign(variable, value):
     from .trace import current_trace
     if not isinstance(variable, Parameter):
         raise TypeError(f"the 0th input must be a Parameter, got {type(variable).__name__}")
+    if _active_bodies.items:
+        api, role = _active_bodies[-1]
+        raise TypeError(f"the {role} of '{api}' assigns the Parameter '{variable.name}': the "
+                        "bodies of loops and conditionals must not have side effects "
+                        "(MindSpore forbids them); return the new value and assign it after "
+                        "the loop")
     trace = current_trace()
     if trace is not None:
         from .location import user_location
@@ -1011,6 +1018,9 @@ def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: 
 
 
 from .ops_conv import conv1d, conv2d, conv3d, conv_transpose2d  # noqa: E402,F401
+from .control_flow import cond as _cond  # noqa: E402  (loops are Primitives: ops.ForiLoop())
+
+cond = _user_api("cond")(_cond)
 
 
 def _guard_public_functions(namespace):

@@ -23,7 +23,7 @@ import operator
 from typing import NamedTuple
 
 from ..dialects import dtypes as dt
-from . import ops
+from . import control_flow, ops
 from .location import user_api
 from .tensor import Tensor
 
@@ -94,7 +94,9 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         row = self._row
         if kwargs or len(args) != row.arity:
-            args = row.call_signature.bind(*args, **kwargs).args
+            bound = row.call_signature.bind(*args, **kwargs)
+            bound.apply_defaults()  # (a keyword after an omitted default stays in .args)
+            args = bound.args
         return row.fn(*args, **{a: self.attrs[a] for a in row.call_attrs})
 
     def __repr__(self):
@@ -381,6 +383,10 @@ _ROWS = [
     _row("TopK", _topk, {"sorted": True}),
     _row("Sort", ops.sort, {"axis": -1, "descending": False}),
     _row("Eye", lambda n, m, t: ops.eye(n, m, t)),
+    # loops (pyfront/control_flow.py): called with functions, no attributes
+    _row("WhileLoop", control_flow.while_loop),
+    _row("ForiLoop", control_flow.fori_loop),
+    _row("Scan", control_flow.scan),
 ]
 
 # MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every

@@ -45,4 +45,7 @@ class ThreadStack(threading.local):
 active_traces = ThreadStack()
 # Tapes recording eager ops for PyNative gradients (pyfront/pynative.py), innermost last.
 active_tapes = ThreadStack()
+# The bodies of loops and conditionals running now (pyfront/control_flow.py), innermost last:
+# (API, role) pairs; ops.assign refuses to write a Parameter inside one.
+active_bodies = ThreadStack()
 compiler_lock = threading.RLock()

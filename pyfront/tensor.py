@@ -163,9 +163,10 @@ class Tensor:
         if self._trace is not None:
             raise located_error(TypeError,
                 "Python `if`/`while`/`and`/`or` on a traced Tensor: its value is only known "
-                "when the compiled function runs. Use ms.ops.select(cond, x, y) for an "
-                "elementwise choice, or pass the condition as a non-Tensor argument so that "
-                "it is static.")
+                "when the compiled function runs. Use ms.ops.cond(pred, true_fn, false_fn) "
+                "for a branch, ms.ops.WhileLoop()/ForiLoop() for a loop, ms.ops.select(cond, "
+                "x, y) for an elementwise choice, or pass the condition as a non-Tensor "
+                "argument so that it is static.")
         return bool(self.asnumpy())
 
     # Conversions to Python numbers are called by Python itself from user code (float(x),

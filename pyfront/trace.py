@@ -97,8 +97,7 @@ class Trace:
         if t._trace is self:
             return t._value
         if t._trace is not None:
-            raise RuntimeError("a Tensor traced by another jit function was used here; "
-                               "return it from that function instead")
+            return self.outer_value(t)
         if isinstance(t, Parameter):
             entry = self.params.get(id(t))
             if entry is None:
@@ -115,6 +114,16 @@ class Trace:
             with self.context, self.fn_loc, ir.InsertionPoint(self.block):
                 entry = self.constants[id(t)] = (t, constant(t._data, t.dtype))
         return entry[1]
+
+    def outer_value(self, t: Tensor) -> ir.Value:
+        """The value of a Tensor traced elsewhere: an error here (a RegionTrace reads the
+        values of the traces that enclose it)."""
+        raise _foreign_tensor(t)
+
+    @property
+    def root(self):
+        """The Trace building the function (a RegionTrace's is its outermost trace's)."""
+        return self
 
     def is_parameter(self, value: ir.Value) -> bool:
         return any(v == value for _, v in self.params.values())
@@ -193,6 +202,80 @@ class Trace:
 
 
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
+def _foreign_tensor(t: Tensor) -> Exception:
+    owner = t._trace
+    if isinstance(owner, RegionTrace) and owner.closed:
+        file, line, _ = owner.where
+        return LocatedValueError(_located(
+            f"For '{owner.api}', a Tensor computed inside its {owner.role} (called at "
+            f"{file}:{line}) was used outside it: return it from the {owner.role} instead",
+            user_location()), user_location())
+    return RuntimeError("a Tensor traced by another jit function was used here; return it "
+                        "from that function instead")
+
+
+class RegionTrace(Trace):
+    """Traces one region (a loop body, a condition, a branch) of the function that `parent`
+    (a Trace or another RegionTrace) is building: ops go into `block`, Tensors of the
+    enclosing traces are read from above, Parameters are the function's arguments, and
+    writing a Parameter is refused (MindSpore forbids side effects in these bodies). Its
+    Tensors must not escape: once `closed`, using one is an error naming the API."""
+
+    def __init__(self, parent: Trace, block, api: str, role: str, where):
+        self.parent = parent
+        self.context, self.module, self.fn = parent.context, parent.module, parent.fn
+        self.fn_loc, self.name = parent.fn_loc, parent.name
+        self.block = block
+        self.api, self.role, self.where = api, role, where
+        self.constants: dict[int, tuple] = {}  # constants made here live in this region
+        self.closed = False
+
+    def __exit__(self, *exc):
+        self.closed = True
+        return super().__exit__(*exc)
+
+    @property
+    def root(self):
+        return self.parent.root
+
+    # what belongs to the function: its arguments, Parameters and writes
+    @property
+    def params(self):
+        return self.root.params
+
+    @property
+    def assigned(self):
+        return self.root.assigned
+
+    def add_argument(self, spec, attrs=None):
+        return self.root.add_argument(spec, attrs)
+
+    def value_of(self, t: Tensor) -> ir.Value:
+        if t._trace is self:
+            return t._value
+        if t._trace is None and isinstance(t, Parameter):
+            return self.root.value_of(t)
+        return super().value_of(t)
+
+    def outer_value(self, t: Tensor) -> ir.Value:
+        trace = self.parent
+        while True:
+            if t._trace is trace:
+                return t._value  # defined above this region
+            if not isinstance(trace, RegionTrace):
+                raise _foreign_tensor(t)
+            trace = trace.parent
+
+    def assign(self, param: Parameter, value: Tensor, where):
+        raise LocatedTypeError(_located(
+            f"For '{self.api}', the {self.role} assigns the Parameter '{param.name}': the "
+            "bodies of loops and conditionals must not have side effects (MindSpore forbids "
+            "them); return the new value and assign it after the loop", where), where)
+
+    def finish(self, outputs):
+        raise RuntimeError("a RegionTrace ends in its region's terminator, not a return")
 
 
 def _unique_symbol(module, name):

@@ -217,8 +217,9 @@ def _composition_rows():
 
 ROWS = {row.name: row for row in
         _elementwise_rows() + _structural_rows() + _composition_rows()}
-# Rows tested on their own below (they need a Parameter).
-SEPARATE = {"Assign"}
+# Rows tested on their own: below (they need a Parameter), and the loops, which take
+# functions (test_control_flow.py).
+SEPARATE = {"Assign", "WhileLoop", "ForiLoop", "Scan"}
 
 
 def test_every_primitive_has_a_row():

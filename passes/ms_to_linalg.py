@@ -134,6 +134,8 @@ def _items(fn) -> list:
         upstream = UPSTREAM.get(name)
         if upstream is not None and upstream.lower is not None:
             items.append(op)
+        if len(op.regions) and (upstream is None or not upstream.holds_ms):
+            return ir.WalkResult.SKIP  # (other ops' regions hold no ms code)
         return ir.WalkResult.ADVANCE
     for block in fn.regions[0].blocks:
         for op in block.operations:

@@ -578,8 +578,12 @@ def _stack_ys(trace, op, ys, index, specs, steps, where):
     with trace.context, _loc(trace, where) as loc, ir.InsertionPoint(op):
         inits = [zeros(TensorSpec((steps,) + s.shape, s.dtype), loc) for s in specs]
     n = len(list(op.results))
+    # A y that is a region argument (a carry) becomes the new loop's argument.
+    old_args = list(op.body.arguments)
+    positions = [next((k for k, a in enumerate(old_args) if a == y), None) for y in ys]
     op = rebuild_for(op, inits)
     body = op.body
+    ys = [y if k is None else body.arguments[k] for y, k in zip(ys, positions)]
     term = list(body.operations)[-1]
     args = list(body.arguments)[1 + n:]
     with trace.context, _loc(trace, where) as loc, ir.InsertionPoint(term):

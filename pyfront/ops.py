@@ -15,6 +15,7 @@ import numpy as _np
 from ..dialects import dtypes as _dt
 from ..dialects.registry import plain_elementwise_ops as _plain_elementwise_ops
 from .dispatch import call as _call
+from .location import located_error as _located_error
 from .location import user_api as _user_api
 from .state import active_bodies as _active_bodies
 from .tensor import Parameter, Tensor
@@ -311,10 +312,10 @@ def assign(variable, value):
         raise TypeError(f"the 0th input must be a Parameter, got {type(variable).__name__}")
     if _active_bodies.items:
         api, role = _active_bodies[-1]
-        raise TypeError(f"the {role} of '{api}' assigns the Parameter '{variable.name}': the "
-                        "bodies of loops and conditionals must not have side effects "
-                        "(MindSpore forbids them); return the new value and assign it after "
-                        "the loop")
+        raise _located_error(TypeError, f"For '{api}', {role} assigns the Parameter "
+                             f"'{variable.name}': the bodies of loops and conditionals must "
+                             "not have side effects (MindSpore forbids them); return the new "
+                             "value and assign it after the loop")
     trace = current_trace()
     if trace is not None:
         from .location import user_location

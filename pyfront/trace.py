@@ -270,7 +270,7 @@ class RegionTrace(Trace):
 
     def assign(self, param: Parameter, value: Tensor, where):
         raise LocatedTypeError(_located(
-            f"For '{self.api}', the {self.role} assigns the Parameter '{param.name}': the "
+            f"For '{self.api}', {self.role} assigns the Parameter '{param.name}': the "
             "bodies of loops and conditionals must not have side effects (MindSpore forbids "
             "them); return the new value and assign it after the loop", where), where)
 

@@ -191,6 +191,13 @@ CASES = [
     Case("gather-1", ("ms.gather",), ((2, 5, 3), (4,)), lambda p, i: op("ms.tanh", op(
         "ms.gather", p, i, axis=1)), domains=("any", np.array([4, 1, 1, 0])),
          dtypes=(F64, dt.int64)),
+    # rows read and written at a run-time index (loops: dialects/ops/control.py); index 7
+    # is clamped to the last row
+    *(Case(f"dynamic_index-{i}", ("ms.dynamic_index", "ms.dynamic_update_index"),
+           ((4, 3), (), (3,)), lambda x, i, u: op("ms.tanh", op(
+               "ms.dynamic_update_index", op("ms.mul", x, x), op("ms.mul", op(
+                   "ms.dynamic_index", x, i), u), i)),
+           domains=("any", np.array(i), "any"), dtypes=(F64, dt.int64, F64)) for i in (2, 7)),
     Case("unsorted_segment_sum", ("ms.unsorted_segment_sum",), ((5, 3), (5,)),
          lambda d, i: op("ms.tanh", op("ms.unsorted_segment_sum", d, i, num_segments=4)),
          domains=("any", np.array([0, 3, 3, 7, -1])), dtypes=(F64, dt.int32)),

@@ -144,7 +144,8 @@ def test_every_op_with_a_lowering_is_tested_here():
               | {"ms.select", "ms.cast", "ms.constant", "ms.softmax", "ms.log_softmax",
                  "ms.matmul", "ms.batch_matmul", "ms.gather", "ms.one_hot", "ms.assign",
                  "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
-                 "ms.cumsum", "ms.fused"})  # ms.fused: test_fusion.py
+                 "ms.cumsum", "ms.fused", "ms.dynamic_index", "ms.dynamic_update_index"})
+    # ms.fused: test_fusion.py
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
 
@@ -524,3 +525,22 @@ def test_results_sharing_an_init_tensor():
     first, second = exe(a, b, c)
     assert_matches(first, (a * b).sum(0))
     assert_matches(second, (c * b).sum(0))
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.int32, dt.uint8, dt.bool_, dt.bfloat16])
+@pytest.mark.parametrize("index_dtype", [dt.int32, dt.int64])
+def test_dynamic_index_and_update(dtype, index_dtype):
+    """x[i] and x with row i replaced, i known at run time and clamped into range (the loops'
+    row access, dialects/ops/control.py)."""
+    x, u = values((5, 2, 3), dtype, seed=1), values((2, 3), dtype, seed=2)
+    exe = compile_fn([spec((5, 2, 3), dtype), spec((2, 3), dtype), spec((), index_dtype)],
+                     lambda a, b, i: [op("ms.dynamic_index", a, i),
+                                      op("ms.dynamic_update_index", a, b, i)])
+    for i in (0, 3, 4, 9, -2):
+        row, updated = exe(x, u, np.array(i, index_dtype.np))
+        k = min(max(i, 0), 4)
+        want = x.copy()
+        want[k] = u
+        np.testing.assert_array_equal(row, x[k])
+        np.testing.assert_array_equal(updated, want)
+

@@ -1,2 +1,2 @@
 """Importing this package fills the op registry: one module per op family."""
-from . import conv, core, elementwise, indexing, matmul, random, reduction, shape  # noqa: F401
+from . import conv, core, elementwise, indexing, matmul, pooling, random, reduction, shape  # noqa: F401

@@ -199,8 +199,9 @@ class Case:
             if pad_mode == "same":       # MindSpore: out = in * stride
                 out = [n * s for n, s in zip(sizes, stride)]
                 lo, _ = ref_pads("same", 0, out, kernel, stride, dilation)
-            elif pad_mode == "valid":    # MindSpore: in * stride + max(span - stride, 0)
-                out = [n * s + max(e - s, 0) for n, s, e in zip(sizes, stride, span)]
+            elif pad_mode == "valid":    # MindSpore's 1-D/2-D: in * stride + max(span - stride, 0)
+                out = [n * s + max(e - s, 0) if r < 3 else (n - 1) * s + e
+                       for n, s, e in zip(sizes, stride, span)]
                 lo = [0] * r
             else:
                 lo, hi = ref_pads("pad", padding, sizes, kernel, stride, dilation)
@@ -263,6 +264,8 @@ CASES = [
               output_padding=(1, 2))),
     Case("conv2dT-depthwise-s2", "Conv2dTranspose", 3, 3, 3, (4, 4), dict(stride=2, group=3)),
     Case("conv3dT-same-s2", "Conv3dTranspose", 2, 3, 2, (3, 2, 3), dict(stride=2), grad=True),
+    Case("conv3dT-valid-k1-s2", "Conv3dTranspose", 2, 2, (1, 2, 1), (2, 3, 2),
+         dict(stride=2, pad_mode="valid")),
     Case("conv3dT-pad-outpad-g2-bias", "Conv3dTranspose", 2, 4, 3, (3, 2, 3),
          dict(stride=(2, 1, 2), pad_mode="pad", padding=1, output_padding=(1, 0, 1), group=2,
               has_bias=True)),

@@ -215,8 +215,46 @@ def _composition_rows():
     ]
 
 
+def _convolution_rows():
+    """Conv2D/Conv3D trace to ops.conv2d/conv3d; Conv2DBackpropInput/Conv2DTranspose (the
+    gradient of Conv2D with respect to its input) to ops.conv_transpose2d of the same
+    geometry; the references are test_conv.py's direct float64 definitions."""
+    from test_conv import conv_ref, conv_transpose_ref
+
+    from mscc.pyfront.ops_conv import transposed_convolution
+
+    def small(*shape):
+        return f32(*shape, low=-0.5, high=0.5)
+    x, w = small(2, 3, 7, 6), small(4, 3, 3, 3)
+    dout, x3, w3 = small(2, 4, 4, 4), small(1, 2, 4, 5, 4), small(3, 2, 2, 3, 2)
+    dout3, w3t = small(1, 2, 2, 3, 2), small(2, 3, 2, 2, 2)
+    input_grad = dict(stride=2, pad_mode="pad", pad=1)   # of an input (2, 3, 8, 8)
+    return [
+        Row("Conv2D", lambda a, b: P.Conv2D(4, 3, pad_mode="pad", pad=(1, 0, 2, 1),
+                                            stride=(1, 1, 2, 1))(a, b),
+            lambda a, b: ops.conv2d(a, b, pad_mode="pad", padding=(1, 0, 2, 1), stride=(2, 1)),
+            lambda a, b: conv_ref(a, b, None, (2, 1), (1, 1), (1, 2), (0, 1), 1), [x, w]),
+        Row("Conv3D", lambda a, b: P.Conv3D(3, (2, 3, 2), pad_mode="same", dilation=(1, 2, 1))(
+                a, b),
+            lambda a, b: ops.conv3d(a, b, pad_mode="same", dilation=(1, 2, 1)),
+            lambda a, b: conv_ref(a, b, None, (1, 1, 1), (1, 2, 1), (0, 2, 0), (1, 2, 1), 1),
+            [x3, w3]),
+        *(Row(name, lambda a, b, name=name: getattr(P, name)(4, 3, **input_grad)(
+                  a, b, (2, 3, 8, 8)),
+              lambda a, b: ops.conv_transpose2d(a, b, stride=2, padding=1, output_padding=1),
+              lambda a, b: conv_transpose_ref(a, b, None, (2, 2), (1, 1), (1, 1), (8, 8), 1),
+              [dout, w])
+          for name in ("Conv2DBackpropInput", "Conv2DTranspose")),
+        Row("Conv3DTranspose", lambda a, b: P.Conv3DTranspose(2, 3, 2, stride=(1, 2, 1))(a, b),
+            lambda a, b: transposed_convolution(
+                a, b, None, (1, 2, 1), "valid", 0, 0, 1, 1, 3, "Conv3DTranspose"),
+            lambda a, b: conv_transpose_ref(a, b, None, (1, 2, 1), (1, 1, 1), (0, 0, 0),
+                                            (3, 6, 3), 1), [dout3, w3t]),
+    ]
+
+
 ROWS = {row.name: row for row in
-        _elementwise_rows() + _structural_rows() + _composition_rows()}
+        _elementwise_rows() + _structural_rows() + _composition_rows() + _convolution_rows()}
 # Rows tested on their own below (they need a Parameter).
 SEPARATE = {"Assign"}
 

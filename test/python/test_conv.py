@@ -12,7 +12,9 @@ definitions written here, one table of cases like JAX's lax_autodiff_test.py:
 Each case runs in graph mode (ms.jit of a function calling it) and in PyNative mode (eagerly);
 a subset checks the gradients with respect to the input, the weight and the bias against
 central finite differences in float64, one case grad of grad; float16/float32 forwards
-within their precision; the mistakes are exceptions naming the layer or op.
+within their precision; the mistakes are exceptions naming the layer or op. Last, what
+MindSpore's convolution Primitives add (NHWC, full-rank strides, Conv2DBackpropInput as the
+gradient of Conv2D, their mistakes); their table rows are in test_primitives.py.
 """
 from __future__ import annotations
 
@@ -204,6 +206,10 @@ class Case:
                        for n, s, e in zip(sizes, stride, span)]
                 lo = [0] * r
             else:
+                # output_padding extends the output at the end, and the scatter fills it: the
+                # gradient of the convolution of the larger input, as PyTorch's and
+                # ops.conv_transpose2d's. (MindSpore's nn.Conv2dTranspose appends zeros after
+                # its bias there instead; mscc's layers follow the scatter.)
                 lo, hi = ref_pads("pad", padding, sizes, kernel, stride, dilation)
                 out = [(n - 1) * s + e - a - c + p for n, s, e, a, c, p in
                        zip(sizes, stride, span, lo, hi, extra)]

@@ -422,12 +422,55 @@ def _conv3d_transpose(dout, weight, in_channel, out_channel, kernel_size, mode, 
                                            output_padding, dilation, group, 3, name)
 
 
+# Pooling (ms.max_pool and ms.avg_pool through pyfront/ops_pool.py).
+
+def _pool_primitive(kind, rank, name, kernel_size, strides, pad_mode, data_format, **extra):
+    """MaxPool/AvgPool (2-D, NCHW or NHWC) and MaxPool3D/AvgPool3D (NCDHW); the 2-D ones pad
+    "same" or "valid" only, as MindSpore's."""
+    from . import ops_pool
+    formats = ("NCHW", "NHWC") if rank == 2 else ("NCDHW",)
+    if data_format not in formats:
+        raise ValueError(f"data_format must be one of {', '.join(formats)}, got "
+                         f"{data_format!r}")
+    if rank == 2 and ops_pool.pad_mode_of(pad_mode) == "pad":
+        raise ValueError(f"pad_mode must be 'same' or 'valid', got {pad_mode!r}")
+    return ops_pool.Pooling(kind, rank, name, kernel_size, strides, pad_mode,
+                            channels_last=data_format == "NHWC", **extra)
+
+
+def _max_pool(x, kernel_size, strides, pad_mode, data_format):
+    return _pool_primitive("max", 2, "MaxPool", kernel_size, strides, pad_mode, data_format)(x)
+
+
+def _avg_pool(x, kernel_size, strides, pad_mode, data_format):
+    return _pool_primitive("avg", 2, "AvgPool", kernel_size, strides, pad_mode, data_format)(x)
+
+
+def _max_pool3d(x, kernel_size, strides, pad_mode, pad_list, ceil_mode, data_format):
+    """MaxPool3D; ceil_mode None is False."""
+    return _pool_primitive("max", 3, "MaxPool3D", kernel_size, strides, pad_mode, data_format,
+                           padding=pad_list, ceil_mode=bool(ceil_mode))(x)
+
+
+def _avg_pool3d(x, kernel_size, strides, pad_mode, pad, ceil_mode, count_include_pad,
+                divisor_override, data_format):
+    return _pool_primitive("avg", 3, "AvgPool3D", kernel_size, strides, pad_mode, data_format,
+                           padding=pad, ceil_mode=ceil_mode,
+                           count_include_pad=count_include_pad,
+                           divisor_override=divisor_override)(x)
+
+
+def _adaptive_avg_pool2d(input_x, output_size):
+    return ops.adaptive_avg_pool2d(input_x, output_size)
+
+
 _REQUIRED = inspect.Parameter.empty  # a constructor attribute without a default
 _TRANSPOSES = {"transpose_a": False, "transpose_b": False}
 _REDUCE = {"keep_dims": False}
 # Exp and Log: MindSpore sets base/scale/shift (y = log_base(scale * x + shift)); mscc
 # computes base e, scale 1, shift 0.
 _BASE_E = {"base": -1.0, "scale": 1.0, "shift": 0.0}
+_POOL = {"kernel_size": 1, "strides": 1, "pad_mode": "valid", "data_format": "NCHW"}
 # Conv2D/Conv3D (MindSpore 2.x's order); `mode` is unused by MindSpore and must be 1 there
 _CONV = {"out_channel": _REQUIRED, "kernel_size": _REQUIRED, "mode": 1, "pad_mode": "valid",
          "pad": 0, "stride": 1, "dilation": 1, "group": 1}
@@ -507,6 +550,15 @@ _ROWS = [
          {"in_channel": _REQUIRED, "out_channel": _REQUIRED, "kernel_size": _REQUIRED,
           "mode": 1, "stride": 1, "pad_mode": "valid", "pad": 0, "dilation": 1, "group": 1,
           "output_padding": 0, "data_format": "NCDHW"}, fixed={"mode": 1}),
+    # (pooling: pyfront/ops_pool.py)
+    _row("MaxPool", _max_pool, _POOL),
+    _row("AvgPool", _avg_pool, _POOL),
+    _row("MaxPool3D", _max_pool3d, {"kernel_size": 1, "strides": 1, "pad_mode": "VALID",
+                                    "pad_list": 0, "ceil_mode": None, "data_format": "NCDHW"}),
+    _row("AvgPool3D", _avg_pool3d, {"kernel_size": 1, "strides": 1, "pad_mode": "valid",
+                                    "pad": 0, "ceil_mode": False, "count_include_pad": True,
+                                    "divisor_override": 0, "data_format": "NCDHW"}),
+    _row("AdaptiveAvgPool2D", _adaptive_avg_pool2d, {"output_size": _REQUIRED}),
 ]
 
 # MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every

@@ -234,3 +234,337 @@ def test_cuda_kernels_match_the_cpu_pipeline():
     gpu = emulated_executable(clone_module(module), "f")
     for i, (want, got) in enumerate(zip(cpu(*args), gpu(*args))):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"output #{i}")
+
+
+# ------------------------------------------------------------------ the layers and functions
+
+import mscc as ms  # noqa: E402
+from mscc import nn, ops  # noqa: E402
+
+
+def same_pads(sizes, kernel, stride):
+    """TensorFlow's SAME: output ceil(n / s), the odd padding element at the end."""
+    lo, hi = [], []
+    for n, k, s in zip(sizes, kernel, stride):
+        total = max((-(-n // s) - 1) * s + k - n, 0)
+        lo.append(total // 2)
+        hi.append(total - total // 2)
+    return tuple(lo), tuple(hi)
+
+
+class Case:
+    """A layer or function `make()`, its input shape and what it computes: pooling `kind`
+    with Geometry g (None: computed from "same" padding, `same` = (kernel, stride))."""
+
+    def __init__(self, id, make, shape, kind, g=None, same=None, include=True, override=0,
+                 nhwc=False, functional=False):
+        self.id, self.make, self.shape, self.kind = id, make, shape, kind
+        self.g, self.same, self.include, self.override = g, same, include, override
+        self.nhwc, self.functional = nhwc, functional
+
+    def ref(self, x):
+        batched = x if len(x.shape) == len(self.shape) and not self.unbatched else x[None]
+        if self.nhwc:
+            batched = np.moveaxis(batched, -1, 1)
+        g = self.g
+        if g is None:
+            k, s = self.same
+            g = Geometry(k, s, *same_pads(batched.shape[2:], k, s))
+        y = pool_ref(batched, self.kind, g, self.include and self.same is None, self.override)
+        if self.nhwc:
+            y = np.moveaxis(y, 1, -1)
+        return y[0] if self.unbatched else y
+
+    @property
+    def unbatched(self):
+        return self.id.endswith("unbatched")
+
+
+G = Geometry
+LAYERS = [
+    Case("MaxPool1d-valid", lambda: nn.MaxPool1d(3, 2), (2, 3, 11), "max", G((3,), (2,))),
+    Case("MaxPool1d-same", lambda: nn.MaxPool1d(4, 3, "same"), (2, 3, 10), "max",
+         same=((4,), (3,))),
+    Case("MaxPool1d-pad-dilated-ceil", lambda: nn.MaxPool1d(3, 2, "pad", 1, 2, ceil_mode=True),
+         (2, 2, 12), "max", G((3,), (2,), (1,), (1,), (2,), True)),
+    Case("MaxPool2d-defaults", lambda: nn.MaxPool2d(), (2, 3, 5, 4), "max", G((1, 1), (1, 1))),
+    Case("MaxPool2d-same", lambda: nn.MaxPool2d(3, 2, "same"), (2, 3, 9, 8), "max",
+         same=((3, 3), (2, 2))),
+    Case("MaxPool2d-PAD-ceil", lambda: nn.MaxPool2d((3, 2), (2, 1), "PAD", (1, 0),
+                                                    ceil_mode=True),
+         (2, 3, 7, 6), "max", G((3, 2), (2, 1), (1, 0), (1, 0), ceil_mode=True)),
+    Case("MaxPool2d-pad-dilated", lambda: nn.MaxPool2d(3, 1, "pad", 1, (1, 2)), (1, 2, 6, 9),
+         "max", G((3, 3), (1, 1), (1, 1), (1, 1), (1, 2))),
+    Case("MaxPool2d-NHWC", lambda: nn.MaxPool2d(2, 2, data_format="NHWC"), (2, 6, 8, 3),
+         "max", G((2, 2), (2, 2)), nhwc=True),
+    Case("MaxPool2d-unbatched", lambda: nn.MaxPool2d(2), (3, 6, 5), "max", G((2, 2), (1, 1))),
+    Case("MaxPool3d-valid", lambda: nn.MaxPool3d(2, 2), (1, 2, 5, 6, 4), "max",
+         G((2, 2, 2), (2, 2, 2))),
+    Case("MaxPool3d-pad-ceil", lambda: nn.MaxPool3d((2, 3, 2), 1, "pad", (1, 1, 0),
+                                                    ceil_mode=True),
+         (1, 2, 4, 5, 3), "max", G((2, 3, 2), (1, 1, 1), (1, 1, 0), (1, 1, 0), ceil_mode=True)),
+    Case("MaxPool3d-same", lambda: nn.MaxPool3d(3, 2, "same"), (1, 1, 5, 4, 6), "max",
+         same=((3, 3, 3), (2, 2, 2))),
+    Case("AvgPool1d-valid", lambda: nn.AvgPool1d(3, 2), (2, 3, 11), "avg", G((3,), (2,))),
+    Case("AvgPool1d-pad-exclude-ceil", lambda: nn.AvgPool1d(4, 3, "pad", 2, True, False),
+         (2, 3, 10), "avg", G((4,), (3,), (2,), (2,), ceil_mode=True), include=False),
+    Case("AvgPool1d-same", lambda: nn.AvgPool1d(3, 2, "same"), (2, 2, 8), "avg",
+         same=((3,), (2,))),
+    Case("AvgPool1d-unbatched", lambda: nn.AvgPool1d(2, 2), (3, 8), "avg", G((2,), (2,))),
+    Case("AvgPool2d-valid", lambda: nn.AvgPool2d(3, 3), (2, 3, 9, 8), "avg",
+         G((3, 3), (3, 3))),
+    Case("AvgPool2d-same", lambda: nn.AvgPool2d(3, 2, "same"), (2, 3, 9, 8), "avg",
+         same=((3, 3), (2, 2))),
+    Case("AvgPool2d-pad-ceil", lambda: nn.AvgPool2d(3, 2, "pad", 1, ceil_mode=True),
+         (2, 3, 8, 7), "avg", G((3, 3), (2, 2), (1, 1), (1, 1), ceil_mode=True)),
+    Case("AvgPool2d-pad-exclude", lambda: nn.AvgPool2d((3, 2), (2, 1), "pad", (1, 1),
+                                                       count_include_pad=False),
+         (2, 2, 7, 6), "avg", G((3, 2), (2, 1), (1, 1), (1, 1)), include=False),
+    Case("AvgPool2d-divisor", lambda: nn.AvgPool2d(4, 1, "pad", 2, divisor_override=5),
+         (1, 2, 6, 6), "avg", G((4, 4), (1, 1), (2, 2), (2, 2)), override=5),
+    Case("AvgPool2d-NHWC", lambda: nn.AvgPool2d(2, 2, data_format="NHWC"), (2, 6, 8, 3), "avg",
+         G((2, 2), (2, 2)), nhwc=True),
+    Case("AvgPool3d-valid", lambda: nn.AvgPool3d(2, 2), (1, 2, 5, 6, 4), "avg",
+         G((2, 2, 2), (2, 2, 2))),
+    Case("AvgPool3d-pad-exclude-ceil", lambda: nn.AvgPool3d(3, 2, "pad", (1, 1, 0), True,
+                                                            False),
+         (1, 2, 5, 6, 4), "avg", G((3, 3, 3), (2, 2, 2), (1, 1, 0), (1, 1, 0), ceil_mode=True),
+         include=False),
+    Case("AvgPool3d-divisor", lambda: nn.AvgPool3d(2, 1, divisor_override=3), (1, 1, 3, 4, 3),
+         "avg", G((2, 2, 2), (1, 1, 1)), override=3),
+    # the functions (ops.avg_pool2d's padding is (top, bottom, left, right))
+    Case("ops.max_pool2d", lambda: lambda x: ops.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+         (2, 2, 8, 7), "max", G((3, 3), (2, 2), (1, 1), (1, 1), ceil_mode=True)),
+    Case("ops.max_pool3d", lambda: lambda x: ops.max_pool3d(x, (2, 2, 3), padding=(0, 1, 1)),
+         (1, 2, 4, 5, 6), "max", G((2, 2, 3), (2, 2, 3), (0, 1, 1), (0, 1, 1))),
+    Case("ops.avg_pool1d", lambda: lambda x: ops.avg_pool1d(x, 3, 2, (1, 2), True, False),
+         (2, 3, 9), "avg", G((3,), (2,), (1,), (2,), ceil_mode=True), include=False),
+    Case("ops.avg_pool2d", lambda: lambda x: ops.avg_pool2d(x, 3, 2, (1, 0, 1, 1), True),
+         (2, 2, 7, 8), "avg", G((3, 3), (2, 2), (1, 1), (0, 1), ceil_mode=True)),
+    Case("ops.avg_pool2d-divisor", lambda: lambda x: ops.avg_pool2d(x, 2, 1, 1,
+                                                                    divisor_override=4),
+         (1, 2, 5, 5), "avg", G((2, 2), (1, 1), (1, 1), (1, 1)), override=4),
+    Case("ops.avg_pool3d", lambda: lambda x: ops.avg_pool3d(x, 2, 2, count_include_pad=False),
+         (1, 2, 4, 5, 6), "avg", G((2, 2, 2), (2, 2, 2)), include=False),
+]
+
+
+def _run(case, x, mode):
+    """The layer or function on x: a Cell in the given mode; a function eagerly (PyNative)
+    or under ms.jit (graph)."""
+    fn = case.make()
+    if isinstance(fn, nn.Cell) or mode == ms.PYNATIVE_MODE:
+        return fn(ms.Tensor(x))
+    return ms.jit(fn)(ms.Tensor(x))
+
+
+@pytest.mark.parametrize("case", LAYERS, ids=lambda c: c.id)
+def test_layers_and_functions_match_numpy(mode, case):
+    x = np.random.default_rng(6).standard_normal(case.shape)
+    got = _run(case, x, mode).asnumpy()
+    want = case.ref(x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def adaptive_ref(x, kind, output_size):
+    """Output cell i pools [floor(i * n / out), ceil((i + 1) * n / out)) along each dim."""
+    sizes = x.shape[2:]
+    out = [n if o is None else o for o, n in zip(output_size, sizes)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for idx in np.ndindex(*out):
+        box = tuple(slice(i * n // o, -(-(i + 1) * n // o)) for i, n, o in zip(idx, sizes, out))
+        part = x[(slice(None), slice(None)) + box]
+        axes = tuple(range(2, x.ndim))
+        y[(...,) + idx] = part.max(axes) if kind == "max" else part.mean(axes)
+    return y
+
+
+ADAPTIVE = [  # (id, make, input shape, kind, output size per dim)
+    ("AdaptiveAvgPool1d-divides", lambda: nn.AdaptiveAvgPool1d(3), (2, 3, 9), "avg", (3,)),
+    ("AdaptiveAvgPool1d", lambda: nn.AdaptiveAvgPool1d(4), (2, 3, 10), "avg", (4,)),
+    ("AdaptiveAvgPool2d-None", lambda: nn.AdaptiveAvgPool2d((3, None)), (2, 3, 7, 6), "avg",
+     (3, None)),
+    ("AdaptiveAvgPool2d-divides", lambda: nn.AdaptiveAvgPool2d(2), (2, 3, 8, 6), "avg",
+     (2, 2)),
+    ("AdaptiveAvgPool2d-mixed", lambda: nn.AdaptiveAvgPool2d((3, 5)), (1, 2, 7, 10), "avg",
+     (3, 5)),
+    ("AdaptiveAvgPool2d-larger", lambda: nn.AdaptiveAvgPool2d((4, 3)), (1, 2, 3, 3), "avg",
+     (4, 3)),
+    ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((2, 4, None)), (1, 2, 5, 6, 4), "avg",
+     (2, 4, None)),
+    ("AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(4), (2, 3, 10), "max", (4,)),
+    ("AdaptiveMaxPool2d", lambda: nn.AdaptiveMaxPool2d((2, 3)), (2, 3, 7, 6), "max", (2, 3)),
+    ("AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d(2), (1, 1, 4, 5, 6), "max", (2, 2, 2)),
+    ("ops.adaptive_avg_pool1d", lambda: lambda x: ops.adaptive_avg_pool1d(x, 3), (2, 2, 7),
+     "avg", (3,)),
+    ("ops.adaptive_avg_pool2d", lambda: lambda x: ops.adaptive_avg_pool2d(x, (2, 3)),
+     (2, 2, 5, 7), "avg", (2, 3)),
+    ("ops.adaptive_avg_pool3d", lambda: lambda x: ops.adaptive_avg_pool3d(x, (1, 2, 3)),
+     (1, 2, 3, 4, 5), "avg", (1, 2, 3)),
+    ("ops.adaptive_max_pool1d", lambda: lambda x: ops.adaptive_max_pool1d(x, 3), (2, 2, 8),
+     "max", (3,)),
+    ("ops.adaptive_max_pool2d", lambda: lambda x: ops.adaptive_max_pool2d(x, (None, 2)),
+     (2, 3, 3, 3), "max", (None, 2)),
+    ("ops.adaptive_max_pool3d", lambda: lambda x: ops.adaptive_max_pool3d(x, 2),
+     (1, 2, 4, 3, 5), "max", (2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("id,make,shape,kind,out", ADAPTIVE, ids=[a[0] for a in ADAPTIVE])
+def test_adaptive_pooling_matches_numpy(mode, id, make, shape, kind, out):
+    x = np.random.default_rng(7).standard_normal(shape)
+    case = Case(id, make, shape, kind)
+    got = _run(case, x, mode).asnumpy()
+    np.testing.assert_allclose(got, adaptive_ref(x, kind, out), rtol=1e-13, atol=1e-15)
+
+
+def test_adaptive_pooling_of_an_unbatched_input(mode):
+    """MindSpore's AdaptiveMaxPool2d example: (C, H, W) to (None, 2)."""
+    x = np.tile(np.arange(1.0, 10.0).reshape(1, 3, 3), (3, 1, 1))
+    got = nn.AdaptiveMaxPool2d((None, 2))(ms.Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(got, np.tile([[2.0, 3.0], [5.0, 6.0], [8.0, 9.0]], (3, 1, 1)))
+
+
+def _argmax_ref(x, g):
+    """Each window's first maximum as a position in its (n, c) plane."""
+    outs = [out_size(*a, g.ceil_mode) for a in zip(x.shape[2:], *g.per_dim())]
+    idx = np.zeros(x.shape[:2] + tuple(outs), np.int64)
+    for o, _, inside in windows(x.shape, *g.per_dim(), g.ceil_mode):
+        part = x[(slice(None), slice(None)) + np.ix_(*inside)]
+        first = np.argmax(part.reshape(part.shape[:2] + (-1,)), -1)
+        for n, c in np.ndindex(*x.shape[:2]):
+            at = np.unravel_index(first[n, c], part.shape[2:])
+            idx[(n, c) + o] = np.ravel_multi_index(
+                tuple(v[i] for v, i in zip(inside, at)), x.shape[2:])
+    return idx
+
+
+INDICES = [  # make, input shape, geometry, dtype
+    (lambda: nn.MaxPool2d(3, 2, "pad", 1, return_indices=True), (2, 2, 7, 6),
+     G((3, 3), (2, 2), (1, 1), (1, 1)), np.float32),
+    (lambda: nn.MaxPool1d(2, 2, "pad", 1, return_indices=True, ceil_mode=True), (1, 3, 7),
+     G((2,), (2,), (1,), (1,), ceil_mode=True), np.float64),
+    (lambda: nn.MaxPool3d(2, 1, "pad", 0, 2, return_indices=True), (1, 1, 5, 5, 5),
+     G((2, 2, 2), (1, 1, 1), dilation=(2, 2, 2)), np.float16),
+    (lambda: lambda x: ops.max_pool2d(x, 2, return_indices=True), (1, 2, 6, 4),
+     G((2, 2), (2, 2)), np.int32),
+    (lambda: nn.AdaptiveMaxPool2d(3, return_indices=True), (1, 2, 6, 9),
+     G((2, 3), (2, 3)), np.float32),
+]
+
+
+@pytest.mark.parametrize("make,shape,g,dtype", INDICES, ids=range(len(INDICES)))
+def test_return_indices_are_the_first_maxima(mode, make, shape, g, dtype):
+    """(output, argmax int64): positions in each (n, c) plane, ties to the first."""
+    x = np.random.default_rng(8).integers(-4, 5, shape).astype(dtype)  # (ties)
+    y, idx = _run(Case("indices", make, shape, "max"), x, mode)
+    assert idx.dtype is ms.int64
+    np.testing.assert_array_equal(y.asnumpy().astype(np.float64),
+                                  pool_ref(x.astype(np.float64), "max", g))
+    np.testing.assert_array_equal(idx.asnumpy(), _argmax_ref(x.astype(np.float64), g))
+
+
+def _central_difference(f, x, eps=1e-6):
+    fd = np.zeros(x.shape)
+    for idx in np.ndindex(*x.shape):
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        fd[idx] = (f(up) - f(down)) / (2 * eps)
+    return fd
+
+
+GRADIENT_CASES = [c for c in LAYERS if c.id in {
+    "MaxPool1d-pad-dilated-ceil", "MaxPool2d-same", "MaxPool2d-PAD-ceil", "MaxPool2d-NHWC",
+    "MaxPool3d-pad-ceil", "AvgPool1d-pad-exclude-ceil", "AvgPool2d-pad-ceil",
+    "AvgPool2d-divisor", "AvgPool3d-pad-exclude-ceil", "ops.avg_pool2d", "MaxPool2d-unbatched"}]
+GRADIENT_CASES += [Case(a[0], a[1], a[2], a[3]) for a in ADAPTIVE if a[0] in {
+    "AdaptiveAvgPool2d-mixed", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d"}]
+
+
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=lambda c: c.id)
+def test_gradients_match_central_differences(mode, case):
+    """Random inputs have no ties: max pooling's gradient is exact there."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(case.shape)
+    fn = case.make()
+    w = ms.Tensor(rng.standard_normal(_run(case, x, mode).shape))
+
+    def loss(v):
+        return ops.reduce_sum(fn(v) * w)
+    compiled = loss if mode == ms.PYNATIVE_MODE else ms.jit(loss)
+    grad = ms.grad(loss)(ms.Tensor(x)).asnumpy()
+    fd = _central_difference(lambda v: float(compiled(ms.Tensor(v)).asnumpy()), x)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_a_pooling_layer_is_one_op_each_way():
+    """Forward and backward of a 3x3 max and avg pooling: one ms op each way (the old
+    composition took one strided slice per kernel offset, nine here)."""
+    x = ms.Tensor(np.random.default_rng(10).standard_normal((2, 3, 9, 8)).astype(np.float32))
+    mx, avg = nn.MaxPool2d(3, 2, "same"), nn.AvgPool2d(3, 2, "pad", 1)
+    step = ms.jit(ms.grad(lambda v: ops.reduce_sum(mx(v)) + ops.reduce_sum(avg(v))))
+    text = step.lower(x).as_text("ms-opt")
+    for name, count in (("ms.max_pool", 1), ("ms.max_pool_grad", 1), ("ms.avg_pool", 1),
+                        ("ms.avg_pool_grad", 1), ("ms.strided_slice", 0)):
+        assert text.count(f'"{name}"') == count, name
+
+
+def test_max_pool_of_ties_in_a_network_sends_each_window_once(mode):
+    """A constant image: every window's maximum is tied; the gradient of the sum is each
+    element's count of windows starting there (the first element of every window)."""
+    x = ms.Tensor(np.ones((1, 1, 4, 4)))
+    pool = nn.MaxPool2d(2, 1)
+    grad = ms.grad(lambda v: ops.reduce_sum(pool(v)))(x).asnumpy()[0, 0]
+    want = np.zeros((4, 4))
+    want[:3, :3] = 1.0
+    np.testing.assert_array_equal(grad, want)
+
+
+# ------------------------------------------------------------------ mistakes
+
+MISTAKES = [  # (make, input shape, exception, words the message must hold)
+    (lambda: nn.MaxPool2d(2, pad_mode="full"), None, ValueError, ("MaxPool2d", "pad_mode")),
+    (lambda: nn.AvgPool1d(2, pad_mode=3), None, ValueError, ("AvgPool1d", "pad_mode")),
+    (lambda: nn.MaxPool2d(2, padding=1), None, ValueError, ("MaxPool2d", "pad_mode is 'pad'")),
+    (lambda: nn.MaxPool2d(2, ceil_mode=True), None, ValueError, ("MaxPool2d", "ceil_mode")),
+    (lambda: nn.AvgPool2d(2, padding=1), None, ValueError, ("AvgPool2d", "padding")),
+    (lambda: nn.AvgPool2d(2, divisor_override=0), None, ValueError,
+     ("AvgPool2d", "divisor_override")),
+    (lambda: nn.MaxPool2d(0), None, ValueError, ("MaxPool2d", "kernel_size")),
+    (lambda: nn.MaxPool3d((2, 2)), None, ValueError, ("MaxPool3d", "kernel_size")),
+    (lambda: nn.AvgPool2d(2, pad_mode="pad", padding=(1, 2, 3)), None, ValueError,
+     ("AvgPool2d", "padding")),
+    (lambda: nn.MaxPool2d(2, 1, "pad", -1), None, ValueError, ("MaxPool2d", "padding")),
+    (lambda: nn.AvgPool2d(2, data_format="NCDHW"), None, ValueError,
+     ("AvgPool2d", "data_format")),
+    (lambda: nn.AdaptiveAvgPool2d((2, 0)), None, ValueError,
+     ("AdaptiveAvgPool2d", "output_size")),
+    (lambda: nn.AdaptiveMaxPool2d((2, 3, 4)), None, ValueError,
+     ("AdaptiveMaxPool2d", "output_size")),
+    # at the call: the kernel too large, the wrong rank, indices of uneven windows
+    (lambda: nn.MaxPool2d(5), (1, 1, 4, 4), ValueError, ("MaxPool2d", "larger than the padded")),
+    (lambda: nn.AvgPool2d(4, 1, "pad", 1), (1, 1, 1, 1), ValueError,
+     ("AvgPool2d", "larger than the padded")),
+    (lambda: nn.MaxPool2d(2), (4, 4), ValueError, ("MaxPool2d", "rank 4")),
+    (lambda: nn.AvgPool1d(2), (1, 2, 3, 4), ValueError, ("AvgPool1d", "rank 3")),
+    (lambda: nn.AvgPool2d(2), (1, 1, 4, 4), TypeError, ("AvgPool2d", "int32")),
+    (lambda: nn.AdaptiveMaxPool2d(3, return_indices=True), (1, 1, 7, 7), NotImplementedError,
+     ("AdaptiveMaxPool2d", "return_indices")),
+    (lambda: lambda x: ops.max_pool2d(x, 3, 1, 3), (1, 1, 5, 5), ValueError,
+     ("max_pool2d", "padding")),
+    (lambda: lambda x: ops.avg_pool2d(x, 2, ceil_mode=1), (1, 1, 5, 5), TypeError,
+     ("avg_pool2d", "ceil_mode")),
+]
+
+
+@pytest.mark.parametrize("make,shape,exc,words", MISTAKES, ids=range(len(MISTAKES)))
+def test_mistakes_are_exceptions_naming_the_layer(mode, make, shape, exc, words):
+    with pytest.raises(exc) as info:
+        layer = make()
+        if shape is not None:
+            dtype = np.int32 if words[-1] == "int32" else np.float32
+            _run(Case("mistake", lambda: layer, shape, "max"), np.ones(shape, dtype), mode)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))

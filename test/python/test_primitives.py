@@ -253,8 +253,37 @@ def _convolution_rows():
     ]
 
 
+def _pooling_rows():
+    """MaxPool/AvgPool/MaxPool3D/AvgPool3D trace to ops.max_pool2d/avg_pool2d/max_pool3d/
+    avg_pool3d with the same pads ("same" is (1, 1) along H and (0, 1) along W here: an
+    average excludes it), AdaptiveAvgPool2D to ops.adaptive_avg_pool2d; the references are
+    test_pooling.py's direct float64 definitions."""
+    from test_pooling import Geometry as G
+    from test_pooling import adaptive_ref, pool_ref
+    x, x3 = f32(2, 3, 7, 6), f32(1, 2, 4, 5, 4)
+    return [
+        Row("MaxPool", lambda a: P.MaxPool(3, 2, "SAME")(a),
+            lambda a: ops.max_pool2d(a, 3, 2, (1, 1, 0, 1)),
+            lambda a: pool_ref(a, "max", G((3, 3), (2, 2), (1, 0), (1, 1))), [x]),
+        Row("AvgPool", lambda a: P.AvgPool(kernel_size=3, strides=2, pad_mode="same")(a),
+            lambda a: ops.avg_pool2d(a, 3, 2, (1, 1, 0, 1), count_include_pad=False),
+            lambda a: pool_ref(a, "avg", G((3, 3), (2, 2), (1, 0), (1, 1)), False), [x]),
+        Row("MaxPool3D", lambda a: P.MaxPool3D(2, (1, 2, 1), "pad", (1, 0, 0, 1, 1, 1))(a),
+            lambda a: ops.max_pool3d(a, 2, (1, 2, 1), (1, 0, 0, 1, 1, 1)),
+            lambda a: pool_ref(a, "max", G((2, 2, 2), (1, 2, 1), (1, 0, 1), (0, 1, 1))), [x3]),
+        Row("AvgPool3D", lambda a: P.AvgPool3D(2, 1, "pad", 1, count_include_pad=False)(a),
+            lambda a: ops.avg_pool3d(a, 2, 1, 1, count_include_pad=False),
+            lambda a: pool_ref(a, "avg", G((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1)), False),
+            [x3]),
+        Row("AdaptiveAvgPool2D", lambda a: P.AdaptiveAvgPool2D((2, 3))(a),
+            lambda a: ops.adaptive_avg_pool2d(a, (2, 3)),
+            lambda a: adaptive_ref(a, "avg", (2, 3)), [x]),
+    ]
+
+
 ROWS = {row.name: row for row in
-        _elementwise_rows() + _structural_rows() + _composition_rows() + _convolution_rows()}
+        _elementwise_rows() + _structural_rows() + _composition_rows() + _convolution_rows()
+        + _pooling_rows()}
 # Rows tested on their own below (they need a Parameter).
 SEPARATE = {"Assign"}
 

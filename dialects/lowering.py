@@ -499,6 +499,43 @@ def lower_elementwise(lc: LowerCtx, *operands):
 
 # ------------------------------------------------------------------ fused regions
 
+class Deferred(NamedTuple):
+    """The anchor of a fused region whose op computes the epilogue inside its own loops
+    (FusionRole.epilogue_inside): a leaf of the epilogue's Exprs standing for the op's
+    result until the op is lowered with it (its lowering gets `epilogue=(root, deferred)`
+    and substitutes this leaf with `rebind`)."""
+    lc: "LowerCtx"
+    data: list
+
+
+def rebind(x, leaf):
+    """An Expr like x with each leaf tensor v replaced by `leaf(v, spec)` -> (value, spec)
+    (or None to keep it): the same elementwise computation over other tensors, each result
+    spec rebuilt as the broadcast of its new operand specs."""
+    if not isinstance(x, Expr):
+        return x
+    parts = []
+    for v, spec in zip(x.operands, x.in_specs):
+        if isinstance(v, Expr):
+            sub = rebind(v, leaf)
+            parts.append((sub, sub.spec))
+        else:
+            parts.append(leaf(v, spec) or (v, spec))
+    shape = _broadcast_shape([s.shape for _, s in parts], len(x.spec.shape))
+    return Expr(TensorSpec(shape, x.spec.dtype), [p for p, _ in parts], [s for _, s in parts],
+                x.fn)
+
+
+def _broadcast_shape(shapes, rank):
+    """numpy's broadcast of `shapes`, padded to `rank` dims."""
+    out = [1] * rank
+    for shape in shapes:
+        for i, d in enumerate(shape):
+            j = rank - len(shape) + i
+            out[j] = d if out[j] == 1 else out[j]
+    return tuple(out)
+
+
 REGION_ATTR = "ms.region"  # on the ops a fused region lowered to: {id, kind}
 
 
@@ -515,7 +552,7 @@ def lower_fused(lc: LowerCtx):
     # Lower into a scratch block, then move the ops before the fused op and tag them.
     scratch = region.blocks.append()
     env = {}  # ms value inside the region -> (lowered tensor or Expr, its ms spec)
-    anchor = None
+    anchor = deferred = None
     with ir.InsertionPoint(scratch):
         for op in region.blocks[0].operations:
             if op.operation.name == "gpu.yield":
@@ -537,14 +574,24 @@ def lower_fused(lc: LowerCtx):
                         data = [materialize(v) for v in data]
                     inner = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups),
                                      lc.origin, lc.regions, lc.options)
-                    value = anchor = opdef.rule("lower")(inner, *data)
+                    if opdef.fusion is not None and opdef.fusion.epilogue_inside:
+                        # lowered last, given the epilogue to compute inside its loops
+                        value = deferred = Deferred(inner, data)
+                    else:
+                        value = anchor = opdef.rule("lower")(inner, *data)
             env[op.results[0]] = (value, outs[0])
         with lc.loc:
+            if deferred is not None:
+                with deferred.lc.loc:
+                    result = deferred.lc.opdef.rule("lower")(deferred.lc, *deferred.data,
+                                                             epilogue=(root, deferred))
+                root = None
             into = None
             if (kind == "matmul" and anchor is not None and isinstance(root, Expr)
                     and tensor_type(root.spec, storage=True) == anchor.type):
                 into = anchor  # the epilogue updates the matmul's result in place
-            result = materialize(root, out=into)
+            if root is not None:
+                result = materialize(root, out=into)
     ident = ir.DictAttr.get({"id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                       next(lc.regions) if lc.regions else 0),
                              "kind": ir.StringAttr.get(kind)})

@@ -434,6 +434,77 @@ def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
                    [in_spec.dtype, out_dtype])
 
 
+def regroup(x, spec: TensorSpec, groups, new_shape):
+    """x (a tensor or an Expr) of `spec` seen as `new_shape`: `groups` pairs, in order, runs
+    of spec's dims with the dims of new_shape they become, `(old dims, new dims)`, each either
+    one dim split into several or several adjacent dims merged into one. A tensor becomes a
+    view (expand/collapse_shape); an Expr is rebuilt over views of its leaves, so that it stays
+    unmaterialized (a fused reduction's prologue). None when an Expr's operand broadcasts over
+    part of a merged group only (it has no such view)."""
+    old_shape, new_shape = tuple(spec.shape), tuple(new_shape)
+    rank = len(old_shape)
+    memo = {}
+
+    def shape_of(aligned):
+        """The new shape of an operand broadcast (numpy-style, `aligned` to the full rank)."""
+        out = []
+        for olds, news in groups:
+            sizes = [aligned[i] for i in olds]
+            if all(s == old_shape[i] for s, i in zip(sizes, olds)):
+                out.extend(new_shape[j] for j in news)
+            elif all(s == 1 for s in sizes):
+                out.extend([1] * len(news))
+            else:
+                return None
+        return tuple(out)
+
+    def view(v, s: TensorSpec, build):
+        shape = tuple(s.shape)
+        aligned = (1,) * (rank - len(shape)) + shape
+        if all(d == 1 for d in shape) and len(shape) <= len(new_shape):
+            return v, s  # broadcasts to any shape as it is
+        to = shape_of(aligned)
+        if to is None:
+            return None
+        key = (id(v) if isinstance(v, Expr) else v, to, build)  # (the Exprs outlive the memo)
+        if key in memo:
+            return memo[key]
+        if isinstance(v, Expr):
+            parts = [view(o, os, build) for o, os in zip(v.operands, v.in_specs)]
+            if any(p is None for p in parts):
+                return None
+            out = Expr(TensorSpec(to, s.dtype), [p[0] for p in parts], [p[1] for p in parts],
+                       v.fn) if build else v
+        elif build:
+            out = _view(v, shape, to, s.dtype, groups if len(shape) == rank else None)
+        else:
+            out = v
+        memo[key] = (out, TensorSpec(to, s.dtype))
+        return memo[key]
+
+    whole = TensorSpec(old_shape, spec.dtype)
+    if view(x, whole, build=False) is None:  # (no view ops are left behind)
+        return None
+    return view(x, whole, build=True)[0]
+
+
+def _view(x, from_shape, to_shape, dtype: dt.DType, groups):
+    """A tensor as `to_shape`: one expand/collapse_shape along `groups` where they only split
+    or only merge dims, else through reshape(). A splat constant becomes a new constant."""
+    elem = element_type(dtype, storage=True)
+    if _splat_scalar(x, dtype) is not None:  # stays a constant (inlined in loop bodies)
+        t = ir.RankedTensorType.get(list(to_shape), elem)
+        value = x.owner.attributes["value"].get_splat_value()
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, value))
+    if groups is not None and all(len(olds) == 1 for olds, _ in groups):
+        return tensor.expand_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
+                                   [list(news) for _, news in groups], [], list(to_shape))
+    if groups is not None and all(len(news) == 1 for _, news in groups):
+        return tensor.collapse_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
+                                     [list(olds) for olds, _ in groups])
+    return reshape(x, from_shape, to_shape, dtype)
+
+
 def reshape(x, from_shape, to_shape, dtype: dt.DType):
     """Reshape through views (collapse to 1-D, expand to the target): no copy after
     bufferization."""

@@ -123,6 +123,24 @@ _AVG_POOL = dict(kernel=(3, 3), stride=(2, 1), pad_lo=(1, 1), pad_hi=(1, 0), cei
                  count_include_pad=False, divisor_override=0)
 
 
+# Convolution geometry (dialects/ops/conv.py): strided, dilated, asymmetric pads, 2 groups.
+_CONV = dict(stride=(2, 1), dilation=(1, 2), pad_lo=(1, 0), pad_hi=(0, 2), groups=2)
+_CONV_X, _CONV_W, _CONV_Y = (2, 4, 5, 6), (4, 2, 3, 2), (2, 4, 2, 6)
+
+
+def _conv_cases():
+    """The three conv ops are bilinear; each one's gradient rule emits the other ones, so
+    second order checks every rule once more."""
+    yield Case("conv", ("ms.conv",), (_CONV_X, _CONV_W),
+               lambda x, w: op("ms.tanh", op("ms.conv", x, w, **_CONV)))
+    yield Case("conv_input_grad", ("ms.conv_input_grad",), (_CONV_Y, _CONV_W),
+               lambda dy, w: op("ms.tanh", op("ms.conv_input_grad", dy, w,
+                                              input_shape=_CONV_X, **_CONV)))
+    yield Case("conv_filter_grad", ("ms.conv_filter_grad",), (_CONV_X, _CONV_Y),
+               lambda x, dy: op("ms.tanh", op("ms.conv_filter_grad", x, dy,
+                                              kernel_shape=_CONV_W, **_CONV)))
+
+
 def _pooling_cases():
     """Random inputs have no ties (max pooling's gradient is exact away from them). The
     gradient ops are linear in dy: differentiated with respect to it, max_pool_grad needs
@@ -233,6 +251,7 @@ CASES = [
     Case("assign", ("ms.assign",), ((3,), (3,)),
          lambda w, v: op("ms.tanh", op("ms.assign", w, op("ms.mul", v, v)))),
     *_pooling_cases(),
+    *_conv_cases(),
 ]
 
 

@@ -434,6 +434,77 @@ def reduce(x, in_spec: TensorSpec, axes, out_dtype: dt.DType, init, combine):
                    [in_spec.dtype, out_dtype])
 
 
+def regroup(x, spec: TensorSpec, groups, new_shape):
+    """x (a tensor or an Expr) of `spec` seen as `new_shape`: `groups` pairs, in order, runs
+    of spec's dims with the dims of new_shape they become, `(old dims, new dims)`, each either
+    one dim split into several or several adjacent dims merged into one. A tensor becomes a
+    view (expand/collapse_shape); an Expr is rebuilt over views of its leaves, so that it stays
+    unmaterialized (a fused reduction's prologue). None when an Expr's operand broadcasts over
+    part of a merged group only (it has no such view)."""
+    old_shape, new_shape = tuple(spec.shape), tuple(new_shape)
+    rank = len(old_shape)
+    memo = {}
+
+    def shape_of(aligned):
+        """The new shape of an operand broadcast (numpy-style, `aligned` to the full rank)."""
+        out = []
+        for olds, news in groups:
+            sizes = [aligned[i] for i in olds]
+            if all(s == old_shape[i] for s, i in zip(sizes, olds)):
+                out.extend(new_shape[j] for j in news)
+            elif all(s == 1 for s in sizes):
+                out.extend([1] * len(news))
+            else:
+                return None
+        return tuple(out)
+
+    def view(v, s: TensorSpec, build):
+        shape = tuple(s.shape)
+        aligned = (1,) * (rank - len(shape)) + shape
+        if all(d == 1 for d in shape) and len(shape) <= len(new_shape):
+            return v, s  # broadcasts to any shape as it is
+        to = shape_of(aligned)
+        if to is None:
+            return None
+        key = (id(v) if isinstance(v, Expr) else v, to, build)  # (the Exprs outlive the memo)
+        if key in memo:
+            return memo[key]
+        if isinstance(v, Expr):
+            parts = [view(o, os, build) for o, os in zip(v.operands, v.in_specs)]
+            if any(p is None for p in parts):
+                return None
+            out = Expr(TensorSpec(to, s.dtype), [p[0] for p in parts], [p[1] for p in parts],
+                       v.fn) if build else v
+        elif build:
+            out = _view(v, shape, to, s.dtype, groups if len(shape) == rank else None)
+        else:
+            out = v
+        memo[key] = (out, TensorSpec(to, s.dtype))
+        return memo[key]
+
+    whole = TensorSpec(old_shape, spec.dtype)
+    if view(x, whole, build=False) is None:  # (no view ops are left behind)
+        return None
+    return view(x, whole, build=True)[0]
+
+
+def _view(x, from_shape, to_shape, dtype: dt.DType, groups):
+    """A tensor as `to_shape`: one expand/collapse_shape along `groups` where they only split
+    or only merge dims, else through reshape(). A splat constant becomes a new constant."""
+    elem = element_type(dtype, storage=True)
+    if _splat_scalar(x, dtype) is not None:  # stays a constant (inlined in loop bodies)
+        t = ir.RankedTensorType.get(list(to_shape), elem)
+        value = x.owner.attributes["value"].get_splat_value()
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, value))
+    if groups is not None and all(len(olds) == 1 for olds, _ in groups):
+        return tensor.expand_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
+                                   [list(news) for _, news in groups], [], list(to_shape))
+    if groups is not None and all(len(news) == 1 for _, news in groups):
+        return tensor.collapse_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
+                                     [list(olds) for olds, _ in groups])
+    return reshape(x, from_shape, to_shape, dtype)
+
+
 def reshape(x, from_shape, to_shape, dtype: dt.DType):
     """Reshape through views (collapse to 1-D, expand to the target): no copy after
     bufferization."""
@@ -499,6 +570,43 @@ def lower_elementwise(lc: LowerCtx, *operands):
 
 # ------------------------------------------------------------------ fused regions
 
+class Deferred(NamedTuple):
+    """The anchor of a fused region whose op computes the epilogue inside its own loops
+    (FusionRole.epilogue_inside): a leaf of the epilogue's Exprs standing for the op's
+    result until the op is lowered with it (its lowering gets `epilogue=(root, deferred)`
+    and substitutes this leaf with `rebind`)."""
+    lc: "LowerCtx"
+    data: list
+
+
+def rebind(x, leaf):
+    """An Expr like x with each leaf tensor v replaced by `leaf(v, spec)` -> (value, spec)
+    (or None to keep it): the same elementwise computation over other tensors, each result
+    spec rebuilt as the broadcast of its new operand specs."""
+    if not isinstance(x, Expr):
+        return x
+    parts = []
+    for v, spec in zip(x.operands, x.in_specs):
+        if isinstance(v, Expr):
+            sub = rebind(v, leaf)
+            parts.append((sub, sub.spec))
+        else:
+            parts.append(leaf(v, spec) or (v, spec))
+    shape = _broadcast_shape([s.shape for _, s in parts], len(x.spec.shape))
+    return Expr(TensorSpec(shape, x.spec.dtype), [p for p, _ in parts], [s for _, s in parts],
+                x.fn)
+
+
+def _broadcast_shape(shapes, rank):
+    """numpy's broadcast of `shapes`, padded to `rank` dims."""
+    out = [1] * rank
+    for shape in shapes:
+        for i, d in enumerate(shape):
+            j = rank - len(shape) + i
+            out[j] = d if out[j] == 1 else out[j]
+    return tuple(out)
+
+
 REGION_ATTR = "ms.region"  # on the ops a fused region lowered to: {id, kind}
 
 
@@ -515,7 +623,7 @@ def lower_fused(lc: LowerCtx):
     # Lower into a scratch block, then move the ops before the fused op and tag them.
     scratch = region.blocks.append()
     env = {}  # ms value inside the region -> (lowered tensor or Expr, its ms spec)
-    anchor = None
+    anchor = deferred = None
     with ir.InsertionPoint(scratch):
         for op in region.blocks[0].operations:
             if op.operation.name == "gpu.yield":
@@ -537,14 +645,24 @@ def lower_fused(lc: LowerCtx):
                         data = [materialize(v) for v in data]
                     inner = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups),
                                      lc.origin, lc.regions, lc.options)
-                    value = anchor = opdef.rule("lower")(inner, *data)
+                    if opdef.fusion is not None and opdef.fusion.epilogue_inside:
+                        # lowered last, given the epilogue to compute inside its loops
+                        value = deferred = Deferred(inner, data)
+                    else:
+                        value = anchor = opdef.rule("lower")(inner, *data)
             env[op.results[0]] = (value, outs[0])
         with lc.loc:
+            if deferred is not None:
+                with deferred.lc.loc:
+                    result = deferred.lc.opdef.rule("lower")(deferred.lc, *deferred.data,
+                                                             epilogue=(root, deferred))
+                root = None
             into = None
             if (kind == "matmul" and anchor is not None and isinstance(root, Expr)
                     and tensor_type(root.spec, storage=True) == anchor.type):
                 into = anchor  # the epilogue updates the matmul's result in place
-            result = materialize(root, out=into)
+            if root is not None:
+                result = materialize(root, out=into)
     ident = ir.DictAttr.get({"id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                       next(lc.regions) if lc.regions else 0),
                              "kind": ir.StringAttr.get(kind)})

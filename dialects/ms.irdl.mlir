@@ -454,6 +454,81 @@ irdl.dialect @ms {
     irdl.results(output: %output)
     irdl.attributes {"transpose_a" = %transpose_a_attr, "transpose_b" = %transpose_b_attr}
   }
+  irdl.operation @max_pool {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %kernel_attr = irdl.base "#builtin.dense_array"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %ceil_mode_attr = irdl.base "#builtin.integer"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"kernel" = %kernel_attr, "stride" = %stride_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "ceil_mode" = %ceil_mode_attr, "dilation" = %dilation_attr}
+  }
+  irdl.operation @avg_pool {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %kernel_attr = irdl.base "#builtin.dense_array"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %ceil_mode_attr = irdl.base "#builtin.integer"
+    %count_include_pad_attr = irdl.base "#builtin.integer"
+    %divisor_override_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"kernel" = %kernel_attr, "stride" = %stride_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "ceil_mode" = %ceil_mode_attr, "count_include_pad" = %count_include_pad_attr, "divisor_override" = %divisor_override_attr}
+  }
+  irdl.operation @max_pool_grad {
+    // The gradient of max_pool (y = max_pool(x)), emitted by ms-autodiff.
+    %x = irdl.base "!builtin.tensor"
+    %y = irdl.base "!builtin.tensor"
+    %dy = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %kernel_attr = irdl.base "#builtin.dense_array"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %ceil_mode_attr = irdl.base "#builtin.integer"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %x, y: %y, dy: %dy)
+    irdl.results(output: %output)
+    irdl.attributes {"kernel" = %kernel_attr, "stride" = %stride_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "ceil_mode" = %ceil_mode_attr, "dilation" = %dilation_attr}
+  }
+  irdl.operation @max_pool_gather {
+    // The gradient of max_pool_grad with respect to dy, emitted by ms-autodiff.
+    %x = irdl.base "!builtin.tensor"
+    %y = irdl.base "!builtin.tensor"
+    %v = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %kernel_attr = irdl.base "#builtin.dense_array"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %ceil_mode_attr = irdl.base "#builtin.integer"
+    %dilation_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %x, y: %y, v: %v)
+    irdl.results(output: %output)
+    irdl.attributes {"kernel" = %kernel_attr, "stride" = %stride_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "ceil_mode" = %ceil_mode_attr, "dilation" = %dilation_attr}
+  }
+  irdl.operation @avg_pool_grad {
+    // The gradient of avg_pool, emitted by ms-autodiff: the input's shape is an attribute.
+    %dy = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %kernel_attr = irdl.base "#builtin.dense_array"
+    %stride_attr = irdl.base "#builtin.dense_array"
+    %pad_lo_attr = irdl.base "#builtin.dense_array"
+    %pad_hi_attr = irdl.base "#builtin.dense_array"
+    %ceil_mode_attr = irdl.base "#builtin.integer"
+    %count_include_pad_attr = irdl.base "#builtin.integer"
+    %divisor_override_attr = irdl.base "#builtin.integer"
+    %input_shape_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(dy: %dy)
+    irdl.results(output: %output)
+    irdl.attributes {"kernel" = %kernel_attr, "stride" = %stride_attr, "pad_lo" = %pad_lo_attr, "pad_hi" = %pad_hi_attr, "ceil_mode" = %ceil_mode_attr, "count_include_pad" = %count_include_pad_attr, "divisor_override" = %divisor_override_attr, "input_shape" = %input_shape_attr}
+  }
   irdl.operation @random_uniform {
     %counter = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"

@@ -69,6 +69,8 @@ class FusionRole:
     prologue: bool = False  # elementwise producers of its data input fuse into its loops
     input_passes: int = 1   # how often its lowering reads that input (fused producers are
                             # recomputed that often, so only cheap ones are fused)
+    epilogue_inside: bool = False  # its lowering takes the epilogue (`epilogue=`) and computes
+                                   # it inside its own loops (a convolution's per-image loop)
 
 
 @dataclass(eq=False)

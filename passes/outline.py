@@ -84,7 +84,8 @@ def kernel_ops(matmul):
     """The matmul and, when it anchors a fused region, the region's other linalg ops (its
     epilogue), in block order."""
     region = matmul.attributes[REGION_ATTR] if REGION_ATTR in matmul.attributes else None
-    if region is None:
+    # (a matmul inside another anchor's lowering, a convolution's, keeps its region's ops)
+    if region is None or ir.StringAttr(ir.DictAttr(region)["kind"]).value != "matmul":
         return [matmul]
     return [op.operation for op in matmul.operation.block.operations
             if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region

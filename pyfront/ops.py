@@ -1019,6 +1019,10 @@ def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: 
 
 
 from .ops_conv import conv1d, conv2d, conv3d, conv_transpose2d  # noqa: E402,F401
+from .ops_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
+                       adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                       adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, max_pool2d,
+                       max_pool3d)
 from .control_flow import cond as _cond  # noqa: E402  (loops are Primitives: ops.ForiLoop())
 
 cond = _user_api("cond")(_cond)

@@ -103,11 +103,12 @@ def transposed_sizes(sizes, kernel, stride, dilation, pad_mode, padding, output_
         lo, hi = pads("same", 0, out, kernel, stride, dilation)
         return out, lo, hi
     lo, hi = pads(pad_mode, padding, sizes, kernel, stride, dilation)
-    # (n - 1) * s + span - pads; "valid" is never shorter than n * s (MindSpore's, where the
-    # stride exceeds the dilated kernel: the rows no window reads get zeros)
-    out = tuple(max((n - 1) * s + (k - 1) * d + 1, n * s if pad_mode == "valid" else 0)
-                - a - b + e for n, k, s, d, a, b, e in
-                zip(sizes, kernel, stride, dilation, lo, hi, extra))
+    # (n - 1) * s + span - pads. MindSpore's 1-D and 2-D ones (Conv2DBackpropInput sized by
+    # nn's _deconv_output_length) give at least n * s for "valid", where the stride exceeds
+    # the dilated kernel (the rows no window reads get zeros); Conv3DTranspose does not.
+    floor = 0 if pad_mode != "valid" or rank > 2 else 1
+    out = tuple(max((n - 1) * s + (k - 1) * d + 1, floor * n * s) - a - b + e
+                for n, k, s, d, a, b, e in zip(sizes, kernel, stride, dilation, lo, hi, extra))
     if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
         raise ValueError(f"output_padding {extra} must be smaller than the stride or the "
                          f"dilation")

@@ -23,7 +23,8 @@ import operator
 from typing import NamedTuple
 
 from ..dialects import dtypes as dt
-from . import control_flow, ops
+from . import control_flow, dispatch, ops
+from . import ops_conv as conv_ops
 from .location import user_api
 from .tensor import Tensor
 
@@ -315,12 +316,169 @@ def _depend(value, expr):
     return value
 
 
+# Convolutions (ms.conv and ms.conv_input_grad through pyfront/ops_conv.py): MindSpore's
+# Primitive conventions on top of the functional ones.
+
+def _conv_geometry(name, rank, kernel_size, stride, dilation, pad_mode):
+    """kernel, stride, dilation as `rank` ints and the lower-cased pad mode. stride and
+    dilation may be MindSpore's full-rank forms ((1, 1, sh, sw) for 2-D, five for 3-D): their
+    spatial entries count, as in MindSpore."""
+    def spatial(v):
+        return tuple(v)[2:] if isinstance(v, (tuple, list)) and len(v) == rank + 2 else v
+    kernel = conv_ops.ints(kernel_size, rank, "kernel_size")
+    stride = conv_ops.ints(spatial(stride), rank, "stride")
+    dilation = conv_ops.ints(spatial(dilation), rank, "dilation")
+    if not isinstance(pad_mode, str):
+        raise TypeError(f"For '{name}', pad_mode must be a str, got {pad_mode!r}")
+    return kernel, stride, dilation, pad_mode.lower()
+
+
+def _channels_first(name, rank, data_format, *tensors):
+    """NHWC data (and its NHWC weight) as NCHW, or the tensors unchanged for NCHW/NCDHW."""
+    formats = ("NCHW", "NHWC") if rank == 2 else ("NCDHW",)
+    if data_format not in formats:
+        raise ValueError(f"For '{name}', data_format must be one of {', '.join(formats)}, "
+                         f"got {data_format!r}")
+    if data_format != "NHWC":
+        return tensors
+    return tuple(ops.transpose(t, (0, 3, 1, 2)) for t in tensors)
+
+
+def _check_weight(name, weight, kernel, leading=None):
+    """The weight's kernel is kernel_size; leading, (attribute, value) when given, is its
+    first dim (MindSpore checks both)."""
+    shape = tuple(weight.shape)
+    if shape[2:] != kernel:
+        raise ValueError(f"For '{name}', kernel_size {kernel} is not the weight's kernel "
+                         f"{shape[2:]} (weight shape {shape})")
+    if leading is not None and shape[0] != leading[1]:
+        raise ValueError(f"For '{name}', {leading[0]} {leading[1]} is not the weight's first "
+                         f"dim {shape[0]} (weight shape {shape})")
+
+
+def _conv(rank, name):
+    def conv(x, weight, out_channel, kernel_size, mode, pad_mode, pad, stride, dilation,
+             group, data_format):
+        """MindSpore's Conv2D/Conv3D: x (N, C, *spatial), weight (out_channel, C / group,
+        *kernel_size) (NHWC: x (N, H, W, C), weight (out_channel, kh, kw, C / group))."""
+        kernel, stride, dilation, pad_mode = _conv_geometry(name, rank, kernel_size, stride,
+                                                            dilation, pad_mode)
+        x, weight = _channels_first(name, rank, data_format, x, weight)
+        _check_weight(name, weight, kernel, ("out_channel", out_channel))
+        y = conv_ops.convolution(x, weight, None, stride, pad_mode, pad, dilation, group,
+                                 rank, name)
+        return ops.transpose(y, (0, 2, 3, 1)) if data_format == "NHWC" else y
+    conv.__name__ = f"conv{rank}d"
+    return conv
+
+
+def _conv2d_input_grad(name):
+    def conv2d_backprop_input(dout, weight, input_size, out_channel, kernel_size, pad_mode,
+                              pad, pad_list, mode, stride, dilation, group, data_format):
+        """The gradient of Conv2D (these attributes) with respect to an input of shape
+        input_size, at dout: ms.conv_input_grad with the pads Conv2D has for that input
+        (pad_list, when given: the (top, bottom, left, right) pads). The weight is Conv2D's,
+        (C_out, C_in / group, kh, kw); out_channel is recorded (MindSpore's shapes come from
+        the weight and input_size)."""
+        kernel, stride, dilation, pad_mode = _conv_geometry(name, 2, kernel_size, stride,
+                                                            dilation, pad_mode)
+        conv_ops.check_pad_mode(pad_mode, pad, 2)
+        try:
+            size = tuple(operator.index(d) for d in input_size)
+        except TypeError:
+            raise TypeError(f"For '{name}', input_size must be a tuple of 4 ints (the "
+                            f"input's shape), got {input_size!r}") from None
+        if len(size) != 4:
+            raise ValueError(f"For '{name}', input_size must have 4 entries, got {size}")
+        if data_format == "NHWC":
+            size = (size[0], size[3], size[1], size[2])
+        dout, weight = _channels_first(name, 2, data_format, dout, weight)
+        _check_weight(name, weight, kernel)
+        if pad_list is not None:
+            lo, hi = conv_ops.explicit_pads(tuple(pad_list), 2)
+        else:
+            lo, hi = conv_ops.pads(pad_mode, pad, size[2:], kernel, stride, dilation)
+        dx = dispatch.call("ms.conv_input_grad", (dout, weight),
+                           {"stride": stride, "dilation": dilation, "pad_lo": lo, "pad_hi": hi,
+                            "groups": operator.index(group), "input_shape": size})
+        return ops.transpose(dx, (0, 2, 3, 1)) if data_format == "NHWC" else dx
+    return conv2d_backprop_input
+
+
+def _conv3d_transpose(dout, weight, in_channel, out_channel, kernel_size, mode, stride,
+                      pad_mode, pad, dilation, group, output_padding, data_format):
+    """MindSpore's Conv3DTranspose: dout (N, in_channel, D, H, W), weight (in_channel,
+    out_channel / group, *kernel_size); the output size as nn.Conv3dTranspose's."""
+    name = "Conv3DTranspose"
+    kernel, stride, dilation, pad_mode = _conv_geometry(name, 3, kernel_size, stride,
+                                                        dilation, pad_mode)
+    dout, weight = _channels_first(name, 3, data_format, dout, weight)
+    _check_weight(name, weight, kernel, ("in_channel", in_channel))
+    if weight.shape[1] * group != out_channel:
+        raise ValueError(f"For '{name}', out_channel {out_channel} is not the weight's "
+                         f"{weight.shape[1]} x group {group} (weight shape "
+                         f"{tuple(weight.shape)})")
+    if isinstance(output_padding, (tuple, list)) and len(output_padding) == 5:
+        output_padding = tuple(output_padding)[2:]
+    return conv_ops.transposed_convolution(dout, weight, None, stride, pad_mode, pad,
+                                           output_padding, dilation, group, 3, name)
+
+
+# Pooling (ms.max_pool and ms.avg_pool through pyfront/ops_pool.py).
+
+def _pool_primitive(kind, rank, name, kernel_size, strides, pad_mode, data_format, **extra):
+    """MaxPool/AvgPool (2-D, NCHW or NHWC) and MaxPool3D/AvgPool3D (NCDHW); the 2-D ones pad
+    "same" or "valid" only, as MindSpore's."""
+    from . import ops_pool
+    formats = ("NCHW", "NHWC") if rank == 2 else ("NCDHW",)
+    if data_format not in formats:
+        raise ValueError(f"data_format must be one of {', '.join(formats)}, got "
+                         f"{data_format!r}")
+    if rank == 2 and ops_pool.pad_mode_of(pad_mode) == "pad":
+        raise ValueError(f"pad_mode must be 'same' or 'valid', got {pad_mode!r}")
+    return ops_pool.Pooling(kind, rank, name, kernel_size, strides, pad_mode,
+                            channels_last=data_format == "NHWC", **extra)
+
+
+def _max_pool(x, kernel_size, strides, pad_mode, data_format):
+    return _pool_primitive("max", 2, "MaxPool", kernel_size, strides, pad_mode, data_format)(x)
+
+
+def _avg_pool(x, kernel_size, strides, pad_mode, data_format):
+    return _pool_primitive("avg", 2, "AvgPool", kernel_size, strides, pad_mode, data_format)(x)
+
+
+def _max_pool3d(x, kernel_size, strides, pad_mode, pad_list, ceil_mode, data_format):
+    """MaxPool3D; ceil_mode None is False."""
+    return _pool_primitive("max", 3, "MaxPool3D", kernel_size, strides, pad_mode, data_format,
+                           padding=pad_list, ceil_mode=bool(ceil_mode))(x)
+
+
+def _avg_pool3d(x, kernel_size, strides, pad_mode, pad, ceil_mode, count_include_pad,
+                divisor_override, data_format):
+    return _pool_primitive("avg", 3, "AvgPool3D", kernel_size, strides, pad_mode, data_format,
+                           padding=pad, ceil_mode=ceil_mode,
+                           count_include_pad=count_include_pad,
+                           divisor_override=divisor_override)(x)
+
+
+def _adaptive_avg_pool2d(input_x, output_size):
+    return ops.adaptive_avg_pool2d(input_x, output_size)
+
+
 _REQUIRED = inspect.Parameter.empty  # a constructor attribute without a default
 _TRANSPOSES = {"transpose_a": False, "transpose_b": False}
 _REDUCE = {"keep_dims": False}
 # Exp and Log: MindSpore sets base/scale/shift (y = log_base(scale * x + shift)); mscc
 # computes base e, scale 1, shift 0.
 _BASE_E = {"base": -1.0, "scale": 1.0, "shift": 0.0}
+_POOL = {"kernel_size": 1, "strides": 1, "pad_mode": "valid", "data_format": "NCHW"}
+# Conv2D/Conv3D (MindSpore 2.x's order); `mode` is unused by MindSpore and must be 1 there
+_CONV = {"out_channel": _REQUIRED, "kernel_size": _REQUIRED, "mode": 1, "pad_mode": "valid",
+         "pad": 0, "stride": 1, "dilation": 1, "group": 1}
+_CONV_INPUT_GRAD = {"out_channel": _REQUIRED, "kernel_size": _REQUIRED, "pad_mode": "valid",
+                    "pad": 0, "pad_list": None, "mode": 1, "stride": 1, "dilation": 1,
+                    "group": 1, "data_format": "NCHW"}
 
 _ROWS = [
     _row("MatMul", ops.matmul, _TRANSPOSES),
@@ -383,6 +541,26 @@ _ROWS = [
     _row("TopK", _topk, {"sorted": True}),
     _row("Sort", ops.sort, {"axis": -1, "descending": False}),
     _row("Eye", lambda n, m, t: ops.eye(n, m, t)),
+    # (convolutions: pyfront/ops_conv.py)
+    _row("Conv2D", _conv(2, "Conv2D"), {**_CONV, "data_format": "NCHW"}, fixed={"mode": 1}),
+    _row("Conv3D", _conv(3, "Conv3D"), {**_CONV, "data_format": "NCDHW"}, fixed={"mode": 1}),
+    _row("Conv2DBackpropInput", _conv2d_input_grad("Conv2DBackpropInput"), _CONV_INPUT_GRAD,
+         fixed={"mode": 1}),
+    _row("Conv2DTranspose", _conv2d_input_grad("Conv2DTranspose"), _CONV_INPUT_GRAD,
+         fixed={"mode": 1}),
+    _row("Conv3DTranspose", _conv3d_transpose,
+         {"in_channel": _REQUIRED, "out_channel": _REQUIRED, "kernel_size": _REQUIRED,
+          "mode": 1, "stride": 1, "pad_mode": "valid", "pad": 0, "dilation": 1, "group": 1,
+          "output_padding": 0, "data_format": "NCDHW"}, fixed={"mode": 1}),
+    # (pooling: pyfront/ops_pool.py)
+    _row("MaxPool", _max_pool, _POOL),
+    _row("AvgPool", _avg_pool, _POOL),
+    _row("MaxPool3D", _max_pool3d, {"kernel_size": 1, "strides": 1, "pad_mode": "VALID",
+                                    "pad_list": 0, "ceil_mode": None, "data_format": "NCDHW"}),
+    _row("AvgPool3D", _avg_pool3d, {"kernel_size": 1, "strides": 1, "pad_mode": "valid",
+                                    "pad": 0, "ceil_mode": False, "count_include_pad": True,
+                                    "divisor_override": 0, "data_format": "NCDHW"}),
+    _row("AdaptiveAvgPool2D", _adaptive_avg_pool2d, {"output_size": _REQUIRED}),
     # loops (pyfront/control_flow.py): called with functions, no attributes
     _row("WhileLoop", control_flow.while_loop),
     _row("ForiLoop", control_flow.fori_loop),

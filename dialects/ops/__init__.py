@@ -1,2 +1,3 @@
 """Importing this package fills the op registry: one module per op family."""
-from . import control, conv, core, elementwise, indexing, matmul, random, reduction, shape  # noqa: F401
+from . import (control, conv, core, elementwise, indexing, matmul, pooling, random,  # noqa: F401
+               reduction, shape)

@@ -25,7 +25,7 @@ from .. import shape_rules as rules
 from ..builders import tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
-from ..registry import ShapeError, define
+from ..registry import FusionRole, ShapeError, define
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
           "groups": "int"}
@@ -262,36 +262,83 @@ def _image_product(x, sx, wm, win: _Windows, groups, acc, out: TensorSpec):
     return _contract(wm, col, (g, m, k, npix), sx.dtype, acc)
 
 
-def _windows_product(lc, x, sx, wm, win: _Windows, groups):
-    """The (N, g*M, *spatial) result of wm times the windows of every image: with one group
-    and several images, an scf.forall over the images (threads take whole images, and each
-    image's im2col matrix is used while it is in cache: the batch's would be K times the
-    input, written and read back through memory); otherwise one product for the batch."""
+def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
+    """The (N, g*M, *spatial) result of wm times the windows of every image, followed by the
+    fused `epilogue` (root Expr, the leaf standing for the product) when given: with one
+    group and several images, an scf.forall over the images (threads take whole images, each
+    image's im2col matrix is used while it is in cache, the batch's being K times the input
+    written and read back through memory, and the epilogue runs on the image's result while
+    it is in cache too); otherwise one product for the batch, then the epilogue."""
     out, acc = lc.out, _accumulator(lc.out.dtype)
     n = sx.shape[0]
-    if groups > 1 or n == 1 or lc.options.get("conv") != "per-image":
+    root = epilogue[0] if epilogue else None
+    if (groups > 1 or n == 1 or lc.options.get("conv") != "per-image"
+            or (root is not None and root.spec.shape != out.shape)):
         c = _image_product(x, sx, wm, win, groups, acc, out)
-        return _to_output(c, acc, out, groups, n, win.spatial)
+        y = _to_output(c, acc, out, groups, n, win.spatial)
+        if root is None:
+            return y
+        return lowering.materialize(lowering.rebind(
+            root, lambda v, s: (y, out) if v is epilogue[1] else None))
+    final = root.spec if root is not None else out
     m, npix = out.shape[1], rules.prod(win.spatial)
-    per_image = TensorSpec((1, m, npix), out.dtype)
+    tile = TensorSpec((1, m, npix), final.dtype)
     loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(TensorSpec((n, m, npix),
-                                                                             out.dtype))])
+                                                                             final.dtype))])
     body = loop.regions[0].blocks[0]
-    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     with ir.InsertionPoint(body):
         i, shared = body.arguments
-        one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
-        xi = tensor.extract_slice(tensor_type(one, storage=True), x, [i], [], [],
-                                  [dyn] + [0] * (sx.rank - 1), list(one.shape), [1] * sx.rank)
-        c = _image_product(xi, one, wm, win, 1, acc, out)
-        if acc is not out.dtype:
-            c = lowering.elementwise([c], [TensorSpec(per_image.shape, acc)], per_image,
-                                     lambda v: lowering.cast_scalar(v, acc, out.dtype))
+        xi = _image(x, sx, i)
+        c = _image_product(xi, TensorSpec((1,) + sx.shape[1:], sx.dtype), wm, win, 1, acc, out)
+        c = _image_epilogue(c, acc, out, epilogue, i)
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
-            tensor.parallel_insert_slice(c, shared, [i], [], [], [dyn, 0, 0],
-                                         list(per_image.shape), [1, 1, 1])
-    return lowering.reshape(loop.results[0], (n, m, npix), out.shape, out.dtype)
+            tensor.parallel_insert_slice(c, shared, [i], [], [], [_dynamic(), 0, 0],
+                                         list(tile.shape), [1, 1, 1])
+    return lowering.reshape(loop.results[0], (n, m, npix), out.shape, final.dtype)
+
+
+def _dynamic():
+    """The static offset that says "given as an operand" (the image index)."""
+    return ir.ShapedType.get_dynamic_stride_or_offset()
+
+
+def _image(v, spec: TensorSpec, i):
+    """Image i of v (N, ...) as (1, ...)."""
+    one = TensorSpec((1,) + spec.shape[1:], spec.dtype)
+    return tensor.extract_slice(tensor_type(one, storage=True), v, [i], [], [],
+                                [_dynamic()] + [0] * (spec.rank - 1), list(one.shape),
+                                [1] * spec.rank)
+
+
+def _image_epilogue(c, acc, out: TensorSpec, epilogue, i):
+    """Image i's product c (1, M, P), in `acc`, as the tile (1, M, P) of the result: cast to
+    the op's dtype, then the fused epilogue with every batch-sized operand read at image i."""
+    n = out.shape[0]
+    if epilogue is None and acc is out.dtype:
+        return c
+    shape = (1,) + out.shape[1:]
+    cast = lowering.Expr(TensorSpec(shape, out.dtype),
+                         [lowering.reshape(c, (1, out.shape[1], rules.prod(shape[2:])), shape,
+                                           acc)],
+                         [TensorSpec(shape, acc)], lambda v: lowering.cast_scalar(v, acc, out.dtype))
+    value = cast
+    if epilogue is not None:
+        root, product = epilogue
+
+        def per_image(v, s):
+            if v is product:
+                return cast, cast.spec
+            if s.rank == out.rank and s.shape[0] == n:
+                return _image(v, s, i), TensorSpec((1,) + s.shape[1:], s.dtype)
+            return None
+        value = lowering.rebind(root, per_image)
+    into = cast.operands[0]
+    # the epilogue updates the product in place when it keeps its element type
+    same = acc is out.dtype and value.spec == TensorSpec(shape, acc)
+    y = lowering.materialize(value, out=into if same else None)
+    return lowering.reshape(y, value.spec.shape, (1, out.shape[1], rules.prod(shape[2:])),
+                            value.spec.dtype)
 
 
 def _padded(lo, hi):
@@ -301,13 +348,13 @@ def _padded(lo, hi):
     return prepare
 
 
-def _lower_conv(lc, x, w):
+def _lower_conv(lc, x, w, epilogue=None):
     sx, sw = lc.ins
     stride, dilation, lo, hi, groups = _geometry_of(lc)
     og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
     win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation)
-    return _windows_product(lc, x, sx, wm, win, groups)
+    return _windows_product(lc, x, sx, wm, win, groups, epilogue)
 
 
 def _lower_input_grad(lc, dy, w):
@@ -374,8 +421,12 @@ def _filter_grad(g, x, dy, kernel_shape):
 
 _DOC_ATTRS = ("stride, dilation, pad_lo, pad_hi per spatial dim, groups")
 
+# A bias, activation or inference BatchNorm after a convolution runs on each image's result
+# inside the convolution's loop over images (see _windows_product).
+_CONV = FusionRole("conv", epilogue_inside=True)
+
 define("ms.conv", ["x", "weight"], _conv_infer, attrs=_ATTRS, signature=("T", "T"),
-       dtypes=dt.FLOATS, lower=_lower_conv,
+       dtypes=dt.FLOATS, lower=_lower_conv, fusion=_CONV,
        grad=each(lambda g, d: _input_grad(g, d, g.y, g.in_specs[0].shape),
                  lambda g, d: _filter_grad(g, g.x, d, g.in_specs[1].shape)),
        doc="N-D convolution of x (N, C, *spatial) by weight (O, C/groups, *kernel) "

@@ -34,15 +34,110 @@ def _accumulator(d: dt.DType) -> dt.DType:
     return dt.float32 if d in dt.HALF_FLOATS else d
 
 
-def _lower_reduce(init, combine, finish=None):
-    """Reduction lowering: reduce into the accumulator dtype, optionally post-process
-    (mean divides by the count), cast to the result dtype, re-insert kept dims."""
+# Float sums over more than SUM_BLOCK * 2 elements are summed in blocks: one reduction sums
+# each block of about SUM_BLOCK consecutive elements (of the reduced dims) into a partial sum,
+# a second one sums the partials (itself blocked when they are many). A running float32 sum
+# of n elements errs by up to ~n ulps (1e-5..1e-3 relative over a few million: each element
+# is rounded to the ulp of the growing total, and elements below half of it are lost); in
+# blocks, by ~SUM_BLOCK + n / SUM_BLOCK. The first reduction has a parallel loop over the
+# blocks besides the kept dims (threads on the CPU, a GPU block per block of elements).
+SUM_BLOCK = 4096
+# A block of fewer elements than this (the reduced extent has no divisor near SUM_BLOCK, e.g.
+# a prime): accumulate in float64 in one reduction instead.
+MIN_SUM_BLOCK = 64
+
+
+def _prod(sizes):
+    n = 1
+    for d in sizes:
+        n *= d
+    return n
+
+
+def _merge_reduced_runs(x, spec, axes):
+    """Adjacent reduced dims merged into one (a longer inner loop), when x has such a view."""
+    groups, shape, new_axes, i = [], [], [], 0
+    while i < spec.rank:
+        j = i + 1
+        if i in axes:
+            while j < spec.rank and j in axes:
+                j += 1
+            new_axes.append(len(shape))
+        groups.append((tuple(range(i, j)), (len(shape),)))
+        shape.append(_prod(spec.shape[i:j]))
+        i = j
+    if len(shape) == spec.rank:
+        return x, spec, axes
+    merged = lowering.regroup(x, spec, groups, shape)
+    if merged is None:
+        return x, spec, axes
+    return merged, TensorSpec(tuple(shape), spec.dtype), tuple(new_axes)
+
+
+def _block_plan(spec, axes):
+    """(split, inner axes): the trailing reduced dims making a block of at most SUM_BLOCK
+    elements, and where the next one must be split to fill it, (dim, its inner factor);
+    None for a block under MIN_SUM_BLOCK."""
+    inner, size = [], 1
+    for a in sorted(axes, reverse=True):
+        d = spec.shape[a]
+        if size * d <= SUM_BLOCK:
+            inner.append(a)
+            size *= d
+            continue
+        f = max(k for k in range(1, SUM_BLOCK // size + 1) if d % k == 0)
+        if size * f < MIN_SUM_BLOCK:
+            return None
+        return ((a, f) if f > 1 else None), inner
+    return None, inner
+
+
+def _sum_reduce(x, spec, axes, acc, init, combine):
+    """reduce() of `axes` into `acc` (float accumulators: blocked, see SUM_BLOCK). Returns the
+    result without the reduced dims and its dtype (float64 where blocks do not fit)."""
+    def plain(dtype):
+        s = lowering.ScalarBuilder(dtype, reassoc=True)
+        return lowering.reduce(x, spec, axes, dtype, init(dtype),
+                               lambda a, e: combine(s, a, e)), dtype
+    if not acc.is_float or _prod(spec.shape[a] for a in axes) <= 2 * SUM_BLOCK:
+        return plain(acc)
+    x, spec, axes = _merge_reduced_runs(x, spec, axes)
+    plan = _block_plan(spec, axes)
+    if plan is None:
+        return plain(dt.float64 if acc.bits < 64 else acc)
+    split, inner = plan
+    if split is not None:  # dim a as (d / f, f): the f consecutive elements join the block
+        a, f = split
+        shape = spec.shape[:a] + (spec.shape[a] // f, f) + spec.shape[a + 1:]
+        groups = [((i,), (i,) if i < a else (i + 1,)) for i in range(spec.rank)]
+        groups[a] = ((a,), (a, a + 1))
+        blocks = lowering.regroup(x, spec, groups, shape)
+        if blocks is None:  # (a view of an Expr's leaves always exists for a split)
+            return plain(acc)
+        x, spec = blocks, TensorSpec(shape, spec.dtype)
+        inner = [a + 1] + [i + 1 for i in inner]
+        axes = tuple(i + 1 if i > a else i for i in axes) + (a + 1,)
+    partial = _sum_reduce(x, spec, tuple(sorted(inner)), acc, init, combine)[0]
+    kept = [i for i in range(spec.rank) if i not in inner]
+    outer = tuple(kept.index(i) for i in sorted(axes) if i not in inner)
+    part_spec = TensorSpec(tuple(spec.shape[i] for i in kept), acc)
+    return _sum_reduce(partial, part_spec, outer, acc, init, combine)
+
+
+def _lower_reduce(init, combine, finish=None, blocked=False):
+    """Reduction lowering: reduce into the accumulator dtype (float sums in blocks when
+    `blocked`, see SUM_BLOCK), optionally post-process (mean divides by the count), cast to
+    the result dtype, re-insert kept dims."""
     def lower(lc, x):
         spec, out = lc.ins[0], lc.out
         axes = rules.reduce_axes(spec, lc.attrs["axis"])
         acc_dtype = _accumulator(out.dtype)
-        s = lowering.ScalarBuilder(acc_dtype, reassoc=True)
-        r = lowering.reduce(x, spec, axes, acc_dtype, init(acc_dtype), lambda a, e: combine(s, a, e))
+        if blocked:
+            r, acc_dtype = _sum_reduce(x, spec, tuple(axes), acc_dtype, init, combine)
+        else:
+            s = lowering.ScalarBuilder(acc_dtype, reassoc=True)
+            r = lowering.reduce(x, spec, axes, acc_dtype, init(acc_dtype),
+                                lambda a, e: combine(s, a, e))
         flat = TensorSpec(rules.reduced_shape(spec.shape, axes, False), acc_dtype)
         count = 1
         for a in axes:
@@ -103,14 +198,15 @@ def _extremum_grad(g, d):
 define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
-       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e)), grad=each(_sum_grad),
+       lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e), blocked=True),
+       grad=each(_sum_grad),
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
 define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(rules.float_result),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
-                           finish=lambda s, v, n: s.div(v, s.const(n))),
+                           finish=lambda s, v, n: s.div(v, s.const(n)), blocked=True),
        grad=each(_mean_grad), doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),

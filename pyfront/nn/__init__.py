@@ -3,8 +3,8 @@ from . import init
 from .activation import (ELU, HSigmoid, HSwish, Identity, LeakyReLU, LogSoftmax, Mish, PReLU,
                          ReLU6, SiLU, Dropout2d)
 from .cell import Cell, CellDict, CellList, SequentialCell
-from .conv import (AvgPool2d, Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d,
-                   Conv3dTranspose, MaxPool2d)
+from .conv import (Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d,
+                   Conv3dTranspose)
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr,
                          natural_exp_decay_lr, piecewise_constant_lr, polynomial_decay_lr,
                          warmup_lr)
@@ -17,6 +17,9 @@ from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Embedding, 
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    LossBase, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 from .optim import (SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+                      AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+                      AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
 from .wrap import (ClipByNorm, TrainOneStepCell, WithEvalCell, WithLossCell,
                    clip_by_global_norm)
 
@@ -24,7 +27,10 @@ __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "R
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SiLU", "Mish",
            "HSwish", "HSigmoid", "PReLU", "Identity", "BatchNorm1d", "BatchNorm2d", "Dropout",
            "Dropout2d", "Embedding", "Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose",
-           "Conv2dTranspose", "Conv3dTranspose", "MaxPool2d", "AvgPool2d", "LayerNorm", "Flatten",
+           "Conv2dTranspose", "Conv3dTranspose", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+           "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "LayerNorm", "Flatten",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
            "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",

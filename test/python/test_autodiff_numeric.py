@@ -114,6 +114,52 @@ def _pick_extremes(x):
     return op("ms.add", op("ms.mul", x, hot("ms.argmax")), op("ms.mul", x, hot("ms.argmin")))
 
 
+# Pooling geometries (dialects/ops/pooling.py): 2-D padded with ceil_mode, 1-D dilated.
+_MAX_POOL = dict(kernel=(3, 2), stride=(2, 2), dilation=(1, 1), pad_lo=(1, 0), pad_hi=(1, 1),
+                 ceil_mode=True)
+_MAX_POOL_1D = dict(kernel=(3,), stride=(2,), dilation=(2,), pad_lo=(2,), pad_hi=(0,),
+                    ceil_mode=False)
+_AVG_POOL = dict(kernel=(3, 3), stride=(2, 1), pad_lo=(1, 1), pad_hi=(1, 0), ceil_mode=True,
+                 count_include_pad=False, divisor_override=0)
+
+
+# Convolution geometry (dialects/ops/conv.py): strided, dilated, asymmetric pads, 2 groups.
+_CONV = dict(stride=(2, 1), dilation=(1, 2), pad_lo=(1, 0), pad_hi=(0, 2), groups=2)
+_CONV_X, _CONV_W, _CONV_Y = (2, 4, 5, 6), (4, 2, 3, 2), (2, 4, 2, 6)
+
+
+def _conv_cases():
+    """The three conv ops are bilinear; each one's gradient rule emits the other ones, so
+    second order checks every rule once more."""
+    yield Case("conv", ("ms.conv",), (_CONV_X, _CONV_W),
+               lambda x, w: op("ms.tanh", op("ms.conv", x, w, **_CONV)))
+    yield Case("conv_input_grad", ("ms.conv_input_grad",), (_CONV_Y, _CONV_W),
+               lambda dy, w: op("ms.tanh", op("ms.conv_input_grad", dy, w,
+                                              input_shape=_CONV_X, **_CONV)))
+    yield Case("conv_filter_grad", ("ms.conv_filter_grad",), (_CONV_X, _CONV_Y),
+               lambda x, dy: op("ms.tanh", op("ms.conv_filter_grad", x, dy,
+                                              kernel_shape=_CONV_W, **_CONV)))
+
+
+def _pooling_cases():
+    """Random inputs have no ties (max pooling's gradient is exact away from them). The
+    gradient ops are linear in dy: differentiated with respect to it, max_pool_grad needs
+    max_pool_gather's rule and that one max_pool_grad's (first and second order)."""
+    def max_grad(a):
+        return lambda x, dy: op("ms.max_pool_grad", x, op("ms.max_pool", x, **a), dy, **a)
+    yield Case("max_pool-2d", ("ms.max_pool",), ((2, 2, 5, 6),),
+               lambda x: op("ms.tanh", op("ms.max_pool", x, **_MAX_POOL)))
+    yield Case("max_pool-1d", ("ms.max_pool",), ((2, 2, 9),),
+               lambda x: op("ms.max_pool", x, **_MAX_POOL_1D))
+    yield Case("max_pool_grad", ("ms.max_pool_grad", "ms.max_pool_gather"),
+               ((2, 2, 5, 6), (2, 2, 3, 3)), max_grad(_MAX_POOL), wrt=(1,))
+    yield Case("avg_pool", ("ms.avg_pool",), ((2, 2, 5, 4),),
+               lambda x: op("ms.tanh", op("ms.avg_pool", x, **_AVG_POOL)))
+    yield Case("avg_pool_grad", ("ms.avg_pool_grad",), ((2, 2, 3, 3),),
+               lambda dy: op("ms.tanh", op("ms.avg_pool_grad", dy, input_shape=(2, 2, 5, 4),
+                                           **{**_AVG_POOL, "divisor_override": 4})))
+
+
 CASES = [
     *(unary(n) for n in ("ms.neg", "ms.exp", "ms.tanh", "ms.erf", "ms.sigmoid", "ms.relu",
                          "ms.abs", "ms.sin", "ms.cos")),
@@ -211,6 +257,8 @@ CASES = [
          lambda x: op("ms.mul", x, constant(np.linspace(-1, 1, 12).reshape(3, 4)))),
     Case("assign", ("ms.assign",), ((3,), (3,)),
          lambda w, v: op("ms.tanh", op("ms.assign", w, op("ms.mul", v, v)))),
+    *_pooling_cases(),
+    *_conv_cases(),
 ]
 
 

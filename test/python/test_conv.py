@@ -12,7 +12,9 @@ definitions written here, one table of cases like JAX's lax_autodiff_test.py:
 Each case runs in graph mode (ms.jit of a function calling it) and in PyNative mode (eagerly);
 a subset checks the gradients with respect to the input, the weight and the bias against
 central finite differences in float64, one case grad of grad; float16/float32 forwards
-within their precision; the mistakes are exceptions naming the layer or op.
+within their precision; the mistakes are exceptions naming the layer or op. Last, what
+MindSpore's convolution Primitives add (NHWC, full-rank strides, Conv2DBackpropInput as the
+gradient of Conv2D, their mistakes); their table rows are in test_primitives.py.
 """
 from __future__ import annotations
 
@@ -199,10 +201,15 @@ class Case:
             if pad_mode == "same":       # MindSpore: out = in * stride
                 out = [n * s for n, s in zip(sizes, stride)]
                 lo, _ = ref_pads("same", 0, out, kernel, stride, dilation)
-            elif pad_mode == "valid":    # MindSpore: in * stride + max(span - stride, 0)
-                out = [n * s + max(e - s, 0) for n, s, e in zip(sizes, stride, span)]
+            elif pad_mode == "valid":    # MindSpore's 1-D/2-D: in * stride + max(span - stride, 0)
+                out = [n * s + max(e - s, 0) if r < 3 else (n - 1) * s + e
+                       for n, s, e in zip(sizes, stride, span)]
                 lo = [0] * r
             else:
+                # output_padding extends the output at the end, and the scatter fills it: the
+                # gradient of the convolution of the larger input, as PyTorch's and
+                # ops.conv_transpose2d's. (MindSpore's nn.Conv2dTranspose appends zeros after
+                # its bias there instead; mscc's layers follow the scatter.)
                 lo, hi = ref_pads("pad", padding, sizes, kernel, stride, dilation)
                 out = [(n - 1) * s + e - a - c + p for n, s, e, a, c, p in
                        zip(sizes, stride, span, lo, hi, extra)]
@@ -263,6 +270,8 @@ CASES = [
               output_padding=(1, 2))),
     Case("conv2dT-depthwise-s2", "Conv2dTranspose", 3, 3, 3, (4, 4), dict(stride=2, group=3)),
     Case("conv3dT-same-s2", "Conv3dTranspose", 2, 3, 2, (3, 2, 3), dict(stride=2), grad=True),
+    Case("conv3dT-valid-k1-s2", "Conv3dTranspose", 2, 2, (1, 2, 1), (2, 3, 2),
+         dict(stride=2, pad_mode="valid")),
     Case("conv3dT-pad-outpad-g2-bias", "Conv3dTranspose", 2, 4, 3, (3, 2, 3),
          dict(stride=(2, 1, 2), pad_mode="pad", padding=1, output_padding=(1, 0, 1), group=2,
               has_bias=True)),
@@ -514,3 +523,106 @@ UNDER_JIT = {"layer-wrong-channels", "op-wrong-channels", "layer-kernel-larger-t
 def test_mistakes_inside_jit_are_the_same_errors(mistake, error, message):
     with pytest.raises(error, match=message):
         ms.jit(lambda: mistake())()
+
+
+# ------------------------------------------------------------------ MindSpore's Primitives
+# (their table rows, against the functional forms' IR, are in test_primitives.py)
+
+def test_conv2d_primitive_nhwc_and_full_rank_stride():
+    """Conv2D with data_format NHWC (weight (O, kh, kw, C / group)) and MindSpore's 4-tuple
+    stride/dilation (1, 1, sh, sw), in both modes."""
+    from mscc.ops import operations as P
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (2, 7, 6, 4))
+    w = rng.uniform(-1, 1, (6, 3, 2, 2))
+    prim = P.Conv2D(6, (3, 2), pad_mode="SAME", stride=(1, 1, 2, 1), dilation=(1, 1, 1, 2),
+                    group=2, data_format="NHWC")
+    lo, hi = ref_pads("same", 0, (7, 6), (3, 2), (2, 1), (1, 2))
+    want = conv_ref(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), None, (2, 1), (1, 2),
+                    lo, hi, 2).transpose(0, 2, 3, 1)
+    for run in (lambda a, b: prim(a, b), ms.jit(lambda a, b: prim(a, b))):
+        np.testing.assert_allclose(run(ms.Tensor(x), ms.Tensor(w)).asnumpy(), want,
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("pad_mode,pad,pad_list", [("same", 0, None), ("pad", (1, 0, 2, 1), None),
+                                                   ("valid", 0, (0, 1, 1, 0))],
+                         ids=["same", "pad4", "pad_list"])
+def test_conv2d_backprop_input_is_the_gradient_of_conv2d(pad_mode, pad, pad_list):
+    """Conv2DBackpropInput(dout, weight, x.shape) = d<Conv2D(x, weight), dout>/dx (stride 2,
+    groups 2, an input size that stride 2 does not divide), and the scatter of dout."""
+    from mscc.ops import operations as P
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-1, 1, (2, 4, 7, 6))
+    w = rng.uniform(-1, 1, (6, 2, 3, 3))
+    if pad_list is None:
+        lo, hi = ref_pads(pad_mode, pad, (7, 6), (3, 3), (2, 2), (1, 1))
+        conv = P.Conv2D(6, 3, pad_mode=pad_mode, pad=pad, stride=2, group=2)
+    else:   # the same pads given explicitly to the forward
+        lo, hi = pad_list[0::2], pad_list[1::2]
+        conv = P.Conv2D(6, 3, pad_mode="pad", pad=pad_list, stride=2, group=2)
+    dout = rng.uniform(-1, 1, conv_ref(x, w, None, (2, 2), (1, 1), lo, hi, 2).shape)
+    prim = P.Conv2DBackpropInput(6, 3, pad_mode=pad_mode, pad=pad, pad_list=pad_list, stride=2,
+                                 group=2)
+    got = ms.jit(lambda d, k: prim(d, k, x.shape))(ms.Tensor(dout), ms.Tensor(w)).asnumpy()
+    grad = ms.grad(lambda t: ops.reduce_sum(conv(t, ms.Tensor(w)) * ms.Tensor(dout)))(
+        ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, grad, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, conv_transpose_ref(dout, w, None, (2, 2), (1, 1), lo,
+                                                       (7, 6), 2), rtol=1e-12, atol=1e-12)
+
+
+def test_conv2d_transpose_primitive_nhwc():
+    from mscc.ops import operations as P
+    rng = np.random.default_rng(7)
+    dout = rng.uniform(-1, 1, (1, 3, 4, 4))          # NHWC: (N, H, W, C_out)
+    w = rng.uniform(-1, 1, (4, 3, 3, 2))             # NHWC weight (C_out, kh, kw, C_in)
+    got = P.Conv2DTranspose(4, 3, pad_mode="same", stride=2, data_format="NHWC")(
+        ms.Tensor(dout), ms.Tensor(w), (1, 6, 8, 2)).asnumpy()
+    lo, _ = ref_pads("same", 0, (6, 8), (3, 3), (2, 2), (1, 1))
+    want = conv_transpose_ref(dout.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), None,
+                              (2, 2), (1, 1), lo, (6, 8), 1).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _prim(name, *args, **kwargs):
+    from mscc.ops import operations as P
+    return getattr(P, name)(*args, **kwargs)
+
+
+PRIMITIVE_MISTAKES = [
+    ("mode", lambda: _prim("Conv2D", 4, 3, mode=2), ValueError,
+     r"For 'Conv2D', mode=2 is not supported by mscc \(only mode=1\)"),
+    ("out-channel", lambda: _prim("Conv2D", 5, 3)(_f32(1, 3, 6, 6), _f32(4, 3, 3, 3)),
+     ValueError, r"For 'Conv2D', out_channel 5 is not the weight's first dim 4"),
+    ("kernel-size", lambda: _prim("Conv3D", 4, 2)(_f32(1, 3, 6, 6, 6), _f32(4, 3, 3, 3, 3)),
+     ValueError, r"For 'Conv3D', kernel_size \(2, 2, 2\) is not the weight's kernel \(3, 3, 3\)"),
+    ("data-format", lambda: _prim("Conv3D", 4, 3, data_format="NDHWC")(
+        _f32(1, 3, 6, 6, 6), _f32(4, 3, 3, 3, 3)), ValueError,
+     r"For 'Conv3D', data_format must be one of NCDHW, got 'NDHWC'"),
+    ("channels", lambda: _prim("Conv2D", 4, 3, group=2)(_f32(1, 3, 6, 6), _f32(4, 3, 3, 3)),
+     ValueError, r"For 'ms.conv', input has 3 channels, .* groups=2 expects 6"),
+    ("pad-with-valid", lambda: _prim("Conv2D", 4, 3, pad=1)(_f32(1, 3, 6, 6),
+                                                           _f32(4, 3, 3, 3)),
+     ValueError, r"For 'Conv2D', padding must be 0 when pad_mode is 'valid', got 1"),
+    ("stride-length", lambda: _prim("Conv2D", 4, 3, stride=(1, 2, 2))(_f32(1, 3, 6, 6),
+                                                                     _f32(4, 3, 3, 3)),
+     ValueError, r"For 'Conv2D', stride must be a positive int or a tuple of 2 of them"),
+    ("input-size", lambda: _prim("Conv2DBackpropInput", 4, 3)(
+        _f32(1, 4, 4, 4), _f32(4, 3, 3, 3), (1, 3, 6)), ValueError,
+     r"For 'Conv2DBackpropInput', input_size must have 4 entries, got \(1, 3, 6\)"),
+    ("input-size-inconsistent", lambda: _prim("Conv2DTranspose", 4, 3)(
+        _f32(1, 4, 4, 4), _f32(4, 3, 3, 3), (1, 3, 9, 9)), ValueError,
+     r"For 'ms.conv_input_grad', dy \(1, 4, 4, 4\) is not the shape of a convolution of "
+     r"\(1, 3, 9, 9\)"),
+    ("transpose3d-in-channel", lambda: _prim("Conv3DTranspose", 3, 4, 2)(
+        _f32(1, 2, 3, 3, 3), _f32(2, 4, 2, 2, 2)), ValueError,
+     r"For 'Conv3DTranspose', in_channel 3 is not the weight's first dim 2"),
+]
+
+
+@pytest.mark.parametrize("mistake,error,message", [m[1:] for m in PRIMITIVE_MISTAKES],
+                         ids=[m[0] for m in PRIMITIVE_MISTAKES])
+def test_primitive_mistakes_name_the_primitive(mistake, error, message):
+    with pytest.raises(error, match=message):
+        mistake()

@@ -81,3 +81,62 @@ def test_both_schedules_compute_the_convolution_and_its_gradients(case, schedule
     u, v = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
     np.testing.assert_allclose((dx * u).sum(), (conv_ref(u, w, g) * dy).sum(), rtol=1e-10)
     np.testing.assert_allclose((dw * v).sum(), (conv_ref(x, v, g) * dy).sum(), rtol=1e-10)
+
+
+# ------------------------------------------------------------------ fused epilogues
+
+def _epilogue_program(n, groups):
+    """relu(conv(x, w) + bias) * 2 + residual, the bias (1, O, 1, 1) and the residual
+    (N, O, H, W): a bias, an activation and a skip connection after the convolution."""
+    xs, ws = (n, 4, 9, 9), (6, 4 // groups, 3, 3)
+    g = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=groups)
+    specs = [spec(xs, "float64"), spec(ws, "float64"), spec((1, 6, 1, 1), "float64"),
+             spec((n, 6, 9, 9), "float64")]
+
+    def body(x, w, b, r):
+        y = op("ms.relu", op("ms.add", op("ms.conv", x, w, **g), b))
+        return op("ms.add", op("ms.mul", y, op("ms.constant", value=np.array(2.0))), r)
+
+    def ref(x, w, b, r):
+        return np.maximum(conv_ref(x, w, g) + b, 0) * 2 + r
+    return specs, body, ref
+
+
+@pytest.mark.parametrize("schedule", ["conv=per-image", "conv=batched"])
+@pytest.mark.parametrize("n,groups", [(4, 1), (1, 1), (3, 2)])
+def test_fused_epilogues_compute_bias_activation_and_residual(n, groups, schedule):
+    specs, body, ref = _epilogue_program(n, groups)
+    exe = compile_fn(specs, body, linalg_options=schedule)
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s.shape) for s in specs]
+    (got,) = exe(*args)
+    np.testing.assert_allclose(got, ref(*args), rtol=1e-12, atol=1e-12)
+
+
+def _generics(region_holder):
+    found = []
+
+    def visit(o):
+        if o.name == "linalg.generic":
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+    region_holder.operation.walk(visit)
+    return found
+
+
+def test_the_epilogue_runs_inside_the_loop_over_images():
+    specs, body, _ = _epilogue_program(4, 1)
+    module = module_of(specs, body)
+    pipeline.run_pipeline(module, "cpu", stop_after="ms-opt")
+    fused = []
+    module.operation.walk(lambda o: (fused.append(o) if o.name == "ms.fused" else None)
+                          or ir.WalkResult.ADVANCE)
+    assert [ir.StringAttr(o.attributes["kind"]).value for o in fused] == ["conv"]
+    pipeline.run_pipeline(module, "cpu", start_after="ms-opt", stop_after="linalg")
+    loops = []
+    module.operation.walk(lambda o: (loops.append(o) if o.name == "scf.forall" else None)
+                          or ir.WalkResult.ADVANCE)
+    assert len(loops) == 1
+    # the im2col and the epilogue, both per image; nothing left after the loop
+    assert len(_generics(loops[0])) == 2
+    assert len(_generics(module)) == 2

@@ -66,7 +66,8 @@ def test_known_names_are_counted_right():
     assert _row("nn.layers", "Dense", ["Dense"]) == (True, "")
     assert _row("Tensor", "shape", ["shape"]) == (True, "")       # a property counts
     assert _row("Tensor", "reshape", ["reshape"]) == (True, "")
-    assert _row("primitives", "Conv2D", ["Conv2D"]) == (False, "")
+    assert _row("primitives", "Conv2D", ["Conv2D"]) == (True, "")
+    assert _row("primitives", "DepthwiseConv2dNative", ["DepthwiseConv2dNative"]) == (False, "")
     assert _row("ops", "not_an_op_anywhere", ["not_an_op_anywhere"]) == (False, "")
     # Right name, wrong kind: mscc.ops.MatMul is a Primitive class, which the functions'
     # category (MindSpore's are functions) must not count.

@@ -101,6 +101,20 @@ def convolution(d, groups):
                               op("ms.conv_filter_grad", x, dy, kernel_shape=ws, **geom)])
 
 
+def pooling(d):
+    """Max and avg pooling and their gradient ops: padded, ceil_mode, overlapping windows."""
+    geom = dict(kernel=(3, 3), stride=(2, 2), pad_lo=(1, 1), pad_hi=(1, 0), ceil_mode=True)
+    mx, avg = dict(geom, dilation=(1, 1)), dict(geom, count_include_pad=False,
+                                                divisor_override=0)
+    xs, ys = (2, 3, 9, 8), (2, 3, 5, 4)
+
+    def body(x, dy):
+        y = op("ms.max_pool", x, **mx)
+        return [y, op("ms.max_pool_grad", x, y, dy, **mx), op("ms.max_pool_gather", x, y, x, **mx),
+                op("ms.avg_pool", x, **avg), op("ms.avg_pool_grad", dy, input_shape=xs, **avg)]
+    return [spec(xs, d.name), spec(ys, d.name)], body
+
+
 FAMILIES = (
     [pytest.param(*elementwise(d), id=f"elementwise-{d.name}") for d in ALL]
     + [pytest.param([spec((5, 6), "float32"), spec((5, 6), "int8"), spec((5, 6), "bool")],
@@ -123,6 +137,7 @@ FAMILIES = (
        pytest.param(*fused(), id="fused")]
     + [pytest.param(*convolution(d, groups), id=f"conv-{d.name}-groups{groups}")
        for d, groups in ((dt.float32, 1), (dt.float32, 2), (dt.float16, 1))]
+    + [pytest.param(*pooling(d), id=f"pooling-{d.name}") for d in (dt.float32, dt.float16)]
 )
 
 
@@ -134,7 +149,8 @@ def test_families_cover_every_lowered_op():
         "ms.tile", "ms.slice", "ms.strided_slice", "ms.strided_slice_grad", "ms.gather",
         "ms.one_hot", "ms.unsorted_segment_sum", "ms.argmax", "ms.argmin", "ms.random_uniform",
         "ms.reduce_prod", "ms.cumsum", "ms.constant", "ms.fused", "ms.conv",
-        "ms.conv_input_grad", "ms.conv_filter_grad"}
+        "ms.conv_input_grad", "ms.conv_filter_grad"} | {
+        "ms.max_pool", "ms.avg_pool", "ms.max_pool_grad", "ms.avg_pool_grad", "ms.max_pool_gather"}
     # Ops that lower to views or copies only (no kernel of their own), and the run-time row
     # access of loops, which the CUDA target refuses with them (ms-gpu-reject-control-flow).
     views = {"ms.squeeze", "ms.assign", "ms.dynamic_index", "ms.dynamic_update_index"}

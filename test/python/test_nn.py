@@ -359,7 +359,7 @@ def test_pooling_matches_numpy(mode):
     want = np.max([padded[:, :, i:i + 9:2, j:j + 7:2] for i in range(3) for j in range(3)], 0)
     np.testing.assert_array_equal(nn.MaxPool2d(3, 2, pad_mode="same")(ms.Tensor(x)).asnumpy(),
                                   want)
-    with pytest.raises(ValueError, match="pad_mode must be one of valid"):
-        nn.AvgPool2d(2, 2, pad_mode="same")
+    with pytest.raises(ValueError, match="pad_mode must be one of same, valid, pad"):
+        nn.AvgPool2d(2, 2, pad_mode="full")
     with pytest.raises(ValueError, match=r"expects \(N, 3, H, W\) input"):
         nn.Conv2d(3, 4, 3)(ms.Tensor(np.ones((2, 4, 5, 5), np.float32)))

@@ -215,8 +215,75 @@ def _composition_rows():
     ]
 
 
+def _convolution_rows():
+    """Conv2D/Conv3D trace to ops.conv2d/conv3d; Conv2DBackpropInput/Conv2DTranspose (the
+    gradient of Conv2D with respect to its input) to ops.conv_transpose2d of the same
+    geometry; the references are test_conv.py's direct float64 definitions."""
+    from test_conv import conv_ref, conv_transpose_ref
+
+    from mscc.pyfront.ops_conv import transposed_convolution
+
+    def small(*shape):
+        return f32(*shape, low=-0.5, high=0.5)
+    x, w = small(2, 3, 7, 6), small(4, 3, 3, 3)
+    dout, x3, w3 = small(2, 4, 4, 4), small(1, 2, 4, 5, 4), small(3, 2, 2, 3, 2)
+    dout3, w3t = small(1, 2, 2, 3, 2), small(2, 3, 2, 2, 2)
+    input_grad = dict(stride=2, pad_mode="pad", pad=1)   # of an input (2, 3, 8, 8)
+    return [
+        Row("Conv2D", lambda a, b: P.Conv2D(4, 3, pad_mode="pad", pad=(1, 0, 2, 1),
+                                            stride=(1, 1, 2, 1))(a, b),
+            lambda a, b: ops.conv2d(a, b, pad_mode="pad", padding=(1, 0, 2, 1), stride=(2, 1)),
+            lambda a, b: conv_ref(a, b, None, (2, 1), (1, 1), (1, 2), (0, 1), 1), [x, w]),
+        Row("Conv3D", lambda a, b: P.Conv3D(3, (2, 3, 2), pad_mode="same", dilation=(1, 2, 1))(
+                a, b),
+            lambda a, b: ops.conv3d(a, b, pad_mode="same", dilation=(1, 2, 1)),
+            lambda a, b: conv_ref(a, b, None, (1, 1, 1), (1, 2, 1), (0, 2, 0), (1, 2, 1), 1),
+            [x3, w3]),
+        *(Row(name, lambda a, b, name=name: getattr(P, name)(4, 3, **input_grad)(
+                  a, b, (2, 3, 8, 8)),
+              lambda a, b: ops.conv_transpose2d(a, b, stride=2, padding=1, output_padding=1),
+              lambda a, b: conv_transpose_ref(a, b, None, (2, 2), (1, 1), (1, 1), (8, 8), 1),
+              [dout, w])
+          for name in ("Conv2DBackpropInput", "Conv2DTranspose")),
+        Row("Conv3DTranspose", lambda a, b: P.Conv3DTranspose(2, 3, 2, stride=(1, 2, 1))(a, b),
+            lambda a, b: transposed_convolution(
+                a, b, None, (1, 2, 1), "valid", 0, 0, 1, 1, 3, "Conv3DTranspose"),
+            lambda a, b: conv_transpose_ref(a, b, None, (1, 2, 1), (1, 1, 1), (0, 0, 0),
+                                            (3, 6, 3), 1), [dout3, w3t]),
+    ]
+
+
+def _pooling_rows():
+    """MaxPool/AvgPool/MaxPool3D/AvgPool3D trace to ops.max_pool2d/avg_pool2d/max_pool3d/
+    avg_pool3d with the same pads ("same" is (1, 1) along H and (0, 1) along W here: an
+    average excludes it), AdaptiveAvgPool2D to ops.adaptive_avg_pool2d; the references are
+    test_pooling.py's direct float64 definitions."""
+    from test_pooling import Geometry as G
+    from test_pooling import adaptive_ref, pool_ref
+    x, x3 = f32(2, 3, 7, 6), f32(1, 2, 4, 5, 4)
+    return [
+        Row("MaxPool", lambda a: P.MaxPool(3, 2, "SAME")(a),
+            lambda a: ops.max_pool2d(a, 3, 2, (1, 1, 0, 1)),
+            lambda a: pool_ref(a, "max", G((3, 3), (2, 2), (1, 0), (1, 1))), [x]),
+        Row("AvgPool", lambda a: P.AvgPool(kernel_size=3, strides=2, pad_mode="same")(a),
+            lambda a: ops.avg_pool2d(a, 3, 2, (1, 1, 0, 1), count_include_pad=False),
+            lambda a: pool_ref(a, "avg", G((3, 3), (2, 2), (1, 0), (1, 1)), False), [x]),
+        Row("MaxPool3D", lambda a: P.MaxPool3D(2, (1, 2, 1), "pad", (1, 0, 0, 1, 1, 1))(a),
+            lambda a: ops.max_pool3d(a, 2, (1, 2, 1), (1, 0, 0, 1, 1, 1)),
+            lambda a: pool_ref(a, "max", G((2, 2, 2), (1, 2, 1), (1, 0, 1), (0, 1, 1))), [x3]),
+        Row("AvgPool3D", lambda a: P.AvgPool3D(2, 1, "pad", 1, count_include_pad=False)(a),
+            lambda a: ops.avg_pool3d(a, 2, 1, 1, count_include_pad=False),
+            lambda a: pool_ref(a, "avg", G((2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1)), False),
+            [x3]),
+        Row("AdaptiveAvgPool2D", lambda a: P.AdaptiveAvgPool2D((2, 3))(a),
+            lambda a: ops.adaptive_avg_pool2d(a, (2, 3)),
+            lambda a: adaptive_ref(a, "avg", (2, 3)), [x]),
+    ]
+
+
 ROWS = {row.name: row for row in
-        _elementwise_rows() + _structural_rows() + _composition_rows()}
+        _elementwise_rows() + _structural_rows() + _composition_rows() + _convolution_rows()
+        + _pooling_rows()}
 # Rows tested on their own: below (they need a Parameter), and the loops, which take
 # functions (test_control_flow.py).
 SEPARATE = {"Assign", "WhileLoop", "ForiLoop", "Scan"}

@@ -2,9 +2,10 @@
 // parallel linalg.generic whose input map is the window map: spatial p*stride + k*dilation,
 // channel g*Cg + c), one contraction (a linalg.matmul for one group, a batched generic over
 // the groups otherwise) and a copy into the output layout. ms.conv_input_grad gathers the
-// windows of dy dilated by the stride (an insert_slice with the stride as its steps) with the
-// kernel flipped (K - 1 - k); ms.conv_filter_grad gathers x's windows in (n, p) x (c, k)
-// order and multiplies dy's (O, N*P) matrix by them.
+// windows of dy dilated by the stride (an insert_slice with the stride as its steps) and
+// multiplies them by the weight copied flipped (K - 1 - k) with its channel dims swapped;
+// ms.conv_filter_grad gathers x's windows in (n, p) x (c, k) order and multiplies dy's
+// (O, N*P) matrix by them.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
 // The output is valid IR (re-parsed and verified).
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
@@ -90,18 +91,28 @@ func.func @conv2d_f16(%x: tensor<1x2x4x4xf16>, %w: tensor<3x2x3x3xf16>) -> tenso
 
 // -----
 
-// The gradient of a stride-2 convolution (pad_lo 1) of a 1x3x8x8 input: dy placed every
-// second row and column (steps [1, 1, 2, 2]) at (K-1)*d - pad_lo = 1 into zeros of
-// 8 + 2 rows, then a stride-1 gather with the kernel flipped (2 - k); the weight regrouped
-// as (g, C, O, K) (its channel dims swapped: w[g*4 + o, c, k] at (g, c, o, k)).
-// CHECK-DAG:   #[[$SWAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 4 + d2, d1, d3, d4)>
-// CHECK-DAG:   #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 4 + d1, d5 + -d2 + 2, d6 + -d3 + 2)>
+// The gradient of a stride-2 convolution (pad_lo 1) of a 1x3x8x8 input: the weight copied as
+// (g, C, O, K) flipped, wt[g, c, o, kh, kw] = w[g*4 + o, c, 2 - kh, 2 - kw]; dy placed every
+// second row and column (steps [1, 1, 2, 2]) at (K-1)*d - pad_lo = 1 into zeros of 8 + 2
+// rows; their stride-1 windows (n, g*4 + c, oh + kh, ow + kw) times the weight's matrix.
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 4 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad(
 // CHECK-SAME:    %[[DY:.+]]: tensor<1x4x4x4xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[$SWAP]], #{{.+}}], {{.*}} ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%{{.+}} : tensor<1x3x4x3x3xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<1x3x4x3x3xf32>)
+// CHECK-DAG:       %[[G:.+]] = linalg.index 0 : index
+// CHECK-DAG:       %[[C:.+]] = linalg.index 1 : index
+// CHECK-DAG:       %[[O:.+]] = linalg.index 2 : index
+// CHECK-DAG:       %[[KH:.+]] = linalg.index 3 : index
+// CHECK-DAG:       %[[KW:.+]] = linalg.index 4 : index
+// CHECK-DAG:       %[[C4:.+]] = arith.constant 4 : index
+// CHECK:           %[[GO:.+]] = arith.muli %[[G]], %[[C4]] : index
+// CHECK:           %[[ROW:.+]] = arith.addi %[[GO]], %[[O]] : index
+// CHECK:           %[[FH:.+]] = arith.subi %{{.+}}, %[[KH]] : index
+// CHECK:           %[[FW:.+]] = arith.subi %{{.+}}, %[[KW]] : index
+// CHECK:           tensor.extract %[[W]][%[[ROW]], %[[C]], %[[FH]], %[[FW]]] : tensor<4x3x3x3xf32>
 // CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x10x10xf32>)
 // CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %[[ZEROS]][0, 0, 1, 1] [1, 4, 4, 4] [1, 1, 2, 2] : tensor<1x4x4x4xf32> into tensor<1x4x10x10xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[$FLIP]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x10x10xf32>) outs(%{{.+}} : tensor<1x4x3x3x1x8x8xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x10x10xf32>) outs(%{{.+}} : tensor<1x4x3x3x1x8x8xf32>)
 // CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<3x36xf32>, tensor<36x64xf32>) outs(%{{.+}} : tensor<3x64xf32>)
 // CHECK:         return %{{.+}} : tensor<1x3x8x8xf32>
 func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
@@ -112,11 +123,11 @@ func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) ->
 // -----
 
 // Two groups (depthwise, 2 outputs per channel): the batched generic, no matmul.
-// CHECK-DAG:   #[[$FLIP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d5 + -d2 + 2, d6 + -d3 + 2)>
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad_grouped(
 // CHECK-SAME:    %[[DY:.+]]: tensor<1x4x3x3xf32>, %[[W:.+]]: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
 // CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x4x7x7xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[$FLIP]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x7x7xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x5x5xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x7x7xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x5x5xf32>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x1x18xf32>, tensor<2x18x25xf32>) outs(%{{.+}} : tensor<2x1x25xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return %{{.+}} : tensor<1x2x5x5xf32>

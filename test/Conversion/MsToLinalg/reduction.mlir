@@ -1,6 +1,7 @@
 // Reductions: linalg.fill of the identity, one linalg.generic with reduction iterators over the
-// reduced axes, then (mean, float16, keep_dims) a post-processing step; softmax and log_softmax
-// are max / exp-sum / normalize generics.
+// reduced axes, then (mean, float16, keep_dims) a post-processing step; float sums over more
+// than 8192 elements in blocks (a view with the block as a dim, one generic summing each block,
+// one summing the partials); softmax and log_softmax are max / exp-sum / normalize generics.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
 // The output is valid IR (re-parsed and verified, ms ops included).
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
@@ -235,4 +236,128 @@ func.func @log_softmax_f16(%a: tensor<2x5xf16>) -> tensor<2x5xf16> {
 func.func @argmax_rows(%x: tensor<4x6xf32>) -> tensor<4xi32> {
   %0 = "ms.argmax"(%x) {axis = 1 : i64, keep_dims = false} : (tensor<4x6xf32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
+}
+
+// -----
+
+// A float sum over more than 8192 elements is summed in blocks: the large axis seen as
+// (500, 4000) (4000 divides it), one generic sums each block of 4000 consecutive elements
+// (its blocks are a parallel loop), a second sums each row's 500 partials.
+// CHECK-DAG:   #[[$IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG:   #[[$ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @sum_large_axis(
+// CHECK-SAME:    %[[A:.+]]: tensor<4x2000000xf32>) -> tensor<4x1xf32>
+// CHECK:         %[[V:.+]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2]] output_shape [4, 500, 4000] : tensor<4x2000000xf32> into tensor<4x500x4000xf32>
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<4x500xf32>)
+// CHECK-NEXT:    %[[P:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$PART]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[V]] : tensor<4x500x4000xf32>) outs(%[[ACC]] : tensor<4x500xf32>)
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[O:.+]]: f32):
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[X]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         %[[ACC2:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<4xf32>)
+// CHECK-NEXT:    %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID2]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[P]] : tensor<4x500xf32>) outs(%[[ACC2]] : tensor<4xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[K:.+]] = tensor.expand_shape %[[R]] {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// CHECK-NEXT:    return %[[K]]
+func.func @sum_large_axis(%a: tensor<4x2000000xf32>) -> tensor<4x1xf32> {
+  %0 = "ms.reduce_sum"(%a) {axis = array<i64: 1>, keep_dims = true} : (tensor<4x2000000xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Adjacent reduced dims are merged first (every dim here: 6422528 elements as 1568 blocks of
+// 4096); the mean divides the sum of the partials.
+// CHECK-LABEL: func.func @mean_all_large(
+// CHECK-SAME:    %[[A:.+]]: tensor<32x64x56x56xf32>) -> tensor<f32>
+// CHECK:         %[[C:.+]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1, 2, 3]] : tensor<32x64x56x56xf32> into tensor<6422528xf32>
+// CHECK-NEXT:    %[[V:.+]] = tensor.expand_shape %[[C]] {{\[}}[0, 1]] output_shape [1568, 4096] : tensor<6422528xf32> into tensor<1568x4096xf32>
+// CHECK:         %[[P:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[V]] : tensor<1568x4096xf32>) outs(%{{.+}} : tensor<1568xf32>)
+// CHECK:         %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[P]] : tensor<1568xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK:         %[[M:.+]] = linalg.generic {{.*}} ins(%[[S]] : tensor<f32>)
+// CHECK:           %[[N:.+]] = arith.constant 0x4AC40000 : f32
+// CHECK-NEXT:      arith.divf %{{.+}}, %[[N]]
+// CHECK:         return %[[M]] : tensor<f32>
+func.func @mean_all_large(%a: tensor<32x64x56x56xf32>) -> tensor<f32> {
+  %0 = "ms.reduce_mean"(%a) {axis = array<i64>, keep_dims = false} : (tensor<32x64x56x56xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// A reduced extent without a divisor near the block size (a prime) accumulates in float64.
+// CHECK-LABEL: func.func @sum_prime(
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<f64>)
+// CHECK:         %[[R:.+]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.+}} : tensor<1000003xf32>) outs(%[[ACC]] : tensor<f64>)
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[O:.+]]: f64):
+// CHECK-NEXT:      %[[W:.+]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT:      arith.addf %[[O]], %[[W]] fastmath<reassoc,contract> : f64
+// CHECK:         linalg.generic {{.*}} ins(%[[R]] : tensor<f64>) outs(%{{.+}} : tensor<f32>)
+// CHECK:           arith.truncf %{{.+}} : f64 to f32
+func.func @sum_prime(%a: tensor<1000003xf32>) -> tensor<f32> {
+  %0 = "ms.reduce_sum"(%a) {axis = array<i64>, keep_dims = false} : (tensor<1000003xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// A fused reduction (MSE): its prologue's operands are viewed as blocks too, and the
+// difference is squared inside the loop summing the blocks: nothing is materialized.
+// CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @fused_mse(
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<4x1000000xf32>, %[[B:[^:]+]]: tensor<4x1000000xf32>)
+// CHECK-DAG:     %[[CA:.+]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1]]
+// CHECK-DAG:     %[[CB:.+]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1]]
+// CHECK-DAG:     %[[VA:.+]] = tensor.expand_shape %[[CA]] {{\[}}[0, 1]] output_shape [1000, 4000]
+// CHECK-DAG:     %[[VB:.+]] = tensor.expand_shape %[[CB]] {{\[}}[0, 1]] output_shape [1000, 4000]
+// CHECK:         %[[P:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[VA]], %[[VB]] : tensor<1000x4000xf32>, tensor<1000x4000xf32>) outs(%{{.+}} : tensor<1000xf32>)
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: f32, %[[Y:.+]]: f32, %[[O:.+]]: f32):
+// CHECK-NEXT:      %[[D:.+]] = arith.subf %[[X]], %[[Y]]
+// CHECK-NEXT:      %[[Q:.+]] = arith.mulf %[[D]], %[[D]]
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[Q]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         %[[T:.+]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[P]] : tensor<1000xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[T]] : tensor<f32>)
+// CHECK:           arith.divf
+func.func @fused_mse(%a: tensor<4x1000000xf32>, %b: tensor<4x1000000xf32>) -> tensor<f32> {
+  %r = "ms.fused"() ({
+    %d = "ms.sub"(%a, %b) : (tensor<4x1000000xf32>, tensor<4x1000000xf32>) -> tensor<4x1000000xf32>
+    %sq = "ms.mul"(%d, %d) : (tensor<4x1000000xf32>, tensor<4x1000000xf32>) -> tensor<4x1000000xf32>
+    %m = "ms.reduce_mean"(%sq) {axis = array<i64>, keep_dims = false} : (tensor<4x1000000xf32>) -> tensor<f32>
+    gpu.yield %m : tensor<f32>
+  }) {kind = "reduction"} : () -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// An operand broadcast over part of the reduced dims (w along the rows) has no view of the
+// rows and columns merged: they stay apart, the columns split into blocks of 2500, w seen
+// as 1x2x2500.
+// CHECK-DAG:   #[[$IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$W:.+]] = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @fused_weighted(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1000x5000xf32>, %[[W:[^:]+]]: tensor<5000xf32>)
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[VX:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1000, 2, 2500]
+// CHECK-NEXT:    %[[VW:.+]] = tensor.expand_shape %[[W]] {{\[}}[0, 1, 2]] output_shape [1, 2, 2500]
+// CHECK:         %[[P:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$PART]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[VX]], %[[VW]] : tensor<1000x2x2500xf32>, tensor<1x2x2500xf32>) outs(%{{.+}} : tensor<1000x2xf32>)
+// CHECK-NEXT:    ^bb0(%[[E:.+]]: f32, %[[F:.+]]: f32, %[[O:.+]]: f32):
+// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[E]], %[[F]]
+// CHECK-NEXT:      arith.addf %[[O]], %[[M]] fastmath<reassoc,contract> : f32
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[P]] : tensor<1000x2xf32>) outs(%{{.+}} : tensor<f32>)
+func.func @fused_weighted(%x: tensor<1000x5000xf32>, %w: tensor<5000xf32>) -> tensor<f32> {
+  %r = "ms.fused"() ({
+    %p = "ms.mul"(%x, %w) : (tensor<1000x5000xf32>, tensor<5000xf32>) -> tensor<1000x5000xf32>
+    %s = "ms.reduce_sum"(%p) {axis = array<i64>, keep_dims = false} : (tensor<1000x5000xf32>) -> tensor<f32>
+    gpu.yield %s : tensor<f32>
+  }) {kind = "reduction"} : () -> tensor<f32>
+  return %r : tensor<f32>
 }

@@ -277,7 +277,7 @@ func.func @assign_shape(%w: tensor<3xf32> {ms.parameter = "w"}, %v: tensor<4xf32
 // -----
 
 func.func @fused_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'ms.fused' op kind 'bogus' is not one of elementwise, matmul, reduction}}
+  // expected-error@+1 {{'ms.fused' op kind 'bogus' is not one of conv, elementwise, matmul, reduction}}
   %0 = "ms.fused"() ({
     %1 = "ms.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
     "gpu.yield"(%1) : (tensor<4xf32>) -> ()

@@ -17,6 +17,7 @@ from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Embedding, 
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    LossBase, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 from .optim import (SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp)
+from .rnn import GRU, LSTM, RNN
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
                       AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
                       AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
@@ -30,7 +31,7 @@ __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "R
            "Conv2dTranspose", "Conv3dTranspose", "MaxPool1d", "MaxPool2d", "MaxPool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LayerNorm", "Flatten",
+           "LayerNorm", "Flatten", "RNN", "GRU", "LSTM",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
            "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",

@@ -217,3 +217,17 @@ def test_parameter_names_and_shapes():
     assert len(shapes) == 16
     bound = 1 / np.sqrt(5)
     assert all(np.abs(p.asnumpy()).max() <= bound for p in net.trainable_params())
+
+
+def test_example_train_sequence_both_modes():
+    """examples/train_sequence.py: the LSTM classifier learns the digits read row by row, and
+    both modes train the same network (the same losses, up to rounding)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import train_sequence
+    graph_acc, graph_losses, _ = train_sequence.train("graph", epochs=8, verbose=False)
+    eager_acc, eager_losses, _ = train_sequence.train("pynative", epochs=8, verbose=False)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert graph_acc >= 0.9 and eager_acc >= 0.9, (graph_acc, eager_acc)
+    np.testing.assert_allclose(graph_losses, eager_losses, rtol=1e-4)

@@ -3,6 +3,7 @@
 // block and removes dead ops, dead index glue and dead loops.
 // RUN: ms-opt %s --ms-fuse --split-input-file | FileCheck %s --check-prefix=FUSE
 // RUN: ms-opt %s --ms-canonicalize --split-input-file | FileCheck %s --check-prefix=CANON
+// RUN: ms-opt %s --ms-inline --split-input-file | FileCheck %s --check-prefix=INLINE
 
 // The exponential is read by the body (from above) and after the loop: it stays outside,
 // on its own (it is not cheap enough to be copied into both). The body's chain is one
@@ -100,4 +101,27 @@ func.func @per_block(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
     scf.yield %1 : tensor<4xf32>
   }
   return %0, %r : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A call in a loop body (a gradient taken inside the body becomes one) is inlined there.
+// INLINE-LABEL: func.func @call_in_body
+// INLINE: scf.for
+// INLINE-NEXT: %[[E:.+]] = "ms.exp"
+// INLINE-NEXT: scf.yield %[[E]]
+// INLINE-NOT: func.func private @body
+func.func private @body(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ms.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @call_in_body(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %iv = %c0 to %c3 step %c1 iter_args(%a = %x) -> (tensor<4xf32>) {
+    %0 = func.call @body(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %0 : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }

@@ -205,6 +205,83 @@ def _backend_body_ref(x):
     return x
 
 
+W_BIG = (f32(256, 256) / 16).astype(np.float32)
+
+
+def _threaded_body(x):
+    """Sizes at which the CPU backend splits the matmul kernel over threads and tiles rows:
+    the kernel is called from inside the loop."""
+    def body(i, c):
+        z = ops.softmax(ops.matmul(c, T(W_BIG)), -1) * 64.0
+        return ops.tanh(z - ops.reduce_mean(z, 1, True))
+    return ops.ForiLoop()(0, 3, body, x, unroll=False)
+
+
+def _threaded_body_ref(x):
+    for _ in range(3):
+        z = x @ W_BIG
+        z = np.exp(z - z.max(1, keepdims=True))
+        z = 64 * z / z.sum(1, keepdims=True)
+        x = np.tanh(z - z.mean(1, keepdims=True))
+    return x
+
+
+def _bool_and_int_carries(x):
+    def body(i, c):
+        a, flag, count = c
+        a = ops.cond(flag, lambda v: v * 2.0, lambda v: v + 1.0, a)
+        return a, ops.logical_not(flag), count + ops.cast(flag, ms.int32)
+    return ops.ForiLoop()(0, 5, body, (x, True, T(np.array(0, np.int32))), unroll=False)
+
+
+def _bool_and_int_carries_ref(x):
+    flag, count = True, 0
+    for _ in range(5):
+        x = x * 2 if flag else x + 1
+        flag, count = not flag, count + flag
+    return x, np.bool_(flag), np.int32(count)
+
+
+def _descent(w, x):
+    """Gradient descent in a loop: a gradient taken inside the body."""
+    step = ms.grad(lambda w, x: ((ops.matmul(x, w) - 1.0) ** 2).mean())
+    return ops.ForiLoop()(0, 20, lambda i, w: w - 0.1 * step(w, x), w, unroll=False)
+
+
+def _descent_ref(w, x):
+    for _ in range(20):
+        w = w - 0.1 * (2 * x.T @ (x @ w - 1) / len(x))
+    return w
+
+
+def _scan_pytree_steps(a, b):
+    steps = [(a, {"k": b}), (b, {"k": a}), (a + b, {"k": a * b})]
+    return ops.Scan()(lambda c, x: (c * x[0] + x[1]["k"], {"y": c.sum()}), a, steps,
+                      unroll=False)
+
+
+def _scan_pytree_steps_ref(a, b):
+    c, ys = a, []
+    for x0, k in ((a, b), (b, a), (a + b, a * b)):
+        ys.append({"y": c.sum()})
+        c = c * x0 + k
+    return c, ys
+
+
+def _scan_unrolled(xs, h):
+    """Scan's default unroll=True: one body per step while tracing, the same results."""
+    return ops.Scan()(lambda c, x: (ops.tanh(c + x), c * x), h, xs)
+
+
+def _while_dict(x):
+    return ops.WhileLoop()(lambda c: c["n"] < 4, lambda c: {"n": c["n"] + 1, "v": c["v"] * 1.5},
+                           {"n": 0, "v": x})
+
+
+def _while_dict_ref(x):
+    return {"n": np.int64(4), "v": x * 1.5 ** 4}
+
+
 PROGRAMS = [
     Case("fori_tuple_and_number", _fori_tuple, _fori_tuple_ref, [f32(3)]),
     Case("fori_dict_parameter", _fori_dict, _fori_dict_ref, [f32(2, 4)]),
@@ -222,7 +299,22 @@ PROGRAMS = [
     Case("scan_length", _scan_length, _scan_length_ref, [f32(3)]),
     Case("scan_no_steps", _scan_empty, _scan_empty_ref, [np.zeros((0, 3), np.float32), f32(3)]),
     Case("backend_matmul_softmax_norm", _backend_body, _backend_body_ref, [f32(8, 4)]),
+    Case("backend_threaded_kernel", _threaded_body, _threaded_body_ref, [f32(512, 256)]),
+    Case("bool_and_int_carries", _bool_and_int_carries, _bool_and_int_carries_ref, [f32(3)]),
+    Case("gradient_inside_body", _descent, _descent_ref, [np.zeros(3), f64(8, 3)]),
+    Case("scan_pytree_steps", _scan_pytree_steps, _scan_pytree_steps_ref, [f32(2), f32(2)]),
+    Case("scan_unrolled", _scan_unrolled, lambda xs, h: _np_scan_unrolled(xs, h),
+         [f32(4, 3), f32(3)]),
+    Case("while_dict", _while_dict, _while_dict_ref, [f32(3)]),
 ]
+
+
+def _np_scan_unrolled(xs, h):
+    ys = []
+    for x in xs:
+        ys.append(h * x)
+        h = np.tanh(h + x)
+    return h, np.array(ys)
 
 
 def _leaves(x):

@@ -349,16 +349,18 @@ def _lower_extract(op, origin):
 
 # ------------------------------------------------------------------ gradients
 
-def _value_needed(v) -> bool:
-    """Whether a rule of the backward reads the value of `v` (a carry at some iteration):
-    not when it is only yielded, or only the destination of dynamic_update_index whose result
-    is again not needed (a stack of ys or of residuals: the update's rule does not read it)."""
+def _value_needed(v, loop) -> bool:
+    """Whether a rule of the backward reads the value of `v` (a carry of `loop` at some
+    iteration): not when it is only yielded by the body, or only the destination of
+    dynamic_update_index whose result is again not needed (a stack of ys or of residuals:
+    the update's rule does not read it). A yield of a region nested in the body passes the
+    value on: that is a use."""
     for use in v.uses:
         owner = use.owner.operation
-        if owner.name == "scf.yield":
+        if owner.name == "scf.yield" and owner.parent == loop.operation:
             continue
         if (owner.name == "ms.dynamic_update_index" and use.operand_number == 0
-                and not _value_needed(owner.results[0])):
+                and not _value_needed(owner.results[0], loop)):
             continue
         return True
     return False
@@ -383,7 +385,7 @@ def _prepare_for(loop):
         return None
     stacks = stacks_of(loop)
     args = list(loop.body.arguments)[1:]
-    need = [j for j, a in enumerate(args) if stacks[j] < 0 and _value_needed(a)]
+    need = [j for j, a in enumerate(args) if stacks[j] < 0 and _value_needed(a, loop)]
     if not need:
         return None
     loc = loop.location

@@ -449,6 +449,23 @@ def _np_dict(x, p=None):
     return h.sum() + b
 
 
+def _g_passed_through_branch(x):
+    """Carries b and d swap places every step and b is otherwise only passed on by a branch
+    (a yield nested in the body): the backward still needs b's value at each step."""
+    def body(i, c):
+        a, b, d = c
+        picked = ops.cond(i < 2, lambda u, v: v, lambda u, v: u, a, b)
+        return ops.sin(picked) * a, d, b
+    return ops.ForiLoop()(0, 4, body, (x, x * 2.0, x - 1.0), unroll=False)[0].sum()
+
+
+def _np_passed_through_branch(x):
+    a, b, d = x, 2 * x, x - 1
+    for i in range(4):
+        a, b, d = np.sin(b if i < 2 else a) * a, d, b
+    return a.sum()
+
+
 GRADS = [
     ("cond_true", _g_cond, _np_cond, [np.abs(f64(3)), f64(3)]),
     ("cond_false", _g_cond, _np_cond, [-np.abs(f64(3)), f64(3)]),
@@ -457,6 +474,8 @@ GRADS = [
     ("scan_list", _g_scan_list, _np_scan_list, [f64(2), f64(2)]),
     ("nested_with_cond", _g_nested, _np_nested, [f64(3), f64(3)]),
     ("dict_carry_parameter", _g_dict, _np_dict, [f64(2, 3)]),
+    ("carry_passed_through_branch", _g_passed_through_branch, _np_passed_through_branch,
+     [f64(3)]),
 ]
 
 
@@ -496,6 +515,27 @@ def test_second_order(mode):
     np.testing.assert_allclose(g1(T(x)).asnumpy(), central(np_f, [x], 0), rtol=1e-6, atol=1e-8)
     want = central(lambda v: central(np_f, [v], 0, eps=1e-5).sum(), [x], 0, eps=1e-4)
     np.testing.assert_allclose(g2(T(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_second_order_through_scan_and_cond(mode):
+    def f(xs, h):
+        def step(c, x):
+            c = ops.tanh(c * x + ops.cond(c.sum() > 0, lambda a: a * a, ops.sin, c))
+            return c, c.sum()
+        h, ys = ops.Scan()(step, h, xs, unroll=False)
+        return h.sum() + (ys * ys).sum()
+
+    def np_f(xs, h):
+        total = 0.0
+        for x in xs:
+            h = np.tanh(h * x + (h * h if h.sum() > 0 else np.sin(h)))
+            total += h.sum() ** 2
+        return h.sum() + total
+    xs, h = f64(4, 3), np.abs(f64(3))
+    g1 = ms.grad(f, (0, 1))
+    got = ms.grad(lambda a, b: g1(a, b)[1].sum(), 0)(T(xs), T(h)).asnumpy()
+    want = central(lambda a, b: central(np_f, [a, b], 1, 1e-5).sum(), [xs, h], 0, 1e-4)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_pynative_gradients_equal_graph_mode():
@@ -560,6 +600,16 @@ def test_bodies_fuse_inside_the_loop():
                                           unroll=False), f32(8), stage="ms-opt")
     body = text[text.index("scf.for"):]
     assert '"ms.fused"' in body.split("scf.yield")[0]
+
+
+def test_cpu_artifact_runs_control_flow_without_the_compiler(tmp_path):
+    import mscc.runtime
+    body = lambda i, c: ops.cond(c.sum() > 0, lambda a: a * 0.5, lambda a: a + 1.0, c)  # noqa
+    f = ms.jit(lambda x: ops.ForiLoop()(0, 4, body, x, unroll=False))
+    x = np.array([1.0, -3.0, 0.5], np.float32)
+    path = f.lower(T(x)).compile().save(str(tmp_path / "loop.msx"))
+    got, = mscc.runtime.load(path)(x)
+    np.testing.assert_array_equal(got, f(T(x)).asnumpy())
 
 
 def test_cuda_refuses_control_flow():

@@ -376,24 +376,64 @@ def _lower_input_grad(lc, dy, w):
     return _windows_product(lc, dy, sdy, wt, win, groups)
 
 
-def _lower_filter_grad(lc, x, dy):
-    sx, sdy = lc.ins
-    stride, dilation, lo, hi, groups = _geometry_of(lc)
-    out = lc.out
-    kernel, spatial = out.shape[2:], sdy.shape[2:]
+def _filter_grad_batched(x, sx, dy, sdy, win: _Windows, groups, acc, out: TensorSpec):
+    """dW (g, Og, Cg*K) = dy (g, Og, N*P) @ im2col(x) (g, N*P, Cg*K), for the whole batch."""
     n, og = sx.shape[0], out.shape[0] // groups
-    xp = _pad(x, sx, lo, hi)
-    padded = TensorSpec(sx.shape[:2] + tuple(a + b + c for a, b, c in
-                                             zip(sx.shape[2:], lo, hi)), sx.dtype)
-    col = _im2col(xp, padded, groups, kernel, spatial, stride, dilation, "gnpck")
-    npix, ckk = n * rules.prod(spatial), rules.prod(out.shape[1:])
+    xp, padded = win.prepare(x, sx)
+    col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
+                  "gnpck")
+    npix, ckk = n * rules.prod(win.spatial), rules.prod(out.shape[1:])
     if n == 1:
         dym = lowering.reshape(dy, sdy.shape, (groups, og, npix), sdy.dtype)
     else:
-        dym = lowering.reshape(_channels_first(dy, sdy, groups), (groups, og, n) + spatial,
+        dym = lowering.reshape(_channels_first(dy, sdy, groups), (groups, og, n) + win.spatial,
                                (groups, og, npix), sdy.dtype)
+    return _contract(dym, col, (groups, og, npix, ckk), sx.dtype, acc)
+
+
+def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, acc, out: TensorSpec):
+    """dW (1, O, C*K) as the sum over images of dy[n] (O, P) @ im2col(x[n]) (P, C*K): an
+    scf.forall writes each image's product (its im2col matrix used while in cache), then one
+    reduction over the images adds them."""
+    n, o, ckk = sx.shape[0], out.shape[0], rules.prod(out.shape[1:])
+    npix = rules.prod(win.spatial)
+    tile = TensorSpec((1, o, ckk), acc)
+    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(TensorSpec((n, o, ckk),
+                                                                             acc))])
+    body = loop.regions[0].blocks[0]
+    with ir.InsertionPoint(body):
+        i, shared = body.arguments
+        one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
+        xp, padded = win.prepare(_image(x, sx, i), one)
+        col = _im2col(xp, padded, 1, win.kernel, win.spatial, win.stride, win.dilation,
+                      "gnpck")
+        dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (1, o, npix),
+                               sdy.dtype)
+        c = _contract(dyi, col, (1, o, npix, ckk), sx.dtype, acc)
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
+            tensor.parallel_insert_slice(c, shared, [i], [], [], [_dynamic(), 0, 0],
+                                         list(tile.shape), [1, 1, 1])
+    total = lowering.reduce(loop.results[0], TensorSpec((n, o, ckk), acc), (0,), acc, 0,
+                            lambda a, v: lowering.ScalarBuilder(acc).add(a, v))
+    return lowering.reshape(total, (o, ckk), (1, o, ckk), acc)
+
+
+def _lower_filter_grad(lc, x, dy):
+    """Per image when the images' products are small next to the batch's im2col matrix
+    (O output channels against P output positions), else for the batch at once."""
+    sx, sdy = lc.ins
+    stride, dilation, lo, hi, groups = _geometry_of(lc)
+    out = lc.out
+    win = _Windows(_padded(lo, hi), out.shape[2:], sdy.shape[2:], stride, dilation)
     acc = _accumulator(out.dtype)
-    c = _contract(dym, col, (groups, og, npix, ckk), sx.dtype, acc)
+    n, og, ckk = sx.shape[0], out.shape[0] // groups, rules.prod(out.shape[1:])
+    per_image = (groups == 1 and n > 1 and lc.options.get("conv") == "per-image"
+                 and 4 * out.shape[0] <= rules.prod(win.spatial))
+    if per_image:
+        c = _filter_grad_per_image(x, sx, dy, sdy, win, acc, out)
+    else:
+        c = _filter_grad_batched(x, sx, dy, sdy, win, groups, acc, out)
     if acc is not out.dtype:
         flat = TensorSpec((groups, og, ckk), acc)
         c = lowering.elementwise([c], [flat], TensorSpec(flat.shape, out.dtype),

@@ -1,93 +1,17 @@
-"""Conv2d, MaxPool2d and AvgPool2d (NCHW), composed from ms ops, so every piece is fused,
-differentiated and lowered for both targets like any other program: the padded input is read
-through one strided slice per kernel offset; a convolution sums, over the offsets, the weight's
-slice times that window (a matmul each), a pooling folds the windows with maximum or add.
-
-Padding follows MindSpore: pad_mode "valid" (none), "same" (output ceil(in / stride), the extra
-row or column at the bottom/right, as TensorFlow) or "pad" with explicit `padding`.
+"""MindSpore's convolution layers: nn.Conv1d/2d/3d and nn.Conv1d/2d/3dTranspose, each call one
+ms.conv (or ms.conv_input_grad) op through pyfront/ops_conv.py, which turns MindSpore's pad
+modes into explicit pads. (Pooling layers: pyfront/nn/pooling.py.)
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ...dialects import dtypes as dt
 from .. import ops
 from .. import ops_conv as conv_ops
-from ..dispatch import call
 from ..tensor import Parameter
 from .cell import Cell
 from .init import bias_array, weight_array
-
-
-def _pair(v, what):
-    pair = (v, v) if isinstance(v, int) else tuple(v)
-    if len(pair) != 2 or any(not isinstance(d, int) or d < 1 for d in pair):
-        raise ValueError(f"{what} must be a positive int or a pair of them, got {v!r}")
-    return pair
-
-
-def _padding(pad_mode, padding, size, kernel, stride, dilation):
-    """((top, bottom), (left, right)) for an input of spatial `size`."""
-    if pad_mode == "valid":
-        return ((0, 0), (0, 0))
-    if pad_mode == "pad":
-        p = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
-        if len(p) == 2:
-            p = (p[0], p[0], p[1], p[1])
-        if len(p) != 4 or any(v < 0 for v in p):
-            raise ValueError(f"padding must be an int, (h, w) or (top, bottom, left, right) "
-                             f"of non-negative ints, got {padding!r}")
-        return ((p[0], p[1]), (p[2], p[3]))
-    if pad_mode == "same":
-        out = []
-        for n, k, s, d in zip(size, kernel, stride, dilation):
-            total = max((math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n, 0)
-            out.append((total // 2, total - total // 2))
-        return tuple(out)
-    raise ValueError(f"pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
-
-
-def _pad(x, pads, value=0.0):
-    """x (N, C, H, W) inside a border of `value` (ms.strided_slice_grad writes x into zeros)."""
-    (top, bottom), (left, right) = pads
-    if top == bottom == left == right == 0:
-        return x
-    n, c, h, w = x.shape
-    shape = (n, c, h + top + bottom, w + left + right)
-    slot = {"shape": shape, "begin": (0, 0, top, left), "end": (n, c, top + h, left + w),
-            "strides": (1, 1, 1, 1)}
-    padded = call("ms.strided_slice_grad", (x,), slot)
-    if value == 0.0:
-        return padded
-    inside = call("ms.strided_slice_grad", (ops.ones_like(x),), slot)
-    return ops.select(ops.greater(inside, 0), padded, value)
-
-
-def _windows(x, kernel, stride, dilation, pads, pad_value=0.0, channels_first=False):
-    """One strided view of the padded x per kernel offset, in row-major kernel order: each
-    (N, C, OH, OW), or with `channels_first` (C, N, OH, OW) from x transposed once."""
-    if len(x.shape) != 4:
-        raise ValueError(f"expected an (N, C, H, W) input, got shape {tuple(x.shape)}")
-    x = _pad(x, pads, pad_value)
-    if channels_first:
-        x = ops.transpose(x, (1, 0, 2, 3))
-    a, b, h, w = x.shape
-    out = [(size - (k - 1) * d - 1) // s + 1
-           for size, k, s, d in zip((h, w), kernel, stride, dilation)]
-    if min(out) < 1:
-        raise ValueError(f"the input {(h, w)} (padded) is smaller than the kernel {kernel} "
-                         f"with dilation {dilation}")
-    views = []
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            top, left = i * dilation[0], j * dilation[1]
-            views.append(ops.strided_slice(
-                x, (0, 0, top, left),
-                (a, b, top + (out[0] - 1) * stride[0] + 1, left + (out[1] - 1) * stride[1] + 1),
-                (1, 1) + tuple(stride)))
-    return views, out
 
 
 class _ConvNd(Cell):

@@ -212,8 +212,9 @@ def test_fma_contraction_survives_to_ptx():
 
 @needs_ptxas
 def test_a_small_cnn_training_gradient_compiles_to_a_cubin():
-    """Conv2d, MaxPool2d (strided slices, concat, batch_matmul, maximum) and their gradients
-    (strided_slice_grad, ...) through the CUDA pipeline to a cubin."""
+    """A small CNN's training step (ms.conv, the bias and ReLU, ms.max_pool, a
+    Dense layer) and its gradients (conv_filter_grad, max_pool_grad, ...) through the CUDA
+    pipeline to a cubin."""
     import mscc as ms
     from mscc import nn
     net = nn.SequentialCell([nn.Conv2d(1, 4, 3, has_bias=True), nn.ReLU(), nn.MaxPool2d(2, 2),

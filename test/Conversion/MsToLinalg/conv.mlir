@@ -5,8 +5,10 @@
 // windows of dy dilated by the stride (an insert_slice with the stride as its steps) and
 // multiplies them by the weight copied flipped (K - 1 - k) with its channel dims swapped;
 // ms.conv_filter_grad gathers x's windows in (n, p) x (c, k) order and multiplies dy's
-// (O, N*P) matrix by them.
+// (O, P) matrix by them, per image in an scf.forall summed over the images afterwards, or
+// (conv=batched, the BATCHED run) dy's (O, N*P) matrix by the batch's windows.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
+// RUN: ms-opt %s --pass-pipeline='builtin.module(convert-ms-to-linalg{conv=batched})' --split-input-file | FileCheck %s --check-prefix=BATCHED
 // The output is valid IR (re-parsed and verified).
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
@@ -156,14 +158,30 @@ func.func @conv_filter_grad_strided(%x: tensor<1x2x7x7xf32>, %dy: tensor<1x4x4x4
 
 // -----
 
-// Two images: dy is copied channels first, (g, O, N, P), so that its matrix is (O, N*P).
-// CHECK-DAG:   #[[$CF:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d0 * 4 + d1, d3, d4)>
+// Two images, per image (the default; O = 4 output channels against P = 16 positions):
+// an scf.forall computes each image's dy (4 x 16) @ windows (16 x 27) into a slice of a
+// (N, O, C*K) tensor, and one reduction over the images adds them.
+// CHECK-DAG:   #[[$IMAGES:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$SUMMED:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @conv_filter_grad_batch(
 // CHECK-SAME:    %[[X:.+]]: tensor<2x3x6x6xf32>, %[[DY:.+]]: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
-// CHECK:         linalg.generic {{.*}} ins(%[[X]] : tensor<2x3x6x6xf32>) outs(%{{.+}} : tensor<1x2x4x4x3x3x3xf32>)
-// CHECK:         linalg.generic {indexing_maps = [#[[$CF]], #{{.+}}], {{.*}} ins(%[[DY]] : tensor<2x4x4x4xf32>) outs(%{{.+}} : tensor<1x4x2x4x4xf32>)
-// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32x27xf32>) outs(%{{.+}} : tensor<4x27xf32>)
+// CHECK:         %[[PARTS:.+]] = scf.forall (%[[I:.+]]) in (2) shared_outs(%[[ALL:.+]] = %{{.+}}) -> (tensor<2x4x27xf32>)
+// CHECK:           %[[XI:.+]] = tensor.extract_slice %[[X]][%[[I]], 0, 0, 0] [1, 3, 6, 6] [1, 1, 1, 1]
+// CHECK:           linalg.generic {{.*}} ins(%[[XI]] : tensor<1x3x6x6xf32>) outs(%{{.+}} : tensor<1x1x4x4x3x3x3xf32>)
+// CHECK:           tensor.extract_slice %[[DY]][%[[I]], 0, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1]
+// CHECK:           %[[P:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x27xf32>) outs(%{{.+}} : tensor<4x27xf32>)
+// CHECK:           tensor.parallel_insert_slice %{{.+}} into %[[ALL]][%[[I]], 0, 0] [1, 4, 27] [1, 1, 1]
+// CHECK:         linalg.generic {indexing_maps = [#[[$IMAGES]], #[[$SUMMED]]], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[PARTS]] : tensor<2x4x27xf32>)
 // CHECK:         return %{{.+}} : tensor<4x3x3x3xf32>
+// Batched (conv=batched, CUDA's choice): dy is copied channels first, (g, O, N, P), so that
+// its matrix is (O, N*P), times the batch's windows (N*P x C*K).
+// BATCHED-DAG:   #[[$CF:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d0 * 4 + d1, d3, d4)>
+// BATCHED-LABEL: func.func @conv_filter_grad_batch(
+// BATCHED-SAME:    %[[X:.+]]: tensor<2x3x6x6xf32>, %[[DY:.+]]: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
+// BATCHED:         linalg.generic {{.*}} ins(%[[X]] : tensor<2x3x6x6xf32>) outs(%{{.+}} : tensor<1x2x4x4x3x3x3xf32>)
+// BATCHED:         linalg.generic {indexing_maps = [#[[$CF]], #{{.+}}], {{.*}} ins(%[[DY]] : tensor<2x4x4x4xf32>) outs(%{{.+}} : tensor<1x4x2x4x4xf32>)
+// BATCHED:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32x27xf32>) outs(%{{.+}} : tensor<4x27xf32>)
+// BATCHED:         return %{{.+}} : tensor<4x3x3x3xf32>
 func.func @conv_filter_grad_batch(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
   %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, kernel_shape = array<i64: 4, 3, 3, 3>} : (tensor<2x3x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
   return %0 : tensor<4x3x3x3xf32>

@@ -280,22 +280,24 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
             return y
         return lowering.materialize(lowering.rebind(
             root, lambda v, s: (y, out) if v is epilogue[1] else None))
-    final = root.spec if root is not None else out
+    final = TensorSpec(out.shape, root.spec.dtype if root is not None else out.dtype)
     m, npix = out.shape[1], rules.prod(win.spatial)
-    tile = TensorSpec((1, m, npix), final.dtype)
-    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(TensorSpec((n, m, npix),
-                                                                             final.dtype))])
+    tile = TensorSpec((1,) + out.shape[1:], final.dtype)
+    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(final)])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         i, shared = body.arguments
         xi = _image(x, sx, i)
         c = _image_product(xi, TensorSpec((1,) + sx.shape[1:], sx.dtype), wm, win, 1, acc, out)
-        c = _image_epilogue(c, acc, out, epilogue, i)
+        # (a cast or an epilogue writes the output's slice for the image directly)
+        c = lowering.reshape(_image_epilogue(c, acc, out, epilogue, i, _image(shared, final, i)),
+                             (1, m, npix), tile.shape, final.dtype)
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
-            tensor.parallel_insert_slice(c, shared, [i], [], [], [_dynamic(), 0, 0],
-                                         list(tile.shape), [1, 1, 1])
-    return lowering.reshape(loop.results[0], (n, m, npix), out.shape, final.dtype)
+            tensor.parallel_insert_slice(c, shared, [i], [], [],
+                                         [_dynamic()] + [0] * (out.rank - 1),
+                                         list(tile.shape), [1] * out.rank)
+    return loop.results[0]
 
 
 def _dynamic():
@@ -311,9 +313,10 @@ def _image(v, spec: TensorSpec, i):
                                 [1] * spec.rank)
 
 
-def _image_epilogue(c, acc, out: TensorSpec, epilogue, i):
+def _image_epilogue(c, acc, out: TensorSpec, epilogue, i, dest=None):
     """Image i's product c (1, M, P), in `acc`, as the tile (1, M, P) of the result: cast to
-    the op's dtype, then the fused epilogue with every batch-sized operand read at image i."""
+    the op's dtype, then the fused epilogue with every batch-sized operand read at image i,
+    written into `dest` (the output's slice for the image: no copy afterwards) when given."""
     n = out.shape[0]
     if epilogue is None and acc is out.dtype:
         return c
@@ -333,10 +336,7 @@ def _image_epilogue(c, acc, out: TensorSpec, epilogue, i):
                 return _image(v, s, i), TensorSpec((1,) + s.shape[1:], s.dtype)
             return None
         value = lowering.rebind(root, per_image)
-    into = cast.operands[0]
-    # the epilogue updates the product in place when it keeps its element type
-    same = acc is out.dtype and value.spec == TensorSpec(shape, acc)
-    y = lowering.materialize(value, out=into if same else None)
+    y = lowering.materialize(value, out=dest)
     return lowering.reshape(y, value.spec.shape, (1, out.shape[1], rules.prod(shape[2:])),
                             value.spec.dtype)
 

@@ -139,7 +139,8 @@ class GradFunction:
                     traced.append(sub.add_input(a, keep_parameters=False))
                 else:
                     traced.append(a)
-            outputs, out_tree = pytree.flatten(self.fn(*traced))
+            from .autograph import convert
+            outputs, out_tree = pytree.flatten(convert(self.fn)(*traced))
             outputs = [o if isinstance(o, Tensor) else Tensor(o) for o in outputs]
             sub.finish(outputs)
         return sub, tensor_index, outputs, out_tree

@@ -175,7 +175,7 @@ class JitFunction:
             bound.apply_defaults()
             args = bound.args
         if active_traces.items:  # (the lists themselves: no __bool__ call per call)
-            return self.fn(*args)  # called from another traced function: trace inline
+            return self.converted()(*args)  # called from another traced function: inline
         if active_tapes.items:  # inside a PyNative gradient's recording: one replayable node
             result = self._call_general(args, tape=active_tapes[-1])
             active_tapes[-1].record_call(self.fn, args, result)
@@ -232,12 +232,22 @@ class JitFunction:
         with tr:
             traced_leaves = [tr.add_input(x) if isinstance(x, Tensor) else x for x in leaves]
             _, in_tree = pytree.flatten(args)
-            result = self.fn(*pytree.unflatten(in_tree, traced_leaves))
+            result = _call_converted(self.converted(), self.fn,
+                                     pytree.unflatten(in_tree, traced_leaves))
             outputs, out_tree = pytree.flatten(result)
             outputs = [_as_tensor(o, self.__name__) for o in outputs]
             tr.finish(outputs)
         tensor_leaves = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
         return tr, out_tree, tensor_leaves, len(outputs)
+
+    def converted(self):
+        """The function with its if/while/for on Tensors rewritten (pyfront/autograph.py),
+        made on the first trace."""
+        conv = self.__dict__.get("_converted_fn")
+        if conv is None:
+            from .autograph import convert
+            conv = self._converted_fn = convert(self.fn)
+        return conv
 
     def lower(self, *args) -> "Lowered":
         with compiler_lock:
@@ -407,7 +417,24 @@ def _release(cache, flat_cache):
         _return_memory(n)
 
 
+def _call_converted(fn, original, args):
+    """fn(*args); where the source of `original` could not be converted, a Tensor
+    condition's error says why."""
+    from .autograph import unconverted_reason
+    from .location import LocatedTypeError
+    try:
+        return fn(*args)
+    except LocatedTypeError as e:
+        reason = unconverted_reason(original)
+        if fn is not original or reason is None or "Python `if`" not in str(e):
+            raise
+        message, _, at = str(e).rpartition(" (at ")
+        raise LocatedTypeError(f"{message} ({reason}) (at {at}", e.location) from None
+
+
 def _as_tensor(x, name):
+    from .autograph import check_defined
+    check_defined(x, name)
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (bool, int, float, np.generic, np.ndarray)):

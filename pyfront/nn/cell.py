@@ -113,10 +113,18 @@ class Cell:
                      for cell in cached[1] for name, v in cell.__dict__.items()
                      if name[0] != "_" and (type(v) in _PLAIN or hasattr(type(v), "_static_key")))
 
+    def _construct(self):
+        """construct, with if/while/for on Tensors rewritten when it is being traced
+        (GRAPH_MODE, or called by a jit function): pyfront/autograph.py."""
+        if not active_traces.items:
+            return self.construct
+        from ..autograph import convert
+        return convert(self.construct)
+
     def _run(self, *args):
         dtype = self._compute_dtype
         if dtype is None:
-            return self.construct(*args)
+            return self._construct()(*args)
         from .. import ops
         args = [ops.cast(a, dtype) if isinstance(a, Tensor) and a.dtype.is_float
                 and a.dtype is not dtype else a for a in args]
@@ -125,7 +133,7 @@ class Cell:
             for name, p in masters.items():
                 if p.dtype.is_float and p.dtype is not dtype:
                     object.__setattr__(self, name, ops.cast(p, dtype))
-            return self.construct(*args)
+            return self._construct()(*args)
         finally:
             for name, p in masters.items():
                 object.__setattr__(self, name, p)

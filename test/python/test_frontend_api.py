@@ -221,9 +221,11 @@ def test_indexing_error_names_op_and_user_line(index, message):
 
 
 def test_python_if_on_a_traced_tensor_says_what_to_do():
+    # (`if x.sum() > 0:` itself compiles to an scf.if: test_python_syntax.py; bool() on a
+    # traced Tensor cannot be compiled.)
     @ms.jit
     def f(x):
-        if x.sum() > 0:  # IF-LINE
+        if bool(x.sum() > 0):  # IF-LINE
             return x
         return -x
 

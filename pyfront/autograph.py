@@ -1,0 +1,753 @@
+"""Python `if`/`while`/`for i in range(...)` on Tensors inside compiled functions.
+
+MindSpore's graph mode parses a function's source and turns `if x.sum() > 0:` into control
+flow; JAX's AutoGraph rewrites the AST. mscc does the latter: `convert(fn)` parses the
+source of a function traced by ms.jit (or a Cell's construct in graph mode), rewrites only
+the statements that may branch or loop on a Tensor into calls of the helpers below (with
+branch and body functions over the variables they assign), and compiles the result with the
+user's file and line numbers, globals, closure cells and defaults. The helpers keep Python's
+semantics whenever the condition is a Python value (or a concrete Tensor): the Python
+statement runs, as before. Only a traced Tensor condition becomes an scf.if (an ops.cond),
+scf.while (ops.WhileLoop) or scf.for (ops.ForiLoop).
+
+A function without such statements, mscc's own code and a function whose source cannot be
+read (a lambda, the REPL) are traced as they are; in the last case a Tensor condition gets
+the usual error of Tensor.__bool__ plus the reason the source was not converted.
+`MSCC_SHOW_CONVERTED=1` prints the converted source.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import os
+import re
+import sys
+import textwrap
+import types
+import weakref
+
+from .location import is_internal, located, located_error, user_api, user_location
+from .state import active_traces
+from .tensor import Tensor
+
+_PREFIX = "_mscc_"
+_AG = "_mscc_ag"
+
+
+# ---------------------------------------------------------------------- Undefined
+
+class Undefined:
+    """The value of a variable that has none at this point (not assigned before a statement,
+    or assigned in only one branch of a compiled `if`). Using it raises UnboundLocalError
+    with the reason, as using an unbound local does in Python."""
+
+    def __init__(self, name, why=""):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_why", why)
+
+    def _fail(self, *args, **kwargs):
+        why = object.__getattribute__(self, "_why")
+        name = object.__getattribute__(self, "_name")
+        raise UnboundLocalError(why or f"local variable '{name}' referenced before assignment")
+
+    def __getattr__(self, attr):
+        self._fail()
+
+    def __repr__(self):
+        return f"<undefined variable '{object.__getattribute__(self, '_name')}'>"
+
+
+for _m in ("__bool__", "__array__", "__call__", "__getitem__", "__iter__", "__len__",
+           "__index__", "__int__", "__float__", "__neg__", "__pos__", "__abs__", "__invert__",
+           *[f"__{p}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod",
+                                      "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+             for p in ("", "r")],
+           "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Undefined, _m, Undefined._fail)
+
+
+def is_undefined(x):
+    return type(x) is Undefined
+
+
+def check_defined(x, what):
+    """A clear error where a compiled function returns or carries an Undefined."""
+    if type(x) is Undefined:
+        x._fail()
+
+
+# ---------------------------------------------------------------------- conversion
+
+_converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def convert(fn):
+    """`fn` with its Tensor-dependent statements rewritten, or `fn` itself (nothing to
+    rewrite, mscc's own code, or no source: then `unconverted_reason(fn)` says why)."""
+    target = getattr(fn, "__func__", fn)  # a bound method: convert its function
+    if not isinstance(target, types.FunctionType):
+        return fn
+    try:
+        new = _converted[target]
+    except KeyError:
+        new = _converted[target] = _convert_function(target)
+    if new is target:
+        return fn
+    return types.MethodType(new, fn.__self__) if target is not fn else new
+
+
+_reasons: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def unconverted_reason(fn):
+    return _reasons.get(getattr(fn, "__func__", fn))
+
+
+def _convert_function(fn):
+    code = fn.__code__
+    if is_internal(code.co_filename) or code.co_flags & (inspect.CO_GENERATOR |
+                                                         inspect.CO_COROUTINE |
+                                                         inspect.CO_ASYNC_GENERATOR):
+        return fn
+    try:
+        node, first_line = _parse(fn)
+    except (OSError, TypeError, SyntaxError, IndexError) as e:
+        _reasons[fn] = (f"mscc could not read the source of '{fn.__qualname__}' to convert its "
+                        f"if/while/for statements ({type(e).__name__}: {e}); define it with "
+                        "`def` in a file, or use ops.cond / ops.WhileLoop / ops.ForiLoop")
+        return fn
+    if node is None or not _has_control_flow(node) or _uses_mangled_names(node, fn):
+        return fn
+    node.decorator_list = []
+    _Converter().convert_function(node)
+    return _build(fn, node)
+
+
+def _parse(fn):
+    """The FunctionDef of `fn` with the user's line numbers and columns."""
+    lines, first = inspect.getsourcelines(fn)
+    source = "".join(lines)
+    indented = source[:1].isspace()
+    # An indented def (a method, a nested function) parses under an `if 1:`, which keeps
+    # the columns (dedenting would shift them).
+    tree = ast.parse("if 1:\n" + source if indented else source)
+    ast.increment_lineno(tree, first - 1 - (1 if indented else 0))
+    body = tree.body[0].body if indented else tree.body
+    node = body[0] if body else None
+    if not isinstance(node, ast.FunctionDef) or node.name != fn.__name__:
+        return None, first  # (a lambda, or a def the source lines do not start with)
+    return node, first
+
+
+def _has_control_flow(node):
+    return any(isinstance(n, (ast.If, ast.While, ast.For)) for n in ast.walk(node))
+
+
+def _uses_mangled_names(node, fn):
+    """Private names (`self.__x`) in a method are mangled by its class: compiled outside
+    it, they would not be. Such methods stay as they are."""
+    if "." not in fn.__qualname__:
+        return False
+    for n in ast.walk(node):
+        name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else ""
+        if name.startswith("__") and not name.endswith("__"):
+            return True
+    return False
+
+
+def _build(fn, node):
+    """Compile the converted def inside a factory whose locals are `fn`'s free variables
+    (so the new code reads them as closure cells), then give it `fn`'s own cells."""
+    free = list(fn.__code__.co_freevars)
+    if "__class__" in free:  # zero-argument super(): keep the cell referenced
+        node.body.insert(0, ast.Expr(ast.Name("__class__", ast.Load())))
+    factory = ast.FunctionDef(
+        name=f"{_PREFIX}factory", args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(n) for n in free + [_AG]], kwonlyargs=[],
+            kw_defaults=[], defaults=[]),
+        body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[],
+        returns=None, **_TYPE_PARAMS)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    if os.environ.get("MSCC_SHOW_CONVERTED"):
+        print(f"# mscc: converted {fn.__qualname__} ({fn.__code__.co_filename})\n"
+              f"{ast.unparse(node)}", file=sys.stderr)
+    namespace: dict = {}
+    exec(compile(module, fn.__code__.co_filename, "exec"), fn.__globals__, namespace)
+    inner = namespace[f"{_PREFIX}factory"](*([None] * len(free)), _helpers)
+    cells = dict(zip(free, fn.__closure__ or ()))
+    cells[_AG] = types.CellType(_helpers)
+    closure = tuple(cells[n] for n in inner.__code__.co_freevars)
+    new = types.FunctionType(inner.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                             closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__, new.__module__, new.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    new.__dict__.update(fn.__dict__)
+    new.__wrapped__ = fn
+    return new
+
+
+# ---------------------------------------------------------------------- the AST rewrite
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+
+
+def _walk_scope(nodes):
+    """The nodes of `nodes` without descending into nested functions, lambdas, classes."""
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
+        elif not isinstance(n, ast.Lambda):
+            stack.extend(n.decorator_list)
+
+
+def _assigned(stmts):
+    """Names the statements bind in this scope (in first-seen order), without ours."""
+    out = []
+    for n in _walk_scope(stmts):
+        names = []
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names = [n.id]
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [n.name]
+        elif isinstance(n, ast.alias):
+            names = [(n.asname or n.name).split(".")[0]]
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names = [n.name]
+        out += [m for m in names if not m.startswith(_PREFIX) and m not in out]
+    return sorted(out)
+
+
+def _jumps(stmts, kinds):
+    """Whether the statements hold a statement of `kinds` that leaves them (a break or
+    continue inside a nested loop stays in it)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, _LOOPS) and kinds != (ast.Return,):
+            stack.extend(n.orelse)  # (a loop's own break/continue stay inside it)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _always_returns(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and \
+        _always_returns(last.orelse)
+
+
+def _returns_only_at_tail(stmts):
+    """Every return in `stmts` ends it, or ends a branch of a last `if` of that form."""
+    for k, s in enumerate(stmts):
+        tail = k == len(stmts) - 1
+        if isinstance(s, ast.Return) and tail:
+            continue
+        if isinstance(s, ast.If) and tail:
+            if _returns_only_at_tail(s.body) and _returns_only_at_tail(s.orelse):
+                continue
+            return False
+        if _jumps([s], (ast.Return,)):
+            return False
+    return True
+
+
+def _tail_returns(stmts):
+    """`if c: ...; return a` followed by more statements: those statements become the
+    else branch (AutoGraph does the same), so both branches return. Marks the ifs whose
+    returns all end a branch of the function's last statement (`_mscc_tail`)."""
+    for k, s in enumerate(stmts):
+        if not (isinstance(s, ast.If) and _jumps([s], (ast.Return,))):
+            continue
+        rest = stmts[k + 1:]
+        if _always_returns(s.body) and not _jumps(s.orelse, (ast.Return,)):
+            s.orelse, rest = s.orelse + rest, []
+        elif _always_returns(s.orelse) and not _jumps(s.body, (ast.Return,)):
+            s.body, rest = s.body + rest, []
+        s.body, s.orelse = _tail_returns(s.body), _tail_returns(s.orelse)
+        s._mscc_tail = not rest and _returns_only_at_tail(s.body) and \
+            _returns_only_at_tail(s.orelse)
+        return stmts[:k] + [s] + rest
+    return stmts
+
+
+def _name(id_, store=False):
+    return ast.Name(id_, ast.Store() if store else ast.Load())
+
+
+def _helper(attr, *args):
+    return ast.Call(ast.Attribute(_name(_AG), attr, ast.Load()), list(args), [])
+
+
+def _strs(names):
+    return ast.Tuple([ast.Constant(n) for n in names], ast.Load())
+
+
+def _load(names):
+    """_mscc_ag.load(locals(), names): the current values (Undefined where unbound)."""
+    return _helper("load", ast.Call(_name("locals"), [], []), _strs(names))
+
+
+_TYPE_PARAMS = {"type_params": []} if sys.version_info >= (3, 12) else {}
+
+
+def _def(name, params, body, returns):
+    body = list(body) + ([] if returns is None else [ast.Return(returns)])
+    return ast.FunctionDef(
+        name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
+                                      kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=body or [ast.Pass()], decorator_list=[], returns=None, **_TYPE_PARAMS)
+
+
+def _located(nodes, where):
+    """Our nodes at the statement's first line (one line: CPython places a method call of a
+    multi-line node at its last line, and errors must name the `if`/`while`/`for`)."""
+    for n in nodes:
+        for m in ast.walk(n):
+            if not hasattr(m, "lineno") and "lineno" in m._attributes:
+                m.lineno, m.col_offset = where.lineno, where.col_offset
+                m.end_lineno, m.end_col_offset = where.lineno, where.col_offset + 2
+    return nodes
+
+
+class _Converter:
+    """Rewrites one function's body (nested defs get their own converter)."""
+
+    def __init__(self):
+        self.count = 0
+        self.declared = set()  # global/nonlocal names: a branch cannot rebind them
+
+    def convert_function(self, node):
+        self.declared = {name for n in _walk_scope(node.body)
+                         if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        node.body = self.block(_tail_returns(node.body))
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, ast.FunctionDef):
+            if _has_control_flow(s):
+                _Converter().convert_function(s)
+            return [s]
+        if isinstance(s, ast.If):
+            return self.if_stmt(s)
+        if isinstance(s, ast.While):
+            return self.while_stmt(s)
+        if isinstance(s, ast.For):
+            return self.for_stmt(s)
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and not isinstance(s, _SCOPES):
+                setattr(s, field, self.block(getattr(s, field)))
+        for h in getattr(s, "handlers", []):
+            h.body = self.block(h.body)
+        return [s]
+
+    def _unsupported(self, s, stmts, loop):
+        """Why `s` (its statements `stmts`) cannot become a branch or a loop body."""
+        if _jumps(stmts, (ast.Break, ast.Continue)):
+            return f"`break`/`continue` inside the {'loop' if loop else 'branch'}"
+        if _jumps(stmts, (ast.Return,)) and (loop or not getattr(s, "_mscc_tail", False)):
+            return ("`return` inside the loop" if loop else
+                    "`return` in a branch that does not end the function (both branches "
+                    "must end in return, or the if must be followed only by the else part)")
+        if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete, ast.Yield, ast.YieldFrom,
+                              ast.Await)) for n in _walk_scope(stmts)):
+            return "`global`/`nonlocal`/`del`/`yield` inside it"
+        if self.declared & set(_assigned(stmts)):
+            return "it assigns a global or nonlocal variable"
+        return None
+
+    def _static(self, s, test, kind, reason):
+        """The statement stays Python; a traced Tensor test is an error saying why."""
+        s.test = _located([_helper("static_test", test, ast.Constant(kind),
+                                   ast.Constant(reason))], test)[0]
+        return [s]
+
+    def _bool_test(self, test):
+        """`and`/`or`/`not` in a condition: on Tensors they become logical ops."""
+        if isinstance(test, ast.BoolOp):
+            fn = "and_" if isinstance(test.op, ast.And) else "or_"
+            lambdas = [ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                kw_defaults=[], defaults=[]),
+                                  self._bool_test(v)) for v in test.values]
+            return ast.copy_location(_helper(fn, *lambdas), test)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return ast.copy_location(_helper("not_", self._bool_test(test.operand)), test)
+        return test
+
+    def if_stmt(self, s):
+        reason = self._unsupported(s, s.body + s.orelse, loop=False)
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+        if reason:
+            return self._static(s, s.test, "if", reason)
+        self.count += 1
+        names = _assigned(s.body + s.orelse)
+        t, f = f"{_PREFIX}true_{s.lineno}_{self.count}", f"{_PREFIX}false_{s.lineno}_{self.count}"
+        test = self._bool_test(s.test)
+        if getattr(s, "_mscc_tail", False):
+            none = [ast.Return(ast.Constant(None))]
+            defs = _located([_def(t, names, s.body + ([] if _always_returns(s.body) else none), None),
+                             _def(f, names, s.orelse + ([] if _always_returns(s.orelse) else none),
+                                  None)], s)
+            call = _helper("if_stmt", test, _name(t), _name(f), _load(names), _strs(names),
+                           ast.Constant(True))
+            return defs + _located([ast.Return(call)], s)
+        out = ast.Tuple([_name(n) for n in names], ast.Load())
+        defs = _located([_def(t, names, s.body, out), _def(f, names, s.orelse, out)], s)
+        call = _helper("if_stmt", test, _name(t), _name(f), _load(names), _strs(names),
+                       ast.Constant(False))
+        target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
+        return defs + _located([ast.Assign([target], call)], s)
+
+    def while_stmt(self, s):
+        reason = self._unsupported(s, s.body, loop=True) or ("`while ... else`"
+                                                             if s.orelse else None)
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+        if reason:
+            return self._static(s, s.test, "while", reason)
+        self.count += 1
+        names = _assigned(s.body)
+        c, b = f"{_PREFIX}cond_{s.lineno}_{self.count}", f"{_PREFIX}body_{s.lineno}_{self.count}"
+        out = ast.Tuple([_name(n) for n in names], ast.Load())
+        defs = _located([_def(c, names, [], self._bool_test(s.test)), _def(b, names, s.body, out)], s)
+        call = _helper("while_stmt", _name(c), _name(b), _load(names), _strs(names))
+        target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
+        return defs + _located([ast.Assign([target], call)], s)
+
+    def for_stmt(self, s):
+        it = s.iter
+        is_range = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                    and it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3
+                    and not any(isinstance(a, ast.Starred) for a in it.args))
+        reason = self._unsupported(s, s.body, loop=True) or ("`for ... else`"
+                                                             if s.orelse else None)
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+        if not is_range:
+            return [s]  # iterating a list, a Tensor, zip(...): Python's loop, as before
+        args = ast.Tuple(list(it.args), ast.Load())
+        if reason or not isinstance(s.target, ast.Name):
+            reason = reason or "a loop target that is not a single name"
+            it.args = [ast.Starred(_located([_helper("static_range", args, ast.Constant(
+                reason))], it)[0], ast.Load())]
+            return [s]
+        self.count += 1
+        i = s.target.id
+        names = [i] + [n for n in _assigned(s.body) if n != i]
+        b = f"{_PREFIX}body_{s.lineno}_{self.count}"
+        out = ast.Tuple([_name(n) for n in names], ast.Load())
+        defs = _located([_def(b, names, s.body, out)], s)
+        call = _helper("for_range", it.func, args, _name(b), _load(names), _strs(names))
+        target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
+        return defs + _located([ast.Assign([target], call)], s)
+
+
+# ---------------------------------------------------------------------- runtime helpers
+# The converted code calls these. A Python (or concrete Tensor) condition runs the Python
+# statement; a traced Tensor one builds the scf op. Errors name the user's line (the
+# converted code keeps the statement's line numbers).
+
+def _traced(x):
+    return isinstance(x, Tensor) and x._trace is not None
+
+
+def load(locs, names):
+    """The values of `names` in the caller's locals(); Undefined where unbound."""
+    return tuple(locs[n] if n in locs else Undefined(n) for n in names)
+
+
+def static_test(test, kind, reason):
+    if _traced(test):
+        raise located_error(TypeError, f"mscc cannot compile this `{kind}` on a Tensor: "
+                            f"{reason}. Rewrite it, or use ops.cond / ops.WhileLoop / "
+                            "ops.ForiLoop")
+    return test
+
+
+def static_range(args, reason):
+    if any(_traced(a) for a in args):
+        raise located_error(TypeError, "mscc cannot compile this `for` over range() of a "
+                            f"Tensor: {reason}. Rewrite it, or use ops.ForiLoop")
+    return args
+
+
+def _as_bool(x):
+    from . import ops
+    if not isinstance(x, Tensor):
+        return bool(x)
+    return x if x.dtype.name == "bool" else ops.not_equal(x, 0)
+
+
+def and_(*fns):
+    """`a and b and ...`: short-circuits on Python values, logical_and on a traced Tensor."""
+    from . import ops
+    x = fns[0]()
+    for f in fns[1:]:
+        if _traced(x):
+            x = ops.logical_and(_as_bool(x), _as_bool(f()))
+        elif not x:
+            return x
+        else:
+            x = f()
+    return x
+
+
+def or_(*fns):
+    from . import ops
+    x = fns[0]()
+    for f in fns[1:]:
+        if _traced(x):
+            x = ops.logical_or(_as_bool(x), _as_bool(f()))
+        elif x:
+            return x
+        else:
+            x = f()
+    return x
+
+
+def not_(x):
+    from . import ops
+    return ops.logical_not(_as_bool(x)) if _traced(x) else not x
+
+
+@user_api("if")
+def if_stmt(test, true_fn, false_fn, inputs, names, returns):
+    """An `if`: branch functions over the variables the branches assign; they return the
+    new values (or, `returns`, the function's return value)."""
+    if not _traced(test):
+        return true_fn(*inputs) if test else false_fn(*inputs)
+    return _traced_if(active_traces[-1], test, (true_fn, false_fn), inputs, names, returns,
+                      user_location())
+
+
+@user_api("while")
+def while_stmt(cond, body, inputs, names):
+    """A `while`: Python iterations while the condition is a Python value (or concrete);
+    from the first traced Tensor condition on, one WhileLoop runs the rest."""
+    values = tuple(inputs)
+    while True:
+        test = cond(*values)
+        if _traced(test):
+            return _traced_while(active_traces[-1], cond, body, values, names,
+                                 user_location())
+        if not test:
+            return values
+        values = tuple(body(*values))
+
+
+@user_api("for")
+def for_range(range_fn, args, body, inputs, names):
+    """`for i in range(...)`: a Python loop (unrolled while tracing) unless a bound is a
+    traced Tensor, then one ForiLoop. names[0] is the loop variable."""
+    if range_fn is not builtins.range or not any(_traced(a) for a in args):
+        values = tuple(inputs)
+        for i in range_fn(*args):
+            values = tuple(body(i, *values[1:]))
+        return values
+    return _traced_for(active_traces[-1], args, body, inputs, names, user_location())
+
+
+def _where(where):
+    return f"{where[0]}:{where[1]}"
+
+
+def _carry(values, names, role, where):
+    """The defined variables as a loop carry whose errors name them; the others (first
+    assigned in the body) are not carried."""
+    from . import control_flow as cf
+    init = {n: v for n, v in zip(names, values) if not is_undefined(v)}
+    carry = cf.Carry("vars", init)
+    carry.paths = [re.sub(r"^vars\[('[^']*')\]", r"variable \1", p) for p in carry.paths]
+    gone = {n: Undefined(n, f"variable '{n}' is first assigned inside the {role} on a Tensor "
+                            f"at {_where(where)}: a compiled loop carries only the variables "
+                            "defined before it; assign it before the loop")
+            for n, v in zip(names, values) if is_undefined(v)}
+    return carry, gone
+
+
+def _unpack(carry, gone, names, leaves):
+    d = carry.value(list(leaves))
+    return tuple(d[n] if n in d else gone[n] for n in names)
+
+
+def _traced_while(trace, cond, body, values, names, where):
+    from . import control_flow as cf
+    carry, gone = _carry(values, names, "while loop", where)
+    if not carry.tensors:
+        raise located_error(ValueError, "a `while` on a Tensor must assign a variable defined "
+                            "before it (the loop's carry)", where)
+    from . import pytree
+
+    def loop_func(d):
+        new = body(*_unpack(carry, gone, names, pytree.flatten(d)[0]))
+        return carry.value(carry.check("the body of the while loop", _pick(carry, names, new)))
+    leaves = cf.traced_while(
+        trace, lambda d: cond(*_unpack(carry, gone, names, pytree.flatten(d)[0])),
+        loop_func, carry, where)
+    return _unpack(carry, gone, names, leaves)
+
+
+def _pick(carry, names, values):
+    """The carried variables out of all a body assigns (a dict, the carry's structure)."""
+    keep = set(carry.value(carry.tensors))
+    return {n: v for n, v in zip(names, values) if n in keep}
+
+
+def _traced_for(trace, args, body, inputs, names, where):
+    from . import control_flow as cf
+    if len(args) == 3 and not (type(args[2]) is int and args[2] == 1):
+        raise located_error(ValueError, "range() with a Tensor bound compiles to a ForiLoop, "
+                            "which has step 1: use range(lower, upper)", where)
+    lower, upper = (0, args[0]) if len(args) == 1 else args[:2]
+    lower, upper = cf._bound(lower, "range's start"), cf._bound(upper, "range's stop")
+    i_name = names[0]
+    carry, gone = _carry(inputs[1:], names[1:], "for loop", where)
+    gone[i_name] = Undefined(i_name, f"the loop variable '{i_name}' of the for loop over a "
+                             f"Tensor range at {_where(where)} has no value after the loop")
+
+    def step(region, i, leaves):
+        new = body(i, *_unpack(carry, gone, names[1:], leaves))
+        return carry.check("the body of the for loop", _pick(carry, names[1:], new[1:])), []
+    op, _, _ = cf.traced_for(trace, "ForiLoop", (lower, upper, cf._index_dtype(lower, upper)),
+                             step, carry, where)
+    out = _unpack(carry, gone, names[1:], cf._traced_leaves(trace, op.results, carry.specs))
+    return (gone[i_name],) + out
+
+
+def _is_static(x):
+    """A value without Tensors (None, a string, a number, a tuple of them...)."""
+    from . import pytree
+    return not any(isinstance(v, Tensor) for v in pytree.flatten(x)[0])
+
+
+def _same_static(a, b):
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # (a comparison that is not a bool: not the same)
+        return False
+
+
+def _branch_outputs(trace, pred, fns, inputs, returns, where):
+    """Trace both branches into a draft scf.if; returns (draft, [(region, outputs)])."""
+    from mlir import ir
+    from mlir.dialects import scf
+    from . import control_flow as cf
+    p = cf._predicate(trace, pred, "the condition of the if", where)
+    with trace.context, cf._loc(trace, where), ir.InsertionPoint(trace.block):
+        draft = scf.IfOp(p, [], has_else=True)
+    outs = []
+    for block, fn, role in ((draft.then_block, fns[0], "true branch"),
+                            (draft.else_block, fns[1], "false branch")):
+        with cf._region(trace, block, "if", role, where) as region:
+            with cf._body("if", role):
+                out = fn(*inputs)
+        outs.append((region, [out] if returns else list(out)))
+    return p, draft, outs
+
+
+def _classify(labels, names, a_outs, b_outs, where):
+    """Per output: a static value (equal Python values, or Undefined), or None where it
+    is a Tensor value the scf.if must return."""
+    static = []
+    for label, name, a, b in zip(labels, names, a_outs, b_outs):
+        if is_undefined(a) and is_undefined(b):
+            static.append(a)
+        elif is_undefined(a) or is_undefined(b):
+            side = "false" if is_undefined(a) else "true"
+            static.append(Undefined(name, f"variable '{name}' is assigned only in the {side} "
+                                    f"branch of the `if` on a Tensor at {_where(where)} (both "
+                                    "branches are compiled): assign it before the if or in "
+                                    "both branches"))
+        elif a is b or (_is_static(a) and _is_static(b) and _same_static(a, b)):
+            static.append(a)
+        else:
+            static.append(None)
+    return static
+
+
+def _matched(label, a, b, where):
+    """The leaves of both branches' values of one output, with the same specs."""
+    from . import control_flow as cf
+    ca, cb = cf.Carry(label, a), cf.Carry(label, b)
+    if ca.tree != cb.tree:
+        raise located_error(ValueError, f"{label} is {cf._structure(a)} in the true branch of "
+                            f"the `if` and {cf._structure(b)} in the false branch: both "
+                            "branches must give it the same structure", where)
+    for k, (x, y) in enumerate(zip(ca.tensors, cb.tensors)):
+        # A Python number beside a Tensor takes the Tensor's dtype (`y = 0` vs `y = x.sum()`)
+        scalars = x.ndim == 0 and y.ndim == 0 and x._spec != y._spec
+        if scalars and not isinstance(pytree_leaf(b, k), Tensor):
+            cb.tensors[k] = y = _const_like(pytree_leaf(b, k), x)
+        elif scalars and not isinstance(pytree_leaf(a, k), Tensor):
+            ca.tensors[k] = x = _const_like(pytree_leaf(a, k), y)
+        if x._spec != y._spec:
+            raise located_error(ValueError, f"{ca.paths[k]} is {cf._fmt(x._spec)} in the true "
+                                f"branch of the `if` and {cf._fmt(y._spec)} in the false "
+                                "branch: both branches must give it the same shape and dtype",
+                                where)
+    ca.specs = [t._spec for t in ca.tensors]
+    return ca, cb
+
+
+def pytree_leaf(x, k):
+    from . import pytree
+    return pytree.flatten(x)[0][k]
+
+
+def _const_like(number, t):
+    import numpy as np
+    return Tensor(np.full(t.shape, number, dtype=t.dtype.np))
+
+
+def _traced_if(trace, pred, fns, inputs, names, returns, where):
+    """One scf.if (api "cond", so its gradient is ops.cond's) returning the outputs that are
+    Tensors in either branch; outputs equal in both stay Python values."""
+    from mlir import ir
+    from mlir.dialects import scf
+    from ..dialects.ops.control import set_api
+    from . import control_flow as cf
+    from . import pytree
+    labels = ["the return value"] if returns else [f"variable '{n}'" for n in names]
+    names = ["<return>"] if returns else list(names)
+    p, draft, ((ra, a_outs), (rb, b_outs)) = _branch_outputs(trace, pred, fns, inputs,
+                                                            returns, where)
+    static = _classify(labels, names, a_outs, b_outs, where)
+    pairs = {k: _matched(labels[k], a_outs[k], b_outs[k], where)
+             for k, s in enumerate(static) if s is None}
+    values = [[r.value_of(t) for k in pairs for t in pairs[k][side].tensors]
+              for side, r in ((0, ra), (1, rb))]
+    with trace.context, cf._loc(trace, where), ir.InsertionPoint(draft):
+        op = scf.IfOp(p, [v.type for v in values[0]], has_else=True)
+        set_api(op, "cond")
+    for vals, old, new in zip(values, (draft.then_block, draft.else_block),
+                              (op.then_block, op.else_block)):
+        for inner in list(old.operations):
+            new.append(inner)
+        with trace.context, cf._loc(trace, where), ir.InsertionPoint(new):
+            scf.YieldOp(vals)
+    draft.erase()
+    results = iter(list(op.results))
+    out = list(static)
+    for k, (ca, _) in pairs.items():
+        leaves = [Tensor._traced(next(results), s, trace) for s in ca.specs]
+        out[k] = pytree.unflatten(ca.tree, leaves)
+    return out[0] if returns else tuple(out)
+
+
+_helpers = sys.modules[__name__]

@@ -1,0 +1,518 @@
+"""Python `if`/`elif`/`else`, `while` and `for i in range(...)` on Tensors inside compiled
+functions (pyfront/autograph.py): a table of small programs, each run under ms.jit (graph
+mode: a Tensor condition becomes one scf.if / scf.while / scf.for) and eagerly (PyNative:
+plain Python), against numpy references; the same as a Cell's construct in GRAPH_MODE;
+gradients against central differences; Python-valued conditions keep Python's semantics;
+the mistakes users make, reported at their line."""
+import re
+
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import nn, ops
+
+RNG = np.random.default_rng(15)
+
+
+def f32(*shape):
+    return RNG.uniform(-1, 1, shape).astype(np.float32)
+
+
+def T(a):
+    return ms.Tensor(a)
+
+
+# ------------------------------------------------------------------ programs
+
+def if_else(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = -x
+    return y
+
+
+def if_elif(x):
+    s = x.sum()
+    if s > 1:
+        y = x * 2
+    elif s > -1:
+        y = x + 10
+    else:
+        y = -x
+    return y, s
+
+
+def if_without_else(x):
+    y = x
+    if x.mean() < 0:
+        y = y * 3 + 1
+    return y
+
+
+def nested_ifs(x, z):
+    if x.sum() > 0:
+        if z.sum() > 0:
+            out = x + z
+        else:
+            out = x - z
+        k = 1.0
+    else:
+        out = x * z
+        k = 2.0
+    return out * k
+
+
+def if_python_condition(x, flag):
+    if flag:  # a Python value: decided while tracing, as before
+        y = x + 1
+    else:
+        y = "unused"
+        y = x - 1
+    return y
+
+
+def if_and_or(x, z):
+    if x.sum() > 0 and z.sum() > 0:
+        y = x + z
+    elif not x.sum() > 0 or z.max() > 10:
+        y = x - z
+    else:
+        y = x * z
+    return y
+
+
+def returns_in_both(x):
+    if x.max() > 0.5:
+        return x * 3, x.sum()
+    else:
+        return x - 1, x.mean()
+
+
+def early_return(x):
+    if x.sum() > 0:
+        return ops.exp(x)
+    y = x * x
+    return y + 1
+
+
+def while_tensor(x):
+    i = 0
+    while x.sum() < 20.0:
+        x = x * 2 + 1
+        i = i + 1
+    return x, i
+
+
+def while_python(x):
+    n = 0
+    while n < 3:  # Python: unrolled, as before
+        x = ops.sin(x)
+        n += 1
+    return x
+
+
+def if_in_while(x):
+    i = 0
+    acc = ops.zeros_like(x)
+    while i < 6:
+        if acc.sum() > 2.0:
+            acc = acc - x
+        else:
+            acc = acc + ops.abs(x)
+        i = i + 1
+    return acc
+
+
+def for_tensor_range(x, n):
+    s = x
+    for i in range(n):
+        s = s * 0.5 + ops.cast(i, ms.float32)
+    return s
+
+
+def for_tensor_bounds(x, lo, hi):
+    total = 0.0
+    for i in range(lo, hi):
+        total = total + ops.cast(i * i, ms.float32)
+        x = x + total
+    return x
+
+
+def for_int_range_with_if(x):
+    for i in range(3):
+        if (x * (i + 1)).sum() > 0:
+            x = ops.tanh(x * 1.5)
+        else:
+            x = x * 0.5 + 0.1
+    return x
+
+
+def newton_sqrt(x):
+    y = x
+    n = 0
+    while ops.abs(y * y / x - 1).max() > 1e-5:  # (relative: float32 has ~7 digits)
+        y = 0.5 * (y + x / y)
+        n = n + 1
+    return y, n
+
+
+def _newton_ref(x):
+    y, n = x, 0
+    while np.abs(y * y / x - 1).max() > 1e-5:
+        y, n = 0.5 * (y + x / y), n + 1
+    return y, np.int64(n)
+
+
+PROGRAMS = [
+    ("if_true", if_else, [np.abs(f32(3))]),
+    ("if_false", if_else, [-np.abs(f32(3))]),
+    ("elif_first", if_elif, [np.full(3, 1.0, np.float32)]),
+    ("elif_second", if_elif, [np.full(3, 0.1, np.float32)]),
+    ("elif_else", if_elif, [np.full(3, -1.0, np.float32)]),
+    ("if_without_else", if_without_else, [-np.abs(f32(4))]),
+    ("if_without_else_not_taken", if_without_else, [np.abs(f32(4))]),
+    ("nested_ifs_tt", nested_ifs, [np.abs(f32(3)), np.abs(f32(3))]),
+    ("nested_ifs_tf", nested_ifs, [np.abs(f32(3)), -np.abs(f32(3))]),
+    ("nested_ifs_f", nested_ifs, [-np.abs(f32(3)), f32(3)]),
+    ("and_or", if_and_or, [np.abs(f32(3)), np.abs(f32(3))]),
+    ("and_or_second", if_and_or, [-np.abs(f32(3)), np.abs(f32(3))]),
+    ("and_or_else", if_and_or, [np.abs(f32(3)), -np.abs(f32(3))]),
+    ("returns_in_both", returns_in_both, [np.full(3, 0.9, np.float32)]),
+    ("returns_in_both_else", returns_in_both, [np.full(3, 0.1, np.float32)]),
+    ("early_return", early_return, [np.abs(f32(3))]),
+    ("early_return_rest", early_return, [-np.abs(f32(3))]),
+    ("while_tensor", while_tensor, [np.abs(f32(3))]),
+    ("while_python", while_python, [f32(3)]),
+    ("if_in_while", if_in_while, [f32(4)]),
+    ("for_tensor_range", for_tensor_range, [f32(3), np.array(5, np.int64)]),
+    ("for_tensor_range_zero", for_tensor_range, [f32(3), np.array(0, np.int64)]),
+    ("for_tensor_bounds", for_tensor_bounds, [f32(3), np.array(2, np.int32),
+                                              np.array(5, np.int32)]),
+    ("for_int_range_with_if", for_int_range_with_if, [f32(3)]),
+    ("newton_3_steps", newton_sqrt, [np.full(3, 1.5, np.float32)]),
+]
+
+
+def _numpy(fn, inputs):
+    """The reference: the same Python function run eagerly (PyNative: plain Python on
+    concrete Tensors)."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    out = fn(*[T(a) for a in inputs])
+    return [np.asarray(o.asnumpy() if isinstance(o, ms.Tensor) else o)
+            for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _check(got, want):
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g = g.asnumpy() if isinstance(g, ms.Tensor) else np.asarray(g)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,fn,inputs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_program_jit_matches_pynative(name, fn, inputs):
+    want = _numpy(fn, inputs)
+    _check(ms.jit(fn)(*[T(a) for a in inputs]), want)
+
+
+def test_references_are_plain_python():
+    """Spot checks of the eager runs against numpy written out."""
+    x = np.abs(f32(3))
+    _check(if_else(T(x)), [x * 2])
+    _check(if_else(T(-x)), [x])
+    _check(while_tensor(T(x)), list(_while_ref(x)))
+    _check(for_tensor_range(T(x), T(np.array(4))), [_for_ref(x, 4)])
+    v = np.array([2.0, 9.0, 0.25], np.float32)
+    np.testing.assert_allclose(ms.jit(newton_sqrt)(T(v))[0].asnumpy(), np.sqrt(v), rtol=1e-5)
+
+
+def _while_ref(x):
+    i = 0
+    while x.sum() < 20.0:
+        x, i = x * 2 + 1, i + 1
+    return x, np.int64(i)
+
+
+def _for_ref(x, n):
+    for i in range(n):
+        x = x * 0.5 + i
+    return x
+
+
+def test_python_condition_under_jit():
+    x = f32(3)
+    f = ms.jit(if_python_condition)
+    _check(f(T(x), True), [x + 1])
+    _check(f(T(x), False), [x - 1])
+    assert "scf.if" not in f.lower(T(x), True).as_text("ms")
+
+
+def test_newton_one_loop_one_compile():
+    f = ms.jit(newton_sqrt)
+    few = np.full(4, 1.5, np.float32)       # a few iterations
+    many = np.full(4, 1e18, np.float32)     # ~30 iterations
+    _check(f(T(few)), list(_newton_ref(few)))
+    _check(f(T(many)), list(_newton_ref(many)))
+    assert int(f(T(few))[1].asnumpy()) <= 4 and int(f(T(many))[1].asnumpy()) >= 28
+    assert f.cache_info()["compiles"] == 1
+    text = f.lower(T(few)).as_text("ms")
+    assert text.count("scf.while") == 1 and 'ms.api = "WhileLoop"' in text
+
+
+@pytest.mark.parametrize("fn,op,api", [
+    (if_else, "scf.if", "cond"),
+    (while_tensor, "scf.while", "WhileLoop"),
+])
+def test_tensor_condition_is_one_region_op(fn, op, api):
+    text = ms.jit(fn).lower(T(f32(3))).as_text("ms")
+    assert text.count(op) == 1 and f'ms.api = "{api}"' in text
+
+
+def test_for_over_tensor_range_is_one_loop():
+    text = ms.jit(for_tensor_range).lower(T(f32(3)), T(np.array(5))).as_text("ms")
+    assert text.count("scf.for") == 1 and 'ms.api = "ForiLoop"' in text
+    unrolled = ms.jit(for_tensor_range).lower(T(f32(3)), 3).as_text("ms")
+    assert "scf.for" not in unrolled  # an int range stays a Python loop (unrolled)
+
+
+# ------------------------------------------------------------------ Cells
+
+class Branchy(nn.Cell):
+    """MindSpore's tutorial style: an `if` on a Tensor in construct."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(3, 3)
+
+    def construct(self, x):
+        h = self.dense(x)
+        if h.sum() > 0:
+            y = h * 2
+        else:
+            y = -h
+        return y
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cell_construct_with_tensor_if(mode, sign):
+    ms.set_seed(3)
+    net = Branchy()
+    x = T(np.full((2, 3), sign, np.float32))
+    ms.set_context(mode=mode)
+    got = net(x).asnumpy()
+    h = x.asnumpy() @ net.dense.weight.asnumpy().T + net.dense.bias.asnumpy()
+    np.testing.assert_allclose(got, h * 2 if h.sum() > 0 else -h, rtol=1e-5, atol=1e-6)
+
+
+def test_cell_graph_mode_is_compiled_to_scf_if():
+    ms.set_seed(3)
+    net = Branchy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        net(T(f32(2, 3)))
+        assert net._graph_fn.cache_info()["compiles"] == 1
+        text = net._graph_fn.lower(net._static_state(), T(f32(2, 3))).as_text("ms")
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert text.count("scf.if") == 1
+
+
+# ------------------------------------------------------------------ gradients
+
+def central(fn, args, k, eps=1e-6):
+    grad = np.zeros_like(args[k])
+    for idx in np.ndindex(args[k].shape):
+        hi = [a.copy() for a in args]
+        lo = [a.copy() for a in args]
+        hi[k][idx] += eps
+        lo[k][idx] -= eps
+        grad[idx] = (fn(*hi).sum() - fn(*lo).sum()) / (2 * eps)
+    return grad
+
+
+def grad_if(x, w):
+    if (x * w).sum() > 0:
+        y = ops.sin(x) * w
+    else:
+        y = x * x * w
+    return y.sum()
+
+
+def grad_if_ref(x, w):
+    return np.sin(x) * w if (x * w).sum() > 0 else x * x * w
+
+
+def grad_for(x, w):
+    for i in range(3):
+        x = ops.tanh(x * w + i)
+        if x.sum() > 0:
+            x = x * 2
+    return x.sum()
+
+
+def grad_for_ref(x, w):
+    for i in range(3):
+        x = np.tanh(x * w + i)
+        if x.sum() > 0:
+            x = x * 2
+    return x
+
+
+@pytest.mark.parametrize("fn,ref,sign", [(grad_if, grad_if_ref, 1.0),
+                                         (grad_if, grad_if_ref, -1.0),
+                                         (grad_for, grad_for_ref, 1.0)],
+                         ids=["if_true", "if_false", "for_range"])
+def test_gradient(fn, ref, sign, mode):
+    x = np.abs(RNG.uniform(0.1, 1, 3)) * sign
+    w = RNG.uniform(0.5, 1, 3)
+    g = ms.grad(ms.jit(fn) if mode == ms.GRAPH_MODE else fn, (0, 1))(T(x), T(w))
+    for k in range(2):
+        np.testing.assert_allclose(g[k].asnumpy(), central(ref, [x, w], k), rtol=1e-6,
+                                   atol=1e-8)
+
+
+def test_graph_mode_grad_of_plain_function_converts_it(mode):
+    x, w = np.abs(RNG.uniform(0.1, 1, 3)), RNG.uniform(0.5, 1, 3)
+    g = ms.grad(grad_if, 0)(T(x), T(w)).asnumpy()
+    np.testing.assert_allclose(g, central(grad_if_ref, [x, w], 0), rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ semantics kept
+
+COUNTER = [0]
+
+
+def _closure_maker(scale):
+    offset = T(np.float32(1.0))
+
+    def fn(x, k=2.0):
+        COUNTER[0] += 1
+        if x.sum() > 0:
+            y = x * scale * k + offset
+        else:
+            y = x
+        return y
+    return fn
+
+
+def test_closures_globals_defaults_are_kept():
+    fn = _closure_maker(3.0)
+    x = np.abs(f32(3))
+    COUNTER[0] = 0
+    _check(ms.jit(fn)(T(x)), [x * 6 + 1])
+    assert COUNTER[0] == 1  # the global the function writes is the module's
+
+
+def test_function_without_control_flow_is_not_rewritten():
+    from mscc.pyfront.autograph import convert
+
+    def plain(x):
+        return x + 1
+    assert convert(plain) is plain
+    assert convert(if_else) is not if_else and convert(if_else).__wrapped__ is if_else
+
+
+def test_lambda_with_tensor_condition_says_source_is_unavailable():
+    fn = eval("lambda x: x * 2 if x.sum() > 0 else -x")
+    with pytest.raises(TypeError, match="could not read the source") as info:
+        ms.jit(fn)(T(f32(3)))
+    assert "ops.cond" in str(info.value)
+
+
+def test_python_unbound_semantics_in_pynative_and_python_conditions():
+    def f(x, flag):
+        if flag:
+            y = x
+        return y
+    with pytest.raises(UnboundLocalError):
+        ms.jit(f)(T(f32(2)), False)
+
+
+# ------------------------------------------------------------------ mistakes
+
+def one_branch_only(x):
+    if x.sum() > 0:
+        y = x * 2
+    return y
+
+
+def branch_changes_dtype(x):
+    if x.sum() > 0:
+        y = x
+    else:
+        y = ops.cast(x, ms.int32)
+    return y
+
+
+def branch_changes_shape(x):
+    y = x
+    if x.sum() > 0:
+        y = ops.concat((x, x))
+    return y
+
+
+def while_changes_shape(x):
+    while x.sum() < 10:
+        x = ops.concat((x, x))
+    return x
+
+
+def break_in_tensor_while(x):
+    while x.sum() < 10:
+        x = x + 1
+        if x.max() > 3:
+            break
+    return x
+
+
+def return_in_loop(x):
+    for i in range(3):
+        if x.sum() > 0:
+            return x
+        x = x + 1
+    return x
+
+
+def tensor_step(x, n):
+    for i in range(0, n, 2):
+        x = x + 1
+    return x
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+MISTAKES = [
+    (one_branch_only, UnboundLocalError, "variable 'y' is assigned only in the true branch",
+     "if x.sum() > 0"),
+    (branch_changes_dtype, ValueError, "variable 'y' is float32 of shape (3,) in the true "
+     "branch of the `if` and int32 of shape (3,) in the false branch", "if x.sum() > 0"),
+    (branch_changes_shape, ValueError, "variable 'y' is float32 of shape (6,) in the true",
+     "if x.sum() > 0"),
+    (while_changes_shape, ValueError, "the body of the while loop changed variable 'x' from "
+     "float32 of shape (3,) to float32 of shape (6,)", "while x.sum()"),
+    (break_in_tensor_while, TypeError, "cannot compile this `while` on a Tensor: "
+     "`break`/`continue` inside the loop", "while x.sum()"),
+    (return_in_loop, TypeError, "cannot compile this `if` on a Tensor: `return` in a branch",
+     "if x.sum() > 0"),
+]
+
+
+@pytest.mark.parametrize("fn,kind,message,line", MISTAKES, ids=[m[0].__name__ for m in MISTAKES])
+def test_mistake(fn, kind, message, line):
+    with pytest.raises(kind) as info:
+        ms.jit(fn)(T(np.abs(f32(3))))
+    text = str(info.value)
+    assert message in text
+    assert f"test_python_syntax.py:{_line_of(fn, line)}" in text
+
+
+def test_tensor_step_is_refused_at_the_line():
+    with pytest.raises(ValueError, match=r"step 1.*test_python_syntax\.py:\d+"):
+        ms.jit(tensor_step)(T(f32(3)), T(np.array(4)))

@@ -141,7 +141,7 @@ def _parse(fn):
 
 
 def _has_control_flow(node):
-    return any(isinstance(n, (ast.If, ast.While, ast.For)) for n in ast.walk(node))
+    return any(isinstance(n, (ast.If, ast.While, ast.For, ast.IfExp)) for n in ast.walk(node))
 
 
 def _uses_mangled_names(node, fn):
@@ -323,6 +323,21 @@ def _located(nodes, where):
     return nodes
 
 
+def _thunk(expr):
+    return ast.copy_location(ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                      kw_defaults=[], defaults=[]), expr), expr)
+
+
+class _IfExps(ast.NodeTransformer):
+    """`a if c else b` -> _mscc_ag.if_exp(c, lambda: a, lambda: b) (nested defs are already
+    converted by their own converter; what is left here is converted once)."""
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        call = _helper("if_exp", node.test, _thunk(node.body), _thunk(node.orelse))
+        return _located([call], node)[0]
+
+
 class _Converter:
     """Rewrites one function's body (nested defs get their own converter)."""
 
@@ -334,6 +349,7 @@ class _Converter:
         self.declared = {name for n in _walk_scope(node.body)
                          if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         node.body = self.block(_tail_returns(node.body))
+        node.body = [_IfExps().visit(s) for s in node.body]
 
     def block(self, stmts):
         out = []
@@ -533,6 +549,15 @@ def if_stmt(test, true_fn, false_fn, inputs, names, returns):
     if not _traced(test):
         return true_fn(*inputs) if test else false_fn(*inputs)
     return _traced_if(active_traces[-1], test, (true_fn, false_fn), inputs, names, returns,
+                      user_location())
+
+
+@user_api("conditional expression")
+def if_exp(test, true_fn, false_fn):
+    """`a if test else b`: Python's when test is not a traced Tensor, else one scf.if."""
+    if not _traced(test):
+        return true_fn() if test else false_fn()
+    return _traced_if(active_traces[-1], test, (true_fn, false_fn), (), (), True,
                       user_location())
 
 

@@ -97,6 +97,11 @@ def early_return(x):
     return y + 1
 
 
+def conditional_expression(x):
+    y = x * 2 if x.sum() > 0 else ops.exp(x)
+    return y + (1.0 if x.shape[0] == 3 else 2.0)
+
+
 def while_tensor(x):
     i = 0
     while x.sum() < 20.0:
@@ -183,6 +188,8 @@ PROGRAMS = [
     ("returns_in_both_else", returns_in_both, [np.full(3, 0.1, np.float32)]),
     ("early_return", early_return, [np.abs(f32(3))]),
     ("early_return_rest", early_return, [-np.abs(f32(3))]),
+    ("ifexp_true", conditional_expression, [np.abs(f32(3))]),
+    ("ifexp_false", conditional_expression, [-np.abs(f32(3))]),
     ("while_tensor", while_tensor, [np.abs(f32(3))]),
     ("while_python", while_python, [f32(3)]),
     ("if_in_while", if_in_while, [f32(4)]),
@@ -265,6 +272,7 @@ def test_newton_one_loop_one_compile():
 @pytest.mark.parametrize("fn,op,api", [
     (if_else, "scf.if", "cond"),
     (while_tensor, "scf.while", "WhileLoop"),
+    (conditional_expression, "scf.if", "cond"),
 ])
 def test_tensor_condition_is_one_region_op(fn, op, api):
     text = ms.jit(fn).lower(T(f32(3))).as_text("ms")
@@ -516,3 +524,47 @@ def test_mistake(fn, kind, message, line):
 def test_tensor_step_is_refused_at_the_line():
     with pytest.raises(ValueError, match=r"step 1.*test_python_syntax\.py:\d+"):
         ms.jit(tensor_step)(T(f32(3)), T(np.array(4)))
+
+
+class _Base(nn.Cell):
+    def construct(self, x):
+        return x + 1
+
+
+class _Mixed(_Base):
+    """Python conditions (None, self.training, an attribute) beside a Tensor one, super()
+    and a default argument in a converted construct."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+
+    def construct(self, x, y=None):
+        h = super().construct(x)
+        if y is None:
+            y = h
+        if self.training:
+            h = h * 10
+        if h.sum() > 0:
+            out = h * self.scale + y
+        else:
+            out = h - y
+        for i in range(2):
+            out = out + i
+        return out
+
+
+def _mixed_ref(x, training):
+    h = x + 1
+    y = h
+    h = h * 10 if training else h
+    out = h * 2 + y if h.sum() > 0 else h - y
+    return out + 1
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_cell_with_python_and_tensor_conditions(mode, training):
+    net = _Mixed()
+    net.set_train(training)
+    for x in (np.ones(3, np.float32), np.full(3, -5.0, np.float32)):
+        np.testing.assert_allclose(net(T(x)).asnumpy(), _mixed_ref(x, training))

@@ -4,15 +4,21 @@ Imports neither mlir nor the rest of the compiler: the runtime and `import mscc`
 """
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import NamedTuple
 
 import numpy as np
 
-try:  # numpy has no bfloat16; ml_dtypes (a dependency) registers one with numpy
-    import ml_dtypes as _ml_dtypes
-    _BF16_NP = _ml_dtypes.bfloat16
-except ImportError:  # pragma: no cover (a GPU host with only numpy: bfloat16 is then absent)
-    _BF16_NP = None
+# numpy has no bfloat16; ml_dtypes (a dependency) registers one with numpy. Importing it takes
+# ~0.5 s here (most of `import mscc`), so it is imported when bfloat16's numpy dtype is first
+# needed. Absent on a GPU host with only numpy: bfloat16 is then not a dtype at all.
+_HAS_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+
+
+def _bfloat16_np():
+    import ml_dtypes
+    return ml_dtypes.bfloat16
 
 
 class DTypeError(TypeError):
@@ -23,16 +29,31 @@ class DTypeError(TypeError):
 class DType:
     """One element type. `priority` is MindSpore's implicit-cast order."""
 
-    __slots__ = ("name", "np", "kind", "bits", "priority", "ir_name", "short")
+    __slots__ = ("name", "_np", "_np_factory", "kind", "bits", "priority", "ir_name", "short")
 
     def __init__(self, name, np_dtype, kind, bits, priority, ir_name, short):
+        """`np_dtype`: a numpy dtype, a function returning one (imported when first used),
+        or None (not representable here)."""
         self.name = name
-        self.np = np.dtype(np_dtype) if np_dtype is not None else None
+        self._np_factory = np_dtype if callable(np_dtype) and not isinstance(np_dtype, type) \
+            else None
+        self._np = None if self._np_factory or np_dtype is None else np.dtype(np_dtype)
         self.kind = kind  # "bool" | "uint" | "int" | "float"
         self.bits = bits
         self.priority = priority
         self.ir_name = ir_name  # spelling of the element type in ms IR
         self.short = short  # spelling in CLI input signatures, e.g. f32[8,16]
+
+    @property
+    def np(self):
+        if self._np is None and self._np_factory is not None:
+            self._np = np.dtype(self._np_factory())
+        return self._np
+
+    @property
+    def available(self):
+        """Whether numpy can represent it here (without importing anything to find out)."""
+        return self._np is not None or self._np_factory is not None
 
     @property
     def is_float(self):
@@ -68,12 +89,13 @@ uint16 = DType("uint16", np.uint16, "uint", 16, 6, "ui16", "u16")
 uint32 = DType("uint32", np.uint32, "uint", 32, 7, "ui32", "u32")
 uint64 = DType("uint64", np.uint64, "uint", 64, 8, "ui64", "u64")
 float16 = DType("float16", np.float16, "float", 16, 9, "f16", "f16")
-bfloat16 = DType("bfloat16", _BF16_NP, "float", 16, 10, "bf16", "bf16")
+bfloat16 = DType("bfloat16", _bfloat16_np if _HAS_ML_DTYPES else None, "float", 16, 10, "bf16",
+                 "bf16")
 float32 = DType("float32", np.float32, "float", 32, 11, "f32", "f32")
 float64 = DType("float64", np.float64, "float", 64, 12, "f64", "f64")
 
 # The tables hold only dtypes numpy can represent here (bfloat16 needs ml_dtypes).
-_avail = lambda *ds: tuple(d for d in ds if d.np is not None)  # noqa: E731
+_avail = lambda *ds: tuple(d for d in ds if d.available)  # noqa: E731
 ALL = _avail(bool_, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16,
              bfloat16, float32, float64)
 FLOATS = _avail(float16, bfloat16, float32, float64)
@@ -88,7 +110,7 @@ _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({d.short: d for d in ALL})
 _BY_NAME["bool_"] = bool_
 _BY_IR = {d.ir_name: d for d in ALL}
-_BY_NP = {d.np: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL if d._np_factory is None}  # bfloat16: see from_numpy
 
 
 def by_name(name: str) -> DType:
@@ -105,6 +127,10 @@ def from_ir_name(name: str) -> DType | None:
 
 def from_numpy(np_dtype) -> DType:
     d = _BY_NP.get(np.dtype(np_dtype))
+    if d is None and "ml_dtypes" in sys.modules and bfloat16.available:
+        # a bfloat16 array exists only once ml_dtypes is imported: resolve it then
+        _BY_NP[bfloat16.np] = bfloat16
+        d = _BY_NP.get(np.dtype(np_dtype))
     if d is None:
         raise TypeError(f"numpy dtype {np.dtype(np_dtype)} has no mscc equivalent; "
                         f"supported: {', '.join(d.name for d in ALL)}")

@@ -1,7 +1,6 @@
 """Pooling over the spatial dims of (N, C, *spatial) tensors, 1 to 3 of them: max_pool and
-avg_pool, their gradients, and max_pool_gather (the gradient of max_pool_grad); each lowers to
-one linalg.generic (plus a padded copy of the input for the forward ops, and a cast for the
-half floats, which accumulate in float32).
+avg_pool, their gradients, and max_pool_gather (the gradient of max_pool_grad), lowered to
+linalg.generic loop nests (plus a cast for the half floats, which accumulate in float32).
 
 Geometry, one entry per spatial dim: `kernel`, `stride`, `dilation` (max pooling), `pad_lo`
 and `pad_hi` (explicit padding; the frontend computes "same"), and `ceil_mode`: the output
@@ -11,20 +10,36 @@ Padding never wins a maximum and adds nothing to a sum. An average divides by
 `divisor_override` when it is positive, else by the number of its window's elements inside
 the padded input (`count_include_pad`) or inside the input.
 
-Forward ops read the padded input through the affine maps `o * stride + k * dilation` of a
-reduction over the window, whose sizes come from an extra input: a tensor.empty of the kernel
-shape indexed only by the window loops (the trick of linalg's named pooling ops). Gradients
-are gathers over dx's positions h: the reduction runs over the windows that may cover h
-(ceil(kernel / stride) candidates per dim when dilation is 1, else one per kernel offset) and
-reads dy at computed positions (tensor.extract, clamped, masked by a select), so no scatter.
+A nest over windows reads its input through the affine maps `o * stride + k * dilation` and
+reduces over the window offsets k, whose sizes come from an extra input: a tensor.empty of
+the kernel shape indexed only by the offset loops (the trick of linalg's named pooling ops).
+Its loops are ordered so that LLVM vectorizes along a row of windows (_Nest).
+
+The CPU's forms (convert-ms-to-linalg's scatter=loops, its default): the windows come in boxes
+with the same offsets inside the input (the interior, each border), each box a nest reading
+the input itself (no padded copy; past MAX_BOXES boxes, one nest over a padded copy).
+max_pool_grad finds each window's first maximal offset (a min-reduction over the offsets:
+_first_maxima) and adds dy there, one read-modify-write per window in scf.for loops
+(_add_at_first_maxima); max_pool_gather reads v at those offsets (a fold over the offsets
+keeping the one); avg_pool_grad adds each window's share at its elements, box by box, a
+scatter over the kernel offsets (_spread), one spatial dim at a time where windows overlap
+(_spread_avg).
+
+With scatter=reduction (CUDA, whose every linalg op becomes one kernel parallel over its
+output), each op is one nest: the forward ops read a padded copy (fill + insert_slice), and
+the gradients are gathers over dx's positions h: the reduction runs over the windows that may
+cover h (ceil(kernel / stride) candidates per dim when dilation is 1, else one per kernel
+offset) and reads dy at computed positions (tensor.extract, clamped, masked by a select), so
+no scatter. There, an element equal to its window's maximum checks, in an scf.for that runs
+only then, that no earlier element of the window is.
 
 max_pool's gradient goes to the first maximal element of each window (row-major window order,
 padding excluded, a NaN counting as maximal), as MindSpore's and PyTorch's kernels do: ties do
-not double-count. The gather form needs no argmax tensor: an element equal to its window's
-maximum checks, in an scf.for that runs only then, that no earlier element of the window is.
+not double-count.
 """
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -220,26 +235,378 @@ def _padded(x, spec, dims, value):
                                [], [0, 0, *lo], list(spec.shape), [1] * spec.rank)
 
 
-def _window_loops(padded, spec, dims, acc, init, combine, extras=()):
-    """out[n, c, o...] = the fold, over the window offsets k, of
-    combine(out, padded[n, c, o*s + k*d ...], *extras[o]) from `init`. Loops (n, c, o..., k...);
-    the window's sizes come from a tensor.empty of the kernel shape read only by the k loops.
-    `extras`: (1-D tensor, its dtype, spatial dim) read at that dim's output position."""
-    r = len(dims)
-    n_loops = 2 + 2 * r
-    o, k = [D(2 + i) for i in range(r)], [D(2 + r + i) for i in range(r)]
-    read = [D(0), D(1)] + [o[i] * d.s + k[i] * d.d for i, d in enumerate(dims)]
-    window = tensor.empty([d.k for d in dims], element_type(spec.dtype, storage=True))
-    out = TensorSpec(spec.shape[:2] + tuple(d.out for d in dims), acc)
-    maps = ([lowering.affine_map(n_loops, read), lowering.affine_map(n_loops, k)]
-            + [lowering.affine_map(n_loops, [o[i]]) for _, _, i in extras]
-            + [lowering.affine_map(n_loops, [D(0), D(1)] + o)])
-    iters = ["parallel"] * (2 + r) + ["reduction"] * r
-    dtypes = [spec.dtype, spec.dtype] + [d for _, d, _ in extras] + [acc]
-    return lowering.generic([padded, window] + [t for t, _, _ in extras],
-                            [lowering.fill(out, init)], maps, iters,
-                            lambda v, _w, *rest: combine(rest[-1], v, *rest[:-1]), dtypes)
+# ------------------------------------------------------------------ window loop nests
 
+class Piece(NamedTuple):
+    """Along one spatial dim, the windows o0 <= o < o1, whose offsets k0 <= k < k1 are the
+    ones inside the input."""
+    o0: int
+    o1: int
+    k0: int
+    k1: int
+
+
+def _pieces(d):
+    """The windows of a dim in runs with the same offsets inside the input: the interior
+    (all k) and each border window; windows with none inside (ceil_mode past asymmetric
+    padding) are left out."""
+    pieces = []
+    for o in range(d.out):
+        start = o * d.s - d.lo
+        k0, k1 = max(0, -(start // d.d)), min(d.k, (d.size - 1 - start) // d.d + 1)
+        if k0 >= k1:
+            continue
+        if pieces and pieces[-1][1:] == (o, k0, k1):
+            pieces[-1] = pieces[-1]._replace(o1=o + 1)
+        else:
+            pieces.append(Piece(o, o + 1, k0, k1))
+    return pieces
+
+
+def _boxes(dims):
+    """The windows as boxes (a Piece per dim) that read the input only, no padding: reading
+    a padded copy of the input instead took 20-40% longer (3x3 windows, stride 2, on 56x56)."""
+    return list(itertools.product(*(_pieces(d) for d in dims)))
+
+
+def _whole(dims):
+    """All windows and offsets as one box (over a padded input)."""
+    return tuple(Piece(0, d.out, 0, d.k) for d in dims)
+
+
+def _whole_box(box, dims):
+    return all(p.o0 == 0 and p.o1 == d.out for p, d in zip(box, dims))
+
+
+# Rows of fewer windows than this LLVM left scalar in max-like folds (a vector of 16 float32
+# is wider): there, the whole window is carried in a register (_Nest's short_rows), 25-35%
+# faster than updating the row once per offset (2x2 max pools over 28x28 and 14x14 inputs).
+SHORT_ROW = 16
+
+
+class _Nest:
+    """The loops of a nest over a box of windows: n, c, the window loops o and the offset
+    loops k. A fold over each window's offsets runs (n, c, o[:-1], k[:-1], o[-1], k[-1]): the
+    last offset loop, innermost, carries its window's value in a register and LLVM unrolls
+    it, so the loop along a row of windows becomes the innermost one, vectorized: unit stride
+    at the windows, one interleaved group of stride-s loads for all the row's offsets. (The
+    old order, all offsets innermost, left a 2- or 3-trip scalar reduction: a 3x3 max pool ran
+    4x slower.) With `short_rows`, a box whose rows are shorter than SHORT_ROW keeps that
+    order: (n, c, o, k). A scatter runs (n, c, o[:-1], k, o[-1]), the row of windows
+    innermost: its offsets write different elements, so they cannot be carried."""
+
+    def __init__(self, box, scatter=False, short_rows=False):
+        r = len(box)
+        self.scatter = scatter
+        if scatter:
+            order = ([("n",), ("c",)] + [("o", i) for i in range(r - 1)]
+                     + [("k", i) for i in range(r)] + [("o", r - 1)])
+        elif short_rows and box[-1].o1 - box[-1].o0 < SHORT_ROW:
+            order = ([("n",), ("c",)] + [("o", i) for i in range(r)]
+                     + [("k", i) for i in range(r)])
+        else:
+            order = ([("n",), ("c",)] + [("o", i) for i in range(r - 1)]
+                     + [("k", i) for i in range(r - 1)] + [("o", r - 1), ("k", r - 1)])
+        at = {name: i for i, name in enumerate(order)}
+        self.kinds = [name[0] for name in order]
+        self.nc = [at[("n",)], at[("c",)]]
+        self.o = [at[("o", i)] for i in range(r)]
+        self.k = [at[("k", i)] for i in range(r)]
+
+    def map(self, positions_or_exprs):
+        return lowering.affine_map(len(self.kinds), [D(e) if isinstance(e, int) else e
+                                                     for e in positions_or_exprs])
+
+    def at_window(self):
+        """(n, c, o): a tensor of the box's windows."""
+        return self.map(self.nc + self.o)
+
+    def elements(self, dims, box, shift):
+        """(n, c, o * s + k * d - shift) in the whole tensor, for the box's windows o and
+        offsets k."""
+        return self.map(self.nc + [
+            D(oi) * d.s + D(ki) * d.d + (p.o0 * d.s + p.k0 * d.d - sh)
+            for oi, ki, d, p, sh in zip(self.o, self.k, dims, box, shift)])
+
+    def iterators(self):
+        """Parallel over the windows (reducing over the offsets), or for a scatter, which
+        overlapping windows send to one element, parallel over n and c only."""
+        return ["reduction" if kind == "k" or (self.scatter and kind == "o") else "parallel"
+                for kind in self.kinds]
+
+    def inside(self, dims):
+        """In the body of a nest over all windows of a padded input: whether the iteration's
+        element is inside the input (None where all are)."""
+        bits = []
+        for oi, ki, d in zip(self.o, self.k, dims):
+            if d.lo or d.read_hi:
+                at = arith.addi(arith.muli(linalg.IndexOp(oi).result, _c(d.s)),
+                                arith.muli(linalg.IndexOp(ki).result, _c(d.d)))
+                bits += [_cmp("sge", at, _c(d.lo)), _cmp("slt", at, _c(d.lo + d.size))]
+        return _all(*bits) if bits else None
+
+    def offsets(self, box):
+        """In the body: the iteration's offsets k in the whole window."""
+        return [arith.addi(linalg.IndexOp(ki).result, _c(p.k0)) if p.k0
+                else linalg.IndexOp(ki).result for ki, p in zip(self.k, box)]
+
+
+def _box_part(t, box, dims):
+    """The box's windows of a tensor of the pooled shape (a slice: a view once bufferized)."""
+    if _whole_box(box, dims):
+        return t
+    tt = ir.RankedTensorType(t.type)
+    shape = list(tt.shape[:2]) + [p.o1 - p.o0 for p in box]
+    return tensor.extract_slice(ir.RankedTensorType.get(shape, tt.element_type), t, [], [], [],
+                                [0, 0] + [p.o0 for p in box], shape, [1] * len(shape))
+
+
+def _box_vector(t, p):
+    """A 1-D tensor's entries for the windows of a Piece."""
+    tt = ir.RankedTensorType(t.type)
+    if p.o0 == 0 and p.o1 == tt.shape[0]:
+        return t
+    return tensor.extract_slice(ir.RankedTensorType.get([p.o1 - p.o0], tt.element_type), t,
+                                [], [], [], [p.o0], [p.o1 - p.o0], [1])
+
+
+def _over_window(out, init, box, dims, shift, elems, at_window, vectors, body, dtypes,
+                 short_rows=False):
+    """out (pooled shape; None for a box of all windows) at the box's windows o: the fold
+    over the offsets k of body(*elements, *at_window values, *vector values, acc), from
+    `init`. `elems` are read at the window's elements (n, c, o * s + k * d - shift),
+    `at_window` (pooled shape) at the window, `vectors` (1-D tensor, spatial dim) at the
+    window's position along their dim; dtypes: theirs, then out's. The body may read its
+    offsets (_Nest.offsets): it gets the nest first."""
+    nest = _Nest(box, short_rows=short_rows)
+    whole = _whole_box(box, dims)
+    shape = list(ir.RankedTensorType(elems[0].type).shape[:2]) + [p.o1 - p.o0 for p in box]
+    # (the box's own fill, not a slice of a filled tensor: canonicalize folds that slice into
+    # a fill of its own, whose insert_slice then bufferizes as a copy)
+    part = lowering.fill(TensorSpec(tuple(shape), dtypes[-1]), init)
+    window = tensor.empty([p.k1 - p.k0 for p in box], element_type(dtypes[-1], storage=True))
+    # (every operand read at the windows is the box's part: linalg takes a loop's size from
+    # the first operand indexing it directly)
+    maps = ([nest.elements(dims, box, shift)] * len(elems) + [nest.map(nest.k)]
+            + [nest.at_window()] * len(at_window) + [nest.map([nest.o[i]]) for _, i in vectors]
+            + [nest.at_window()])
+    n = len(elems)
+    result = lowering.generic(
+        list(elems) + [window] + [_box_part(t, box, dims) for t in at_window]
+        + [_box_vector(t, box[i]) for t, i in vectors], [part], maps, nest.iterators(),
+        lambda *a: body(nest, *a[:n], *a[n + 1:]), dtypes[:n] + [dtypes[-1]] + dtypes[n:])
+    if whole:
+        return result
+    return tensor.insert_slice(result, out, [], [], [], [0, 0] + [p.o0 for p in box], shape,
+                               [1] * len(shape))
+
+
+def _onto_elements(dx, box, dims, shift, at_window, vectors, body, dtypes):
+    """dx (the input's shape) updated at every element (n, c, o * s + k * d - shift) of the
+    box's windows o to body(*at_window values at o, *vector values, dx's value there): a
+    scatter over the kernel offsets, in one nest whose innermost loop runs along a row of
+    windows. Windows may overlap, so every loop but n and c is a reduction (the CPU's threads
+    split n or c). (Where they do not, writing each element once without zeros first ran
+    slower: LLVM's scatter stores to lines not in cache.)"""
+    nest = _Nest(box, True)
+    parts = [_box_part(t, box, dims) for t in at_window]
+    window = tensor.empty([p.k1 - p.k0 for p in box], ir.RankedTensorType(dx.type).element_type)
+    maps = ([nest.at_window()] * len(parts) + [nest.map(nest.k)]
+            + [nest.map([nest.o[i]]) for _, i in vectors]
+            + [nest.elements(dims, box, shift)])
+    n = len(parts)
+    return lowering.generic(
+        parts + [window] + [_box_vector(t, box[i]) for t, i in vectors], [dx], maps,
+        nest.iterators(), lambda *a: body(*a[:n], *a[n + 1:]),
+        dtypes[:n] + [dtypes[-1]] + dtypes[n:])
+
+
+def _spread(shape, acc, dims, at_window, vectors, term, dtypes):
+    """dx (the input's shape, in acc) = the sum, over the windows o that hold each element,
+    of term(*at_window values at o, *vector values at o): box by box onto zeros, each box a
+    scatter over its kernel offsets (_onto_elements); or, for too many boxes, one scatter of
+    all windows onto a padded dx, then its inside."""
+    s = lowering.ScalarBuilder(acc)
+    boxes, shift, padded = _plan(dims)
+    full = tuple(shape[:2]) + tuple(d.size + d.lo + d.read_hi for d in dims) if padded else \
+        tuple(shape)
+    dx = lowering.fill(TensorSpec(full, acc), 0)
+    for box in boxes:
+        dx = _onto_elements(dx, box, dims, shift, at_window, vectors,
+                            lambda *args: s.add(args[-1], term(*args[:-1])), dtypes)
+    if not padded:
+        return dx
+    return tensor.extract_slice(tensor_type(TensorSpec(tuple(shape), acc), storage=True), dx,
+                                [], [], [], [0, 0] + [d.lo for d in dims], list(shape),
+                                [1] * len(shape))
+
+
+def _spread_avg(dy, out: TensorSpec, acc, dims, scale, weights):
+    """avg_pool_grad on the CPU: dy times each window's 1 / divisor (scale times a weight
+    vector per spatial dim, or None) spread over the window's elements. Where windows
+    overlap, one spatial dim at a time, the last first: a scatter with that dim's kernel
+    offsets only, from the windows' shape to the input's along that dim, with that dim's
+    weights (for 3x3 windows, stride 2: 3 + 3 strided read-modify-writes per window instead
+    of 9, 1.7x faster); else (2x2, stride 2: 1.6x faster so) all dims in one scatter."""
+    s = lowering.ScalarBuilder(acc)
+
+    def term(src, with_scale):
+        def share(v, *ws):
+            v = lowering.cast_scalar(v, src, acc)
+            if with_scale and scale != 1.0:
+                v = s.mul(v, s.const(scale))
+            for wi in ws:
+                v = s.mul(v, wi)
+            return v
+        return share
+    if not _overlap(dims):
+        extras = [(w, i) for i, w in enumerate(weights) if w is not None]
+        return _spread(out.shape, acc, dims, [dy], extras, term(out.dtype, True),
+                       [out.dtype] + [acc] * len(extras) + [acc])
+    g, src = dy, out.dtype
+    shape = list(out.shape[:2]) + [d.out for d in dims]
+    for i in reversed(range(len(dims))):
+        shape[2 + i] = dims[i].size
+        one = [d if j == i else Dim(n, 1, 1, 1, 0, 0, n)  # the other dims: 1-wide windows
+               for j, (d, n) in enumerate(zip(dims, shape[2:]))]
+        extras = [(weights[i], i)] if weights[i] is not None else []
+        g = _spread(tuple(shape), acc, one, [g], extras, term(src, i == len(dims) - 1),
+                    [src] + [acc] * len(extras) + [acc])
+        src = acc
+    return g
+
+
+def _overlap(dims):
+    """Whether an input element may be in two windows."""
+    return any(d.s < d.extent for d in dims)
+
+
+def _pooled_start(shape, dtype, init, dims, boxes):
+    """What the boxes of windows are inserted into (None for one box of all of them): filled
+    with `init` (for the windows no box has, and since an empty tensor there bufferized the
+    first box as a copy from a buffer of its own)."""
+    if len(boxes) == 1 and _whole_box(boxes[0], dims):
+        return None
+    return lowering.fill(TensorSpec(tuple(shape[:2]) + tuple(d.out for d in dims), dtype), init)
+
+
+# Most boxes of windows the CPU's forms make: more (small odd sizes, large kernels with
+# stride 1, 3-D) read a padded copy in one nest instead. Each box is a loop nest that LLVM
+# vectorizes: 9 of them (3x3 windows over odd sizes) took a pooling's gradient from 0.08 to
+# 0.3 s to compile, 49 (7x7, stride 1) to 2.3 s.
+MAX_BOXES = 4
+
+
+def _plan(dims, cpu=True):
+    """(boxes, shift, padded): the nests over windows read their input box by box, shifted
+    by the padding (the CPU, unless that is more than MAX_BOXES boxes), or as one box from a
+    copy padded on every side (shift 0; padded is False where there is no padding)."""
+    boxes = _boxes(dims)
+    if cpu and len(boxes) <= MAX_BOXES:
+        return boxes, [d.lo for d in dims], False
+    return [_whole(dims)], [0] * len(dims), any(d.lo or d.read_hi for d in dims)
+
+
+def _source(x, spec, dims, padded, pad):
+    """x as the nests read it (_plan): itself, or padded with `pad`."""
+    return _padded(x, spec, dims, pad) if padded else x
+
+
+def _forward(x, spec, dims, acc, init, pad, body, vectors, cpu, short_rows=False):
+    """A pooling: out[n, c, o] = the fold of body(element, *vector values, acc) over window
+    o's elements inside the input, from `init`. The CPU reads x box by box; other targets
+    (one kernel per op) read a copy padded with `pad`, all windows in one nest."""
+    boxes, shift, padded = _plan(dims, cpu)
+    sources = _source(x, spec, dims, padded, pad)
+    out = _pooled_start(spec.shape, acc, init, dims, boxes)
+    for box in boxes:
+        out = _over_window(out, init, box, dims, shift, [sources], [], vectors,
+                           lambda _, *args: body(*args),
+                           [spec.dtype] + [acc] * len(vectors) + [acc], short_rows)
+    return out
+
+
+_NO_MAX = 1 << 30  # first_maxima of a window with no element inside the input
+
+
+def _lin32(k, dims):
+    """The row-major position of offsets k in the window, as an i32."""
+    return arith.index_cast(ir.IntegerType.get_signless(32), _linear(k, dims))
+
+
+def _first_maxima(x, y, spec, dims):
+    """idx[n, c, o]: the row-major offset in window o of its first maximal element (int32),
+    a min-reduction over the offsets (y = max_pool(x)); padding is never one."""
+    boxes, shift, padded = _plan(dims)
+    source = _source(x, spec, dims, padded, _lowest(spec.dtype))
+    idx = _pooled_start(spec.shape, dt.int32, _NO_MAX, dims, boxes)
+    i32 = lowering.ScalarBuilder(dt.int32)
+    for box in boxes:
+        def body(nest, xv, ymax, first, box=box):
+            hit = _is_max(xv, ymax)
+            inside = nest.inside(dims) if padded else None
+            if inside is not None:  # (-inf padding may equal a window's maximum)
+                hit = arith.andi(hit, inside)
+            lin = _lin32(nest.offsets(box), dims)
+            return arith.minsi(first, arith.select(hit, lin, i32.const(_NO_MAX)))
+        idx = _over_window(idx, _NO_MAX, box, dims, shift, [source], [y], [], body,
+                           [spec.dtype, spec.dtype, dt.int32], short_rows=True)
+    return idx
+
+
+def _for_loops(bounds, init, body):
+    """scf.for loops over 0 <= i < b, one per bound, carrying a value: body(indices, value)
+    -> the next value."""
+    def nest(ivs, value):
+        if len(ivs) == len(bounds):
+            return body(ivs, value)
+        loop = scf.ForOp(_c(0), _c(bounds[len(ivs)]), _c(1), [value])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(ivs + [loop.induction_variable], loop.inner_iter_args[0])])
+        return loop.results[0]
+    return nest([], init)
+
+
+def _add_at_first_maxima(idx, dy, out: TensorSpec, acc, dims):
+    """dx (out's shape, in acc): dy of each window added at its first maximal element, whose
+    offset idx holds (_first_maxima). A scatter that depends on the data: scf.for loops over
+    the windows of each image, one read-modify-write each, the images split over the threads
+    (an scf.forall). (A scatter over every kernel offset, dy where the offset is idx's, was
+    as many strided read-modify-writes as offsets: 1.6x slower for 3x3 windows.)"""
+    image = TensorSpec((1,) + tuple(out.shape[1:]), acc)
+    s = lowering.ScalarBuilder(acc)
+
+    def add(n, ivs, dx):
+        ch, o = ivs[0], ivs[1:]
+        first = tensor.extract(idx, [n, ch] + o)
+        found = _cmp("slt", first, arith.constant(first.type, _NO_MAX))
+        k = _delinearize(arith.index_cast(ir.IndexType.get(), arith.select(
+            found, first, arith.constant(first.type, 0))), dims)
+        pos = [arith.subi(arith.addi(arith.muli(oi, _c(d.s)), arith.muli(ki, _c(d.d))), _c(d.lo))
+               for oi, ki, d in zip(o, k, dims)]
+        if any(d.lo for d in dims):  # (a window without maxima would read at a negative one)
+            pos = [arith.select(found, p, _c(0)) for p in pos]
+        g = lowering.cast_scalar(tensor.extract(dy, [n, ch] + o), out.dtype, acc)
+        at = [_c(0), ch] + pos
+        return tensor.insert(s.add(tensor.extract(dx, at), arith.select(found, g, s.const(0))),
+                             dx, at)
+    loop = scf.ForallOp([0], [out.shape[0]], [1],
+                        shared_outs=[lowering.empty(TensorSpec(out.shape, acc))])
+    body = loop.regions[0].blocks[0]
+    with ir.InsertionPoint(body):
+        n, shared = body.arguments
+        dx = _for_loops([out.shape[1]] + [d.out for d in dims], lowering.fill(image, 0),
+                        lambda ivs, dx: add(n, ivs, dx))
+        in_parallel = scf.InParallelOp()
+        with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
+            tensor.parallel_insert_slice(dx, shared, [n], [], [],
+                                         [ir.ShapedType.get_dynamic_stride_or_offset()]
+                                         + [0] * (len(out.shape) - 1),
+                                         list(image.shape), [1] * len(out.shape))
+    return loop.results[0]
+
+
+# ------------------------------------------------------------------ gathers (scatter=reduction)
 
 def _over_inputs(shape, x_dtype, dims, acc, body, x=None):
     """dx[n, c, h...] = the sum over the candidate windows j of body(*(x[n, c, h...],), _, dx):
@@ -368,13 +735,21 @@ def _const_vector(values, dtype):
 
 # ------------------------------------------------------------------ the ops
 
+def _cpu(lc):
+    """The CPU's forms (convert-ms-to-linalg's scatter=loops, its default): boxes of windows
+    reading the input directly, gradients scattered over the kernel offsets. With
+    scatter=reduction (CUDA: each linalg op one kernel, parallel over its output) the forward
+    ops read a padded copy in one nest and the gradients are gathers over dx."""
+    return lc.options.get("scatter", "loops") == "loops"
+
+
 def _lower_max_pool(lc, x):
     spec = lc.ins[0]
     dims = geometry(spec.shape, lc.attrs)
     low = _lowest(spec.dtype)
     s = lowering.ScalarBuilder(spec.dtype)
-    return _window_loops(_padded(x, spec, dims, low), spec, dims, spec.dtype, low,
-                         lambda acc, v: s.maximum(acc, v))
+    return _forward(x, spec, dims, spec.dtype, low, low, lambda v, m: s.maximum(m, v), [],
+                    _cpu(lc), short_rows=_cpu(lc))
 
 
 def _lower_avg_pool(lc, x):
@@ -382,17 +757,17 @@ def _lower_avg_pool(lc, x):
     dims = geometry(spec.shape, lc.attrs)
     acc = _accumulator(spec.dtype)
     scale, vectors = _avg_scale(dims, lc.attrs)
-    extras = [(_const_vector(v, acc), acc, i) for i, v in enumerate(vectors) if v is not None]
+    extras = [(_const_vector(v, acc), i) for i, v in enumerate(vectors) if v is not None]
     s = lowering.ScalarBuilder(acc, reassoc=True)
 
-    def combine(total, v, *weights):
+    def body(v, *rest):
         # each element is scaled by its window's 1 / divisor: one loop nest, no division pass
+        *weights, total = rest
         w = s.const(scale)
         for wi in weights:
             w = s.mul(w, wi)
         return s.add(total, s.mul(lowering.cast_scalar(v, spec.dtype, acc), w))
-    summed = _window_loops(_padded(x, spec, dims, 0), spec, dims, acc, 0, combine, extras)
-    return _cast(summed, lc.out, acc)
+    return _cast(_forward(x, spec, dims, acc, 0, 0, body, extras, _cpu(lc)), lc.out, acc)
 
 
 def _lower_max_pool_grad(lc, x, y, dy):
@@ -400,6 +775,11 @@ def _lower_max_pool_grad(lc, x, y, dy):
     spec, out = lc.ins[0], lc.out
     dims = geometry(spec.shape, lc.attrs)
     acc = _accumulator(out.dtype)
+    s = lowering.ScalarBuilder(acc)
+    if _cpu(lc):
+        # the first maxima's offsets, then dy added there
+        idx = _first_maxima(x, y, spec, dims)
+        return _cast(_add_at_first_maxima(idx, dy, out, acc, dims), out, acc)
 
     def body(xv, _cand, total):
         nc, h, j = _loop_indices(dims)
@@ -407,7 +787,6 @@ def _lower_max_pool_grad(lc, x, y, dy):
         ymax = tensor.extract(y, nc + o)
         first = _first_max(arith.andi(ok, _is_max(xv, ymax)), x, nc, o, _linear(k, dims), ymax,
                            dims)
-        s = lowering.ScalarBuilder(acc)
         g = lowering.cast_scalar(tensor.extract(dy, nc + o), out.dtype, acc)
         return s.add(total, arith.select(first, g, s.const(0)))
     return _cast(_over_inputs(out.shape, spec.dtype, dims, acc, body, x=x), out, acc)
@@ -420,11 +799,13 @@ def _lower_avg_pool_grad(lc, dy):
     acc = _accumulator(out.dtype)
     scale, vectors = _avg_scale(dims, lc.attrs)
     weights = [None if v is None else _const_vector(v, acc) for v in vectors]
+    s = lowering.ScalarBuilder(acc)
+    if _cpu(lc):
+        return _cast(_spread_avg(dy, out, acc, dims, scale, weights), out, acc)
 
     def body(_cand, total):
         nc, h, j = _loop_indices(dims)
         o, _, ok = _covering(dims, h, j)
-        s = lowering.ScalarBuilder(acc)
         w = s.const(scale)
         for wi, oi in zip(weights, o):
             if wi is not None:
@@ -439,6 +820,20 @@ def _lower_max_pool_gather(lc, x, y, v):
     spec, out = lc.ins[0], lc.out
     dims = geometry(spec.shape, lc.attrs)
     acc = _accumulator(out.dtype)
+    s = lowering.ScalarBuilder(acc)
+    if _cpu(lc):
+        idx = _first_maxima(x, y, spec, dims)
+        boxes, shift, padded = _plan(dims)
+        source = _source(v, spec, dims, padded, 0)
+        res = _pooled_start(out.shape, acc, 0, dims, boxes)
+        for box in boxes:
+            def pick(nest, vv, first, total, box=box):
+                hit = _cmp("eq", first, _lin32(nest.offsets(box), dims))
+                vv = lowering.cast_scalar(vv, out.dtype, acc)
+                return s.add(total, arith.select(hit, vv, s.const(0)))
+            res = _over_window(res, 0, box, dims, shift, [source], [idx], [], pick,
+                               [out.dtype, dt.int32, acc], short_rows=True)
+        return _cast(res, out, acc)
     r = len(dims)
     n_loops = 2 + 2 * r
     at_o = lowering.affine_map(n_loops, [D(i) for i in range(2 + r)])
@@ -450,7 +845,6 @@ def _lower_max_pool_gather(lc, x, y, v):
         pos, inside = _window_position(dims, o, k)
         hit = arith.andi(inside, _is_max(tensor.extract(x, nc + pos), ymax))
         first = _first_max(hit, x, nc, o, _linear(k, dims), ymax, dims)
-        s = lowering.ScalarBuilder(acc)
         g = lowering.cast_scalar(tensor.extract(v, nc + pos), out.dtype, acc)
         return s.add(total, arith.select(first, g, s.const(0)))
     summed = lowering.generic([y, window], [lowering.fill(TensorSpec(out.shape, acc), 0)],

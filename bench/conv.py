@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -92,22 +91,6 @@ def torch_call(kind, net, x, y, loss):
     return lambda: step(tx, ty), lambda out: float(out.detach())
 
 
-def timings(call, repeat, after_first=lambda: None):
-    """(first call's seconds, best of `repeat` after a second warm-up call, the first two
-    results)."""
-    t0 = time.perf_counter()
-    results = [call()]
-    first = time.perf_counter() - t0
-    after_first()
-    results.append(call())
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return first, min(times), results
-
-
 def worker(name, impl, small, repeat, out_dir):
     title, kind, p, x, y, ms_model, torch_model, loss = spec(name, small)
     result = {"name": name, "impl": impl}
@@ -117,12 +100,12 @@ def worker(name, impl, small, repeat, out_dir):
         ms.set_context(mode=ms.GRAPH_MODE)
         call, read = mscc_call(kind, ms_model(p), x, y, loss)
         # The cache entry is linked in the background: not while the steady state is timed.
-        first, best, results = timings(call, repeat, after_first=exe_cache.wait)
+        first, best, results = harness.timings(call, repeat, after_first=exe_cache.wait)
         result["compile_s"] = first - best
     else:
         import torch
         call, read = torch_call(kind, torch_model(p), x, y, loss)
-        first, best, results = timings(call, repeat)
+        first, best, results = harness.timings(call, repeat)
         result["threads"] = torch.get_num_threads()
     result.update(first_s=first, best_s=best)
     values = [read(r) for r in results]

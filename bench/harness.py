@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # This machine's environment sets them, which keeps OpenBLAS off its fastest kernel (run.py).
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -100,3 +101,19 @@ def save_json(path, data):
     with open(path, "w") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
+
+
+def timings(call, repeat, after_first=lambda: None):
+    """(first call's seconds, best of `repeat` after a second warm-up call, the first two
+    results)."""
+    t0 = time.perf_counter()
+    results = [call()]
+    first = time.perf_counter() - t0
+    after_first()
+    results.append(call())
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return first, min(times), results

@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -156,63 +155,81 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
+def _lstm_forward(w, x):
+    """The LSTM over x (T, B, in), keeping what the backward needs: the gate activations
+    (sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)), the states before each step and tanh(c)."""
+    T, B, _ = x.shape
+    H = HIDDEN
+    gi = x.reshape(T * B, -1) @ w["weight_ih_l0"].T + (w["bias_ih_l0"] + w["bias_hh_l0"])
+    gi = gi.reshape(T, B, 4 * H)
+    acts = np.empty((T, B, 4 * H), np.float32)
+    hs = np.zeros((T + 1, B, H), np.float32)    # hs[t] is the state before step t
+    cs = np.zeros((T + 1, B, H), np.float32)
+    tanh_c = np.empty((T, B, H), np.float32)
+    for t in range(T):
+        a = gi[t] + hs[t] @ w["weight_hh_l0"].T
+        acts[t, :, :2 * H] = _sigmoid(a[:, :2 * H])
+        acts[t, :, 2 * H:3 * H] = np.tanh(a[:, 2 * H:3 * H])
+        acts[t, :, 3 * H:] = _sigmoid(a[:, 3 * H:])
+        i, f, g, o = np.split(acts[t], 4, -1)
+        cs[t + 1] = f * cs[t] + i * g
+        tanh_c[t] = np.tanh(cs[t + 1])
+        hs[t + 1] = o * tanh_c[t]
+    return acts, hs, cs, tanh_c
+
+
+def _lstm_backward(w, x, saved, dh):
+    """Backward through time from dh, the gradient of the last state: the LSTM's weight and
+    bias gradients."""
+    acts, hs, cs, tanh_c = saved
+    T, B, _ = x.shape
+    H = HIDDEN
+    dc = np.zeros((B, H), np.float32)
+    dgates = np.empty((T, B, 4 * H), np.float32)
+    dw_hh = np.zeros_like(w["weight_hh_l0"])
+    for t in range(T - 1, -1, -1):
+        i, f, g, o = np.split(acts[t], 4, -1)
+        dc = dc + dh * o * (1.0 - tanh_c[t] * tanh_c[t])
+        d = dgates[t]
+        d[:, :H] = dc * g * i * (1.0 - i)
+        d[:, H:2 * H] = dc * cs[t] * f * (1.0 - f)
+        d[:, 2 * H:3 * H] = dc * i * (1.0 - g * g)
+        d[:, 3 * H:] = dh * tanh_c[t] * o * (1.0 - o)
+        dc = dc * f
+        dw_hh += d.T @ hs[t]
+        dh = d @ w["weight_hh_l0"]
+    flat = dgates.reshape(T * B, 4 * H)
+    bias = flat.sum(0)
+    return {"weight_ih_l0": flat.T @ x.reshape(T * B, -1), "weight_hh_l0": dw_hh,
+            "bias_ih_l0": bias, "bias_hh_l0": bias}
+
+
+def _numpy_loss_and_grads(w, x, y):
+    """Softmax cross-entropy of the Dense head on the last state, and every gradient."""
+    saved = _lstm_forward(w, x)
+    h = saved[1][-1]
+    B = x.shape[1]
+    logits = h @ w["fc.weight"].T + w["fc.bias"]
+    shifted = logits - logits.max(1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    loss = -logp[np.arange(B), y].mean()
+    dlogits = np.exp(logp)
+    dlogits[np.arange(B), y] -= 1.0
+    dlogits /= B
+    grads = {"fc.weight": dlogits.T @ h, "fc.bias": dlogits.sum(0)}
+    grads.update(_lstm_backward(w, x, saved, dlogits @ w["fc.weight"]))
+    return np.float32(loss), grads
+
+
 def numpy_step(p):
     """The same step by hand in float32: forward storing the gates, backward through time,
     the momentum update v = 0.9 v + g, w -= lr v (MindSpore's Momentum, torch's SGD)."""
     w = {k: v.copy() for k, v in p.items()}
     moments = {k: np.zeros_like(v) for k, v in w.items()}
-    H = HIDDEN
-
-    def loss_and_grads(x, y):
-        T, B, _ = x.shape
-        w_ih, w_hh = w["weight_ih_l0"], w["weight_hh_l0"]
-        gi = (x.reshape(T * B, -1) @ w_ih.T + (w["bias_ih_l0"] + w["bias_hh_l0"]))
-        gi = gi.reshape(T, B, 4 * H)
-        acts = np.empty((T, B, 4 * H), np.float32)  # sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
-        hs = np.zeros((T + 1, B, H), np.float32)    # hs[t] is the state before step t
-        cs = np.zeros((T + 1, B, H), np.float32)
-        tanh_c = np.empty((T, B, H), np.float32)
-        for t in range(T):
-            a = gi[t] + hs[t] @ w_hh.T
-            acts[t, :, :2 * H] = _sigmoid(a[:, :2 * H])
-            acts[t, :, 2 * H:3 * H] = np.tanh(a[:, 2 * H:3 * H])
-            acts[t, :, 3 * H:] = _sigmoid(a[:, 3 * H:])
-            i, f, g, o = np.split(acts[t], 4, -1)
-            cs[t + 1] = f * cs[t] + i * g
-            tanh_c[t] = np.tanh(cs[t + 1])
-            hs[t + 1] = o * tanh_c[t]
-        logits = hs[T] @ w["fc.weight"].T + w["fc.bias"]
-        shifted = logits - logits.max(1, keepdims=True)
-        logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
-        loss = -logp[np.arange(B), y].mean()
-        dlogits = np.exp(logp)
-        dlogits[np.arange(B), y] -= 1.0
-        dlogits /= B
-        grads = {"fc.weight": dlogits.T @ hs[T], "fc.bias": dlogits.sum(0)}
-        dh = dlogits @ w["fc.weight"]
-        dc = np.zeros((B, H), np.float32)
-        dgates = np.empty((T, B, 4 * H), np.float32)
-        dw_hh = np.zeros_like(w_hh)
-        for t in range(T - 1, -1, -1):
-            i, f, g, o = np.split(acts[t], 4, -1)
-            dc = dc + dh * o * (1.0 - tanh_c[t] * tanh_c[t])
-            d = dgates[t]
-            d[:, :H] = dc * g * i * (1.0 - i)
-            d[:, H:2 * H] = dc * cs[t] * f * (1.0 - f)
-            d[:, 2 * H:3 * H] = dc * i * (1.0 - g * g)
-            d[:, 3 * H:] = dh * tanh_c[t] * o * (1.0 - o)
-            dc = dc * f
-            dw_hh += d.T @ hs[t]
-            dh = d @ w_hh
-        flat = dgates.reshape(T * B, 4 * H)
-        grads["weight_ih_l0"] = flat.T @ x.reshape(T * B, -1)
-        grads["weight_hh_l0"] = dw_hh
-        grads["bias_ih_l0"] = grads["bias_hh_l0"] = flat.sum(0)
-        return np.float32(loss), grads
 
     def prepare(x, y):
         def step():
-            loss, grads = loss_and_grads(x, y)
+            loss, grads = _numpy_loss_and_grads(w, x, y)
             for k, g in grads.items():
                 moments[k] *= MOMENTUM
                 moments[k] += g
@@ -227,22 +244,6 @@ STEPS = {"mscc": mscc_step, "torch": torch_step, "numpy": numpy_step}
 
 # ------------------------------------------------------------------ workers
 
-def timings(call, repeat, after_first=lambda: None):
-    """(first call's seconds, best of `repeat` after a second warm-up call, the first two
-    results)."""
-    t0 = time.perf_counter()
-    results = [call()]
-    first = time.perf_counter() - t0
-    after_first()
-    results.append(call())
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return first, min(times), results
-
-
 def _mscc_context():
     import mscc as ms
     from mscc.passes import exe_cache
@@ -254,7 +255,7 @@ def step_worker(impl, seq, repeat):
     p, x, y = data(seq)
     after_first = _mscc_context() if impl == "mscc" else (lambda: None)
     prepare, read, weights = STEPS[impl](p)
-    first, best, results = timings(prepare(x, y), repeat, after_first)
+    first, best, results = harness.timings(prepare(x, y), repeat, after_first)
     if os.environ.get("LSTM_BENCH_OUT"):  # the weights after all 2 + repeat steps, compared
         np.savez(os.path.join(os.environ["LSTM_BENCH_OUT"], f"{impl}.npz"), **weights())
     result = {"impl": impl, "seq": seq, "first_s": first, "best_s": best,
@@ -277,7 +278,7 @@ def fori_worker(trips, repeat):
 
     run = ms.jit(lambda x: ops.ForiLoop()(0, trips, body, x, unroll=False))
     x = ms.Tensor(np.linspace(-1, 1, 256, dtype=np.float32))
-    first, best, results = timings(lambda: run(x), repeat, wait)
+    first, best, results = harness.timings(lambda: run(x), repeat, wait)
     want = x.asnumpy().astype(np.float64)
     for i in range(trips):
         want = np.tanh(want * 0.5 + 0.1) + i * 1e-6

@@ -154,6 +154,48 @@ def load_average():
         return "?"
 
 
+def _best_rows(impls, out_dir, args):
+    """Each implementation's workers, args.rounds times; the best row per case, and the
+    thread count torch reported."""
+    best = {impl: {} for impl in impls}
+    threads = None
+    for _ in range(args.rounds):
+        for impl in impls:
+            result, _ = harness.run_worker(__file__, [impl, out_dir, "--repeat",
+                                                      str(args.repeat)], args.timeout)
+            if "error" in result:
+                print(f"{impl} worker failed: {result['error']}", flush=True)
+                continue
+            threads = result.get("threads", threads)
+            for key, row in result["rows"].items():
+                old = best[impl].get(key)
+                if old is None or "error" in old or ("best_s" in row
+                                                     and row["best_s"] < old["best_s"]):
+                    best[impl][key] = row
+    return best, threads
+
+
+def _cell(r):
+    return "error" if "error" in r else f"{r['best_s'] * 1e3:.2f}"
+
+
+def _rows(best, impls, out_dir):
+    """The markdown rows and the JSON records, one per case."""
+    table, record = [], []
+    for key, title, *_ in cases():
+        ms_r, torch_r = best["mscc"].get(key, {"error": "no result"}), best.get("torch", {})
+        torch_r = torch_r.get(key, {"error": "no result"}) if "torch" in impls else None
+        ratio = ""
+        if torch_r and "best_s" in torch_r and "best_s" in ms_r:
+            ratio = f"{torch_r['best_s'] / ms_r['best_s']:.1f}x"
+        check = agreement(key, out_dir) if torch_r is not None else ""
+        table.append([title, _cell(ms_r), "not installed" if torch_r is None else _cell(torch_r),
+                      ratio, f"{ms_r['compile_s']:.2f}" if "compile_s" in ms_r else "", check])
+        record.append({"key": key, "title": title, "mscc": ms_r, "torch": torch_r,
+                       "check": check})
+    return table, record
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=20)
@@ -171,37 +213,9 @@ def main(argv=None):
         print("torch: not installed, mscc alone")
     out_dir = tempfile.mkdtemp(prefix="mscc-bench-pooling-")
     loads = [load_average()]
-    best = {impl: {} for impl in impls}
-    threads = None
-    for _ in range(args.rounds):
-        for impl in impls:
-            result, _ = harness.run_worker(__file__, [impl, out_dir, "--repeat",
-                                                      str(args.repeat)], args.timeout)
-            if "error" in result:
-                print(f"{impl} worker failed: {result['error']}", flush=True)
-                continue
-            threads = result.get("threads", threads)
-            for key, row in result["rows"].items():
-                old = best[impl].get(key)
-                if old is None or "error" in old or ("best_s" in row
-                                                     and row["best_s"] < old["best_s"]):
-                    best[impl][key] = row
+    best, threads = _best_rows(impls, out_dir, args)
     loads.append(load_average())
-    table, record = [], []
-    for key, title, *_ in cases():
-        ms_r, torch_r = best["mscc"].get(key, {"error": "no result"}), best.get("torch", {})
-        torch_r = torch_r.get(key, {"error": "no result"}) if "torch" in impls else None
-
-        def cell(r):
-            return "error" if "error" in r else f"{r['best_s'] * 1e3:.2f}"
-        ratio = ""
-        if torch_r and "best_s" in torch_r and "best_s" in ms_r:
-            ratio = f"{torch_r['best_s'] / ms_r['best_s']:.1f}x"
-        check = agreement(key, out_dir) if torch_r is not None else ""
-        table.append([title, cell(ms_r), "not installed" if torch_r is None else cell(torch_r),
-                      ratio, f"{ms_r['compile_s']:.2f}" if "compile_s" in ms_r else "", check])
-        record.append({"key": key, "title": title, "mscc": ms_r, "torch": torch_r,
-                       "check": check})
+    table, record = _rows(best, impls, out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     cpu = harness.cpu_description()
     torch_version = harness.peer_version("torch")

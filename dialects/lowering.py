@@ -13,6 +13,7 @@ from .lazy import arith, ir, linalg, tensor
 
 from . import dtypes as dt
 from .dtypes import TensorSpec
+from .shape_rules import broadcast_shapes
 from .builders import compute_type, element_type, spec_of, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
@@ -592,19 +593,10 @@ def rebind(x, leaf):
             parts.append((sub, sub.spec))
         else:
             parts.append(leaf(v, spec) or (v, spec))
-    shape = _broadcast_shape([s.shape for _, s in parts], len(x.spec.shape))
+    shape = broadcast_shapes(*[s.shape for _, s in parts])
+    shape = (1,) * (len(x.spec.shape) - len(shape)) + shape
     return Expr(TensorSpec(shape, x.spec.dtype), [p for p, _ in parts], [s for _, s in parts],
                 x.fn)
-
-
-def _broadcast_shape(shapes, rank):
-    """numpy's broadcast of `shapes`, padded to `rank` dims."""
-    out = [1] * rank
-    for shape in shapes:
-        for i, d in enumerate(shape):
-            j = rank - len(shape) + i
-            out[j] = d if out[j] == 1 else out[j]
-    return tuple(out)
 
 
 REGION_ATTR = "ms.region"  # on the ops a fused region lowered to: {id, kind}

@@ -282,21 +282,30 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
             root, lambda v, s: (y, out) if v is epilogue[1] else None))
     final = TensorSpec(out.shape, root.spec.dtype if root is not None else out.dtype)
     m, npix = out.shape[1], rules.prod(win.spatial)
-    tile = TensorSpec((1,) + out.shape[1:], final.dtype)
-    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(final)])
+
+    def image(i, shared):
+        c = _image_product(_image(x, sx, i), TensorSpec((1,) + sx.shape[1:], sx.dtype), wm,
+                           win, 1, acc, out)
+        # (a cast or an epilogue writes the output's slice for the image directly)
+        return lowering.reshape(_image_epilogue(c, acc, out, epilogue, i,
+                                                _image(shared, final, i)),
+                                (1, m, npix), (1,) + out.shape[1:], final.dtype)
+    return _over_images(final, image)
+
+
+def _over_images(result: TensorSpec, image):
+    """An scf.forall over the images (result.shape[0] of them) building `result`: image(i,
+    shared) gives image i's slice (1, ...), which goes to row i of the shared result."""
+    loop = scf.ForallOp([0], [result.shape[0]], [1], shared_outs=[lowering.empty(result)])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         i, shared = body.arguments
-        xi = _image(x, sx, i)
-        c = _image_product(xi, TensorSpec((1,) + sx.shape[1:], sx.dtype), wm, win, 1, acc, out)
-        # (a cast or an epilogue writes the output's slice for the image directly)
-        c = lowering.reshape(_image_epilogue(c, acc, out, epilogue, i, _image(shared, final, i)),
-                             (1, m, npix), tile.shape, final.dtype)
+        tile = image(i, shared)
         in_parallel = scf.InParallelOp()
         with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
-            tensor.parallel_insert_slice(c, shared, [i], [], [],
-                                         [_dynamic()] + [0] * (out.rank - 1),
-                                         list(tile.shape), [1] * out.rank)
+            tensor.parallel_insert_slice(tile, shared, [i], [], [],
+                                         [_dynamic()] + [0] * (result.rank - 1),
+                                         [1] + list(result.shape[1:]), [1] * result.rank)
     return loop.results[0]
 
 
@@ -397,24 +406,17 @@ def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, acc, out: TensorSpec):
     reduction over the images adds them."""
     n, o, ckk = sx.shape[0], out.shape[0], rules.prod(out.shape[1:])
     npix = rules.prod(win.spatial)
-    tile = TensorSpec((1, o, ckk), acc)
-    loop = scf.ForallOp([0], [n], [1], shared_outs=[lowering.empty(TensorSpec((n, o, ckk),
-                                                                             acc))])
-    body = loop.regions[0].blocks[0]
-    with ir.InsertionPoint(body):
-        i, shared = body.arguments
+
+    def image(i, _shared):
         one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
         xp, padded = win.prepare(_image(x, sx, i), one)
         col = _im2col(xp, padded, 1, win.kernel, win.spatial, win.stride, win.dilation,
                       "gnpck")
         dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (1, o, npix),
                                sdy.dtype)
-        c = _contract(dyi, col, (1, o, npix, ckk), sx.dtype, acc)
-        in_parallel = scf.InParallelOp()
-        with ir.InsertionPoint(in_parallel.regions[0].blocks[0]):
-            tensor.parallel_insert_slice(c, shared, [i], [], [], [_dynamic(), 0, 0],
-                                         list(tile.shape), [1, 1, 1])
-    total = lowering.reduce(loop.results[0], TensorSpec((n, o, ckk), acc), (0,), acc, 0,
+        return _contract(dyi, col, (1, o, npix, ckk), sx.dtype, acc)
+    parts = _over_images(TensorSpec((n, o, ckk), acc), image)
+    total = lowering.reduce(parts, TensorSpec((n, o, ckk), acc), (0,), acc, 0,
                             lambda a, v: lowering.ScalarBuilder(acc).add(a, v))
     return lowering.reshape(total, (o, ckk), (1, o, ckk), acc)
 

@@ -17,6 +17,8 @@ from .dialects.dtypes import (bfloat16, bool_, float16, float32, float64, int8, 
                               int64, uint8, uint16, uint32, uint64)
 from .pyfront import amp, nn, ops
 from .pyfront import primitives as _primitives
+from .pyfront.custom_grad import InsertGradientOf as _InsertGradientOf
+from .pyfront.custom_grad import recompute
 from .pyfront.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_device
 from .pyfront.grad import GradOperation, grad, value_and_grad
 from .pyfront.jit import jit
@@ -114,6 +116,7 @@ def _attach_to_ops():
     for name, cls in _primitives.PRIMITIVES.items():
         setattr(ops, name, cls)
     ops.Primitive = _primitives.Primitive
+    ops.InsertGradientOf = operations.InsertGradientOf = _InsertGradientOf
     for name in ("HyperMap", "Map", "MultitypeFuncGraph"):
         setattr(ops, name, getattr(composite, name))
     for name, fn in functional.EXTRAS.items():

@@ -100,6 +100,12 @@ irdl.dialect @ms {
     irdl.attributes {"kind" = %kind_attr}
     irdl.regions(body: %body)
   }
+  irdl.operation @barrier {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+  }
   irdl.operation @add {
     %x = irdl.base "!builtin.tensor"
     %y = irdl.base "!builtin.tensor"

@@ -20,7 +20,9 @@ ms-canonicalize.
 
 Callees are prepared first: their own ms.grad ops are replaced and their calls inlined, so @f is
 one block of ms ops and the gradient of a function that itself takes gradients (grad of grad)
-is the gradient of the generated code.
+is the gradient of the generated code. Calls marked with a custom gradient (`ms.bprop`, a
+Cell's bprop or InsertGradientOf; `ms.recompute`) stay calls: their rule, not their body's,
+makes the backward (dialects/ops/custom.py); ms-inline inlines them afterwards.
 
 Only float values carry gradients: an integer or bool input's gradient is zeros of its type,
 and ops whose rule is `no_grad` (comparisons, zeros_like, stop_gradient, ...) stop the flow.
@@ -37,6 +39,7 @@ from ..dialects.grad import GradCtx, GradRuleError, no_grad
 from ..dialects.builders import build_op, data_values, op_attrs, operand_groups, spec_of
 from ..dialects.registry import (OPS, UPSTREAM, ControlFlowError, DTypeError, NotConstant,
                                  ShapeError)
+from ..dialects.ops.custom import custom_kind
 from ..dialects.grad_op import GradRequest, grad_function_type, parameter_positions
 from .base import ModulePass, fail, register
 from .inline import Inliner, body_block
@@ -211,7 +214,7 @@ class Resolver:
     """Replaces the ms.grad ops of a module, callees before callers."""
 
     def __init__(self, module):
-        self.inliner = Inliner(module, prepare=self.resolve)
+        self.inliner = Inliner(module, prepare=self.resolve, keep=custom_kind)
         self.funcs = self.inliner.funcs
         self.generated: dict = {}   # GradRequest -> name of the generated function
         self.state: dict = {}       # function name -> "resolving" | "done"

@@ -45,11 +45,14 @@ def inline_call(call, callee):
 class Inliner:
     """Inlines calls function by function, callees first; reports recursion. `prepare(fn,
     call)` runs on each callee before its body is inlined (ms-autodiff resolves its ms.grad
-    ops there)."""
+    ops there). Calls for which `keep(call)` is true are left in place, their callees
+    prepared and inlined into all the same (ms-autodiff keeps the calls that carry a custom
+    gradient: dialects/ops/custom.py)."""
 
-    def __init__(self, module, prepare=None):
+    def __init__(self, module, prepare=None, keep=None):
         self.funcs = functions_by_name(module)
         self.prepare = prepare
+        self.keep = keep
         self.state: dict = {}  # name -> "inlining" | "done"
 
     def inline_into(self, fn):
@@ -70,7 +73,8 @@ class Inliner:
             if self.prepare is not None:
                 self.prepare(callee, op)
             self.inline_into(callee)
-            inline_call(op, callee)
+            if self.keep is None or not self.keep(op):
+                inline_call(op, callee)
         self.state[name] = "done"
 
 

@@ -20,6 +20,7 @@ _PLAIN = (bool, int, float, str)
 # Bumped whenever a Cell gains or loses a sub-cell: cached lists of sub-cells are then stale.
 _structure_version = [0]
 _PACKAGE = __name__.split(".")[0]  # "mscc": its cells' __init__ are user-API boundaries
+_HAS_BPROP: dict = {}  # Cell class -> whether it defines bprop (a custom backward)
 
 
 def _cell_name(cell):
@@ -124,7 +125,7 @@ class Cell:
     def _run(self, *args):
         dtype = self._compute_dtype
         if dtype is None:
-            return self._construct()(*args)
+            return self._construct_call(args)
         from .. import ops
         args = [ops.cast(a, dtype) if isinstance(a, Tensor) and a.dtype.is_float
                 and a.dtype is not dtype else a for a in args]
@@ -133,10 +134,37 @@ class Cell:
             for name, p in masters.items():
                 if p.dtype.is_float and p.dtype is not dtype:
                     object.__setattr__(self, name, ops.cast(p, dtype))
-            return self._construct()(*args)
+            return self._construct_call(args)
         finally:
             for name, p in masters.items():
                 object.__setattr__(self, name, p)
+
+    def _construct_call(self, args):
+        """construct(*args), through its custom gradient when the Cell defines `bprop` or
+        was marked with recompute() (pyfront/custom_grad.py)."""
+        cls = type(self)
+        has_bprop = _HAS_BPROP.get(cls)
+        if has_bprop is None:
+            has_bprop = _HAS_BPROP[cls] = callable(getattr(cls, "bprop", None))
+        if not has_bprop and not self.__dict__.get("_recompute"):
+            return self._construct()(*args)
+        from .. import custom_grad
+        spec = custom_grad.cell_specs(self)
+        return self._construct()(*args) if spec is None else custom_grad.custom_call(spec, args)
+
+    def recompute(self, **kwargs):
+        """MindSpore's Cell.recompute(): the backward recomputes this Cell's forward instead
+        of keeping its intermediates (less memory, one more forward). The keyword arguments
+        (mp_comm_recompute, parallel_optimizer_comm_recompute) concern model parallelism,
+        which mscc does not have: they are accepted and must be booleans."""
+        for name, value in kwargs.items():
+            if name not in ("mp_comm_recompute", "parallel_optimizer_comm_recompute"):
+                raise TypeError(f"For 'Cell.recompute', unexpected keyword argument '{name}'")
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'Cell.recompute', {name} must be a bool, got "
+                                f"{type(value).__name__}")
+        object.__setattr__(self, "_recompute", True)
+        self.__dict__.pop("_custom_spec", None)
 
     # ------------------------------------------------------------------ parameters
     def cells_and_names(self, prefix=""):

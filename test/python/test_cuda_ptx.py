@@ -153,7 +153,9 @@ def test_families_cover_every_lowered_op():
         "ms.max_pool", "ms.avg_pool", "ms.max_pool_grad", "ms.avg_pool_grad", "ms.max_pool_gather"}
     # Ops that lower to views or copies only (no kernel of their own), and the run-time row
     # access of loops, which the CUDA target refuses with them (ms-gpu-reject-control-flow).
-    views = {"ms.squeeze", "ms.assign", "ms.dynamic_index", "ms.dynamic_update_index"}
+    # ms.barrier is a call of an identity function (test_custom_grad_training_step_... below).
+    views = {"ms.squeeze", "ms.assign", "ms.dynamic_index", "ms.dynamic_update_index",
+             "ms.barrier"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= covered | views, lowered - covered - views
 
@@ -223,6 +225,30 @@ def test_a_small_cnn_training_gradient_compiles_to_a_cubin():
     grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net(x), y), None, net.trainable_params())
     lowered = ms.jit(lambda x, y: grad_fn(x, y), target="cuda").lower(
         ms.Tensor(np.zeros((8, 1, 8, 8), np.float32)), ms.Tensor(np.zeros(8, np.int32)))
+    assert lowered.as_bytes("obj")[:4] == b"\x7fELF"
+
+
+@needs_ptxas
+def test_custom_grad_training_step_compiles_to_a_cubin():
+    """A recomputed block (its backward reads the inputs through ms.barrier calls) and a
+    Cell with a bprop, differentiated, through the CUDA pipeline to a cubin."""
+    import mscc as ms
+    from mscc import nn, ops
+
+    class HalfTanhGrad(nn.Cell):
+        def construct(self, x):
+            return ops.tanh(x)
+
+        def bprop(self, x, out, dout):
+            return (dout * (1 - out * out) * 0.5,)
+    block = nn.SequentialCell([nn.Dense(8, 16, activation="relu"), nn.Dense(16, 8)])
+    block.recompute()
+    act = HalfTanhGrad()
+    grad_fn = ms.value_and_grad(lambda x: (act(block(x)) ** 2).sum(), None,
+                                block.trainable_params())
+    lowered = ms.jit(lambda x: grad_fn(x), target="cuda").lower(
+        ms.Tensor(np.zeros((4, 8), np.float32)))
+    assert "ms.barrier" in lowered.as_text("ms-opt")
     assert lowered.as_bytes("obj")[:4] == b"\x7fELF"
 
 

@@ -10,6 +10,8 @@ and it is recorded and compiled anew instead of reusing stale gradients.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import pytree
@@ -124,6 +126,18 @@ def _replay_function(tape: Tape, output_refs, out_tree, n_args):
     return replay
 
 
+def _distinct(args):
+    """The arguments with one Tensor object per position: the tape knows an input by its
+    identity, and f(x, x) must differentiate each position (a copy shares the data)."""
+    seen, out = set(), []
+    for a in args:
+        if isinstance(a, Tensor) and not isinstance(a, Parameter) and id(a) in seen:
+            a = copy.copy(a)
+        seen.add(id(a))
+        out.append(a)
+    return tuple(out)
+
+
 class PyNativeGrad:
     """The PyNative path of one GradFunction: a cache of compiled gradients by recording."""
 
@@ -137,7 +151,7 @@ class PyNativeGrad:
         gf = self.grad_fn
         sens = ()
         # numpy arrays are accepted wherever a Tensor is (and arrays are not hashable keys)
-        args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        args = _distinct(tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args))
         if gf.sens_param:
             args, sens = args[:-1], args[-1:]
         tensor_args = {i: a for i, a in enumerate(args) if isinstance(a, Tensor)}

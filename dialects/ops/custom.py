@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..lazy import func, ir
 
 from ..builders import build_op, spec_of
+from ..ir_helpers import ops_of_kind
 from ..grad import each
 from ..registry import ControlFlowError, define, define_upstream
 
@@ -78,7 +79,8 @@ def custom_kind(call) -> str | None:
 
 def api_name(call) -> str:
     attrs = call.attributes
-    return ir.StringAttr(attrs[API_ATTR]).value if API_ATTR in attrs else "the call"
+    name = attrs[API_ATTR] if API_ATTR in attrs else None
+    return name.value if isinstance(name, ir.StringAttr) else "the call"
 
 
 def _module_function(call, name):
@@ -99,10 +101,18 @@ def _n_inputs(call) -> int:
 
 def _verify_call(call) -> str | None:
     """A marked call's bprop function has the type the gradient rule calls it with."""
-    if custom_kind(call) != BPROP_ATTR:
+    kind = custom_kind(call)
+    if kind == RECOMPUTE_ATTR:
+        return _recompute_problem(call)
+    if kind != BPROP_ATTR:
         return None
-    if BPROP_INPUTS_ATTR not in call.attributes:
+    attrs = call.attributes
+    if not isinstance(attrs[BPROP_ATTR], ir.FlatSymbolRefAttr):
+        return f"{BPROP_ATTR} must be a function symbol (@name), got {attrs[BPROP_ATTR]}"
+    if BPROP_INPUTS_ATTR not in attrs:
         return f"carries {BPROP_ATTR} but not {BPROP_INPUTS_ATTR}"
+    if not isinstance(attrs[BPROP_INPUTS_ATTR], ir.IntegerAttr):
+        return f"{BPROP_INPUTS_ATTR} must be an integer, got {attrs[BPROP_INPUTS_ATTR]}"
     n, name = _n_inputs(call), _bprop_of(call)
     operands, results = list(call.operands), list(call.results)
     if not 0 <= n <= len(operands):
@@ -116,6 +126,19 @@ def _verify_call(call) -> str | None:
     if list(ftype.inputs) != want_in or list(ftype.results) != want_out:
         return (f"{BPROP_ATTR} function @{name} has type {ftype}, but {api_name(call)}'s bprop "
                 f"must have type {ir.FunctionType.get(want_in, want_out)}")
+    return None
+
+
+def _recompute_problem(call) -> str | None:
+    """The backward runs a recomputed callee a second time: it must not write Parameters."""
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    callee = _module_function(call, name)
+    if callee is None or not len(callee.regions[0].blocks):
+        return f"{RECOMPUTE_ATTR} calls @{name}, which has no body in this module"
+    writes = ops_of_kind(callee, "ms.assign")
+    if writes:
+        return (f"{RECOMPUTE_ATTR} calls @{name}, which writes a Parameter (ms.assign): the "
+                "backward would write it again")
     return None
 
 

@@ -1,4 +1,9 @@
-"""mscc.common.api (MindSpore's mindspore.common.api): jit, and ms_function, its 1.x name."""
+"""mscc.common.api (MindSpore's mindspore.common.api): jit, ms_function (its 1.x name), and
+the private frontend-graph API of MindSpore 2.7.1, _frontend_compile and _graph_split
+(pyfront/graph_split.py; run_fragments runs the fragments in order)."""
+from ..graph_split import frontend_compile as _frontend_compile
+from ..graph_split import graph_split as _graph_split
+from ..graph_split import run_fragments
 from ..jit import jit
 
 
@@ -14,4 +19,4 @@ def ms_function(fn=None, obj=None, input_signature=None):
     return jit(fn, input_signature=input_signature)
 
 
-__all__ = ["jit", "ms_function"]
+__all__ = ["jit", "ms_function"]  # (and the private _frontend_compile, _graph_split)

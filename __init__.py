@@ -21,6 +21,7 @@ from .pyfront.custom_grad import InsertGradientOf as _InsertGradientOf
 from .pyfront.custom_grad import recompute
 from .pyfront.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_device
 from .pyfront.grad import GradOperation, grad, value_and_grad
+from .pyfront.hooks import HookBackward as _HookBackward
 from .pyfront.jit import jit
 from .pyfront.mindspore_modules import common, composite, functional, operations
 from .pyfront.mindspore_modules.api import ms_function
@@ -117,6 +118,7 @@ def _attach_to_ops():
         setattr(ops, name, cls)
     ops.Primitive = _primitives.Primitive
     ops.InsertGradientOf = operations.InsertGradientOf = _InsertGradientOf
+    ops.HookBackward = operations.HookBackward = _HookBackward
     for name in ("HyperMap", "Map", "MultitypeFuncGraph"):
         setattr(ops, name, getattr(composite, name))
     for name, fn in functional.EXTRAS.items():

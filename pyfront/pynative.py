@@ -21,6 +21,7 @@ from .tensor import Parameter, Tensor
 
 
 CALL = "call"  # a node that is a call of a compiled function (jit, or a nested gradient)
+HOOK = "hook"  # a node whose backward calls Python (pyfront/hooks.py): the identity forward
 
 
 class Tape:
@@ -37,6 +38,7 @@ class Tape:
         self._keep = list(inputs.values())  # ids stay unique while the tape lives
         self._calls = {}         # node index -> the called function
         self.written = {}        # id(Parameter) -> (Parameter, its value before the first write)
+        self.hooks = None        # node index -> its Python backward, for the HOOK nodes
 
     def ref(self, x):
         if isinstance(x, Tensor):
@@ -82,6 +84,19 @@ class Tape:
                            tuple(o._spec for o in outputs if isinstance(o, Tensor))))
         self._keep.append(fn)
         self._calls[index] = fn
+        for k, o in enumerate(outputs):
+            self.produced[id(o)] = ("node", index, k)
+            self._keep.append(o)
+
+    def record_hook(self, hook, operands, outputs):
+        """A HOOK node: `outputs` are `operands` again; its backward is `hook.backward`. A
+        recording with one is differentiated in segments (hooks.segmented_gradient)."""
+        refs = tuple(self.ref(x) for x in operands)
+        index = len(self.nodes)
+        self.nodes.append((HOOK, hook.kind, (), refs, tuple(o._spec for o in outputs)))
+        if self.hooks is None:
+            self.hooks = {}
+        self.hooks[index] = hook
         for k, o in enumerate(outputs):
             self.produced[id(o)] = ("node", index, k)
             self._keep.append(o)
@@ -166,6 +181,10 @@ class PyNativeGrad:
         statics = tuple((i, Static(a)) for i, a in enumerate(args) if not isinstance(a, Tensor))
         key = (tuple(a._spec for a in tensor_args.values()), statics,
                tuple(id(p) for p in tape.params), tape.signature(output_refs), out_tree)
+        if tape.hooks:  # Python hooks run between compiled segments of the backward
+            from .hooks import segmented_gradient
+            return segmented_gradient(self, tape, key, args, sens, outputs, output_refs,
+                                      out_tree)
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._build(tape, output_refs, out_tree, len(args),

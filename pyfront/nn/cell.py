@@ -46,6 +46,7 @@ class Cell:
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "_compute_dtype", None)
         object.__setattr__(self, "_graph_fn", None)
+        object.__setattr__(self, "_hooks", None)  # forward/backward hooks (pyfront/hooks.py)
 
     def __setattr__(self, name, value):
         if "_params" not in self.__dict__:
@@ -81,6 +82,9 @@ class Cell:
         # A user-API boundary (location.py) for every cell, written out rather than as the
         # user_api wrapper: each layer of a PyNative network goes through here.
         try:
+            if self._hooks:  # registered hooks run around construct, in PYNATIVE_MODE only
+                from ..hooks import call_hooked
+                return call_hooked(self, args)
             if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces.items:
                 if self._graph_fn is None:
                     from ..jit import jit
@@ -264,6 +268,28 @@ class Cell:
         for name, cell in self._cells.items():
             lines.append(f"  ({name}): " + repr(cell).replace("\n", "\n  "))
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+    # ------------------------------------------------------------------ hooks
+    # MindSpore 2.x's Cell hooks, PYNATIVE_MODE only; semantics in pyfront/hooks.py.
+    def register_forward_pre_hook(self, hook_fn, with_kwargs=False):
+        """`hook_fn(cell, args)` (with_kwargs: `hook_fn(cell, args, kwargs)`) runs before
+        construct and may return new args; returns a handle whose remove() unregisters it."""
+        from ..hooks import register
+        return register(self, "forward_pre", hook_fn, with_kwargs)
+
+    def register_forward_hook(self, hook_fn, with_kwargs=False):
+        """`hook_fn(cell, args, output)` (with_kwargs: `hook_fn(cell, args, kwargs, output)`)
+        runs after construct and may return a new output; returns a removable handle."""
+        from ..hooks import register
+        return register(self, "forward", hook_fn, with_kwargs)
+
+    def register_backward_hook(self, hook_fn):
+        """`hook_fn(cell, grad_input, grad_output)` runs in the backward of a PyNative
+        gradient: grad_input are the gradients w.r.t. the Cell's Tensor inputs, grad_output
+        those w.r.t. its outputs (tuples); a returned tuple replaces grad_input. Returns a
+        removable handle."""
+        from ..hooks import register
+        return register(self, "backward", hook_fn)
 
 
 class SequentialCell(Cell):

@@ -56,3 +56,22 @@ def assert_matches(got, want, dtype=None):
                                    **TOLERANCE[expected_dtype.name])
     else:
         np.testing.assert_array_equal(got, want.astype(expected_dtype))
+
+
+def finite_differences(f, x, eps=1e-6):
+    """Central finite differences of a scalar numpy function `f` at the array `x`."""
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        out[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return out
+
+
+def line_of(path, marker):
+    """The number of the first line of file `path` containing `marker` (not a line_of call):
+    tests of error locations name the line they expect this way."""
+    for n, text in enumerate(open(path), start=1):
+        if marker in text and "line_of(" not in text:
+            return n
+    raise AssertionError(f"{marker!r} is not in {path}")

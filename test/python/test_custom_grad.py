@@ -6,7 +6,7 @@ import pytest
 
 import mscc as ms
 from mscc import Parameter, Tensor, nn, ops
-from mstest import compile_fn, op, spec
+from mstest import compile_fn, finite_differences, op, spec
 
 MODES = ["graph", "jit", "pynative"]
 grad_all = ops.GradOperation(get_all=True)
@@ -292,16 +292,6 @@ class Deep(nn.Cell):
         return (x * x).sum()
 
 
-def _fd_gradient(f, x, eps=1e-6):
-    """Central finite differences of a scalar numpy function."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_recompute_gives_the_gradients_of_the_stored_forward(mode):
     plain, remat = Deep(False), Deep(True)
@@ -310,7 +300,7 @@ def test_recompute_gives_the_gradients_of_the_stored_forward(mode):
     g1 = run(mode, ms.grad(remat, 0, remat.trainable_params()), x)
     for a, b in zip([g0[0], *g0[1]], [g1[0], *g1[1]]):
         np.testing.assert_allclose(b.asnumpy(), a.asnumpy(), rtol=1e-12, atol=1e-14)
-    fd = _fd_gradient(lambda v: float(remat(Tensor(v)).asnumpy()), x.asnumpy())
+    fd = finite_differences(lambda v: float(remat(Tensor(v)).asnumpy()), x.asnumpy())
     np.testing.assert_allclose(g1[0].asnumpy(), fd, rtol=1e-6, atol=1e-8)
 
 

@@ -11,15 +11,13 @@ import mscc as ms
 from mscc import ops
 from mscc.pyfront import dispatch
 
+import mstest  # noqa: E402
+
 HERE = __file__
 
 
 def line_of(marker):
-    """The line number in this file of the line containing `marker`."""
-    for n, text in enumerate(open(HERE), start=1):
-        if marker in text and "line_of(" not in text:
-            return n
-    raise AssertionError(marker)
+    return mstest.line_of(HERE, marker)
 
 
 # ------------------------------------------------------------------ Tensor

@@ -10,14 +10,13 @@ from mscc import ops
 from mscc.common.api import _frontend_compile, _graph_split, run_fragments
 from mscc.ops import operations as P
 
+import mstest  # noqa: E402
+
 HERE = __file__
 
 
 def line_of(marker):
-    for n, text in enumerate(open(HERE), start=1):
-        if marker in text and "line_of(" not in text:
-            return n
-    raise AssertionError(marker)
+    return mstest.line_of(HERE, marker)
 
 
 def split_prim(prim, func_id):

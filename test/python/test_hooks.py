@@ -6,6 +6,7 @@ import pytest
 
 import mscc as ms
 from mscc import nn, ops
+from mstest import finite_differences
 
 rng = np.random.default_rng(19)
 
@@ -383,16 +384,7 @@ def _all_hooks(net, calls):
     return ops.HookBackward(lambda g: calls.append("hook"))
 
 
-def _finite_differences(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        out[i] = (f(x + d) - f(x - d)) / (2 * eps)
-    return out
-
-
-def test_no_op_hooks_give_the_gradients_of_no_hooks_and_of_finite_differences():
+def test_no_op_hooks_give_the_gradients_of_no_hooks_and_offinite_differences():
     hooked, plain = Mlp(), Mlp()
     calls = []
     hook = _all_hooks(hooked, calls)
@@ -407,14 +399,14 @@ def test_no_op_hooks_give_the_gradients_of_no_hooks_and_of_finite_differences():
     for a, b in zip(gw, pw):
         close(a, b.asnumpy(), 1e-12)
     f = lambda v: float(np.exp(mlp_numpy(plain, v)[2] * 0.5).sum())  # noqa: E731
-    close(gx, _finite_differences(f, x), 1e-6)
+    close(gx, finite_differences(f, x), 1e-6)
     w = plain.dense1.weight
 
     def f_w(v):
         w.set_data(v)
         return float(loss(plain, lambda t: t)(t64(x)).asnumpy())
     w0 = w.asnumpy().copy()
-    fd = _finite_differences(f_w, w0)
+    fd = finite_differences(f_w, w0)
     w.set_data(w0)
     close(gw[0], fd, 1e-6)
 

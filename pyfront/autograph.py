@@ -10,10 +10,25 @@ semantics whenever the condition is a Python value (or a concrete Tensor): the P
 statement runs, as before. Only a traced Tensor condition becomes an scf.if (an ops.cond),
 scf.while (ops.WhileLoop) or scf.for (ops.ForiLoop).
 
+`break` and `continue` become flags (AutoGraph's lowering): `break` sets one the loop's
+test reads (a `for` skips its remaining iterations, so it stays differentiable), `continue`
+one reset every iteration, and the statements after each jump are guarded by the flags; a
+loop's `else` runs after it unless it broke. `for i in range(a, b, step)` over Tensor
+bounds is one ForiLoop over the trip count (the step a Python int); `for x in t` over a
+traced Tensor is one loop over its rows (a Scan). Loops with Python bounds follow
+`ms.jit(loops=...)`: "unrolled" keeps them Python loops, "rolled" compiles them into one
+loop, and "auto" (the default) rolls a Tensor's rows, and an int range whose unrolled trace
+would exceed AUTO_ROLL_NODES (trip count x AST nodes of the body; MSCC_AUTO_ROLL_NODES,
+20,000), when the body only binds local names (_rollable) and carries only Tensors: small
+loops and loops with side effects (`outs.append(...)`) unroll as before.
+
 A function without such statements, mscc's own code and a function whose source cannot be
 read (a lambda, the REPL) are traced as they are; in the last case a Tensor condition gets
-the usual error of Tensor.__bool__ plus the reason the source was not converted.
-`MSCC_SHOW_CONVERTED=1` prints the converted source.
+the usual error of Tensor.__bool__ plus the reason the source was not converted. A statement
+that cannot be converted (a jump inside `try`, `return` inside a loop, `global` in a
+branch...) stays Python: on a Python condition it runs, on a Tensor one it is an error
+saying why; under `ms.jit(fullgraph=True)` (MindSpore's jit_syntax_level STRICT) it is an
+error at its line either way. `MSCC_SHOW_CONVERTED=1` prints the converted source.
 """
 from __future__ import annotations
 
@@ -26,13 +41,18 @@ import sys
 import textwrap
 import types
 import weakref
+from typing import NamedTuple
 
+import numpy as np
+
+from ..dialects import dtypes as dt
 from .location import is_internal, located, located_error, user_api, user_location
-from .state import active_traces
+from .state import active_traces, jit_options
 from .tensor import Tensor
 
 _PREFIX = "_mscc_"
 _AG = "_mscc_ag"
+_FLAG = "_mscc_flag_"  # break/continue flags: carried by loops like the user's variables
 
 
 # ---------------------------------------------------------------------- Undefined
@@ -84,7 +104,8 @@ _converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def convert(fn):
     """`fn` with its Tensor-dependent statements rewritten, or `fn` itself (nothing to
-    rewrite, mscc's own code, or no source: then `unconverted_reason(fn)` says why)."""
+    rewrite, mscc's own code, or no source: then `unconverted_reason(fn)` says why). Under
+    ms.jit(fullgraph=True) a function that cannot be converted whole is an error."""
     target = getattr(fn, "__func__", fn)  # a bound method: convert its function
     if not isinstance(target, types.FunctionType):
         return fn
@@ -92,12 +113,29 @@ def convert(fn):
         new = _converted[target]
     except KeyError:
         new = _converted[target] = _convert_function(target)
+    if jit_options.items and jit_options[-1].fullgraph:
+        _check_strict(target)
     if new is target:
         return fn
     return types.MethodType(new, fn.__self__) if target is not fn else new
 
 
 _reasons: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_refused: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _check_strict(fn):
+    """MindSpore's jit_syntax_level STRICT (ms.jit(fullgraph=True)): every if/while/for of
+    the function must compile as written; the first that stays Python is a SyntaxError at
+    its line, a TypeError (the default, LAX, leaves such statements to Python)."""
+    code = fn.__code__
+    if fn in _reasons:
+        raise located_error(TypeError, f"ms.jit(fullgraph=True): {_reasons[fn]}",
+                            (code.co_filename, code.co_firstlineno, 0))
+    for line, col, kind, reason in _refused.get(fn, ()):
+        raise located_error(TypeError, f"ms.jit(fullgraph=True) cannot compile this `{kind}` "
+                            f"of '{fn.__qualname__}': {reason}",
+                            (code.co_filename, line, col))
 
 
 def unconverted_reason(fn):
@@ -120,7 +158,10 @@ def _convert_function(fn):
     if node is None or not _has_control_flow(node) or _uses_mangled_names(node, fn):
         return fn
     node.decorator_list = []
-    _Converter().convert_function(node)
+    converter = _Converter()
+    converter.convert_function(node)
+    if converter.refused:
+        _refused[fn] = converter.refused
     return _build(fn, node)
 
 
@@ -219,7 +260,8 @@ def _assigned(stmts):
             names = [(n.asname or n.name).split(".")[0]]
         elif isinstance(n, ast.ExceptHandler) and n.name:
             names = [n.name]
-        out += [m for m in names if not m.startswith(_PREFIX) and m not in out]
+        out += [m for m in names if (not m.startswith(_PREFIX) or m.startswith(_FLAG))
+                and m not in out]
     return sorted(out)
 
 
@@ -284,6 +326,79 @@ def _tail_returns(stmts):
     return stmts
 
 
+def _set_flag(name, node):
+    return ast.copy_location(ast.Assign([_name(name, store=True)], ast.Constant(True)), node)
+
+
+def _not_jumped(flags, node):
+    """`not (brk or cont)` over the loop's flags."""
+    names = [_name(f) for f in flags]
+    test = names[0] if len(names) == 1 else ast.BoolOp(ast.Or(), names)
+    return ast.copy_location(ast.UnaryOp(ast.Not(), test), node)
+
+
+def _guarded(stmts, brk, cont):
+    """`stmts` with this loop's `break`/`continue` replaced by setting a flag and the
+    statements after each guarded by `if not (flags)` (AutoGraph's lowering of jumps). None
+    when a jump sits in a statement other than an `if` (try, with, match): not rewritten."""
+    out = []
+    for k, s in enumerate(stmts):
+        if isinstance(s, (ast.Break, ast.Continue)):
+            return out + [_set_flag(brk if isinstance(s, ast.Break) else cont, s)]
+        if not _jumps([s], (ast.Break, ast.Continue)):
+            out.append(s)
+            continue
+        if not isinstance(s, ast.If):
+            return None
+        flags = [f for f, kind in ((brk, ast.Break), (cont, ast.Continue))
+                 if f and _jumps([s], (kind,))]  # (before the rewrite removes the jumps)
+        body, orelse = _guarded(s.body, brk, cont), _guarded(s.orelse, brk, cont)
+        rest = _guarded(stmts[k + 1:], brk, cont)
+        if body is None or orelse is None or rest is None:
+            return None
+        s.body, s.orelse = body or [ast.Pass()], orelse
+        out.append(s)
+        if rest:
+            out.append(ast.copy_location(ast.If(_not_jumped(flags, rest[0]), rest, []),
+                                         rest[0]))
+        return out
+    return out
+
+
+def _lower_jumps(s, count):
+    """A loop whose body breaks or continues, as (statements before it, the loop, statements
+    after it) without jumps: `break` sets a flag the loop's test reads (a `for` skips the
+    rest of its iterations), `continue` one reset at each iteration; a loop's `else` runs
+    after it unless it broke. None when the jumps cannot be rewritten."""
+    has_break, has_cont = _jumps(s.body, (ast.Break,)), _jumps(s.body, (ast.Continue,))
+    if not (has_break or has_cont):
+        after, s.orelse = s.orelse, []  # (no break: a loop's `else` always runs after it)
+        return [], s, after
+    brk = f"{_FLAG}break_{s.lineno}_{count}" if has_break else None
+    cont = f"{_FLAG}continue_{s.lineno}_{count}" if has_cont else None
+    body = _guarded(s.body, brk, cont)
+    if body is None:
+        return None
+    reset = ([ast.copy_location(ast.Assign([_name(cont, store=True)], ast.Constant(False)), s)]
+             if cont else [])
+    before = [ast.copy_location(ast.Assign([_name(brk, store=True)], ast.Constant(False)), s)
+              ] if brk else []
+    after = s.orelse
+    if brk and s.orelse:
+        after = [ast.copy_location(ast.If(_not_jumped([brk], s), s.orelse, []), s)]
+    s.orelse = []
+    if isinstance(s, ast.While):
+        s.body = reset + body
+        if brk:
+            s.test = ast.copy_location(ast.BoolOp(ast.And(), [_not_jumped([brk], s.test),
+                                                               s.test]), s.test)
+    else:
+        s.body = [ast.copy_location(ast.If(_not_jumped([brk], s), reset + body, []), s)] \
+            if brk else reset + body
+        s._mscc_break = brk
+    return before, s, after
+
+
 def _name(id_, store=False):
     return ast.Name(id_, ast.Store() if store else ast.Load())
 
@@ -344,6 +459,7 @@ class _Converter:
     def __init__(self):
         self.count = 0
         self.declared = set()  # global/nonlocal names: a branch cannot rebind them
+        self.refused = []      # (line, column, statement kind, why it stays Python)
 
     def convert_function(self, node):
         self.declared = {name for n in _walk_scope(node.body)
@@ -360,7 +476,9 @@ class _Converter:
     def stmt(self, s):
         if isinstance(s, ast.FunctionDef):
             if _has_control_flow(s):
-                _Converter().convert_function(s)
+                inner = _Converter()
+                inner.convert_function(s)
+                self.refused += inner.refused
             return [s]
         if isinstance(s, ast.If):
             return self.if_stmt(s)
@@ -412,6 +530,7 @@ class _Converter:
         reason = self._unsupported(s, s.body + s.orelse, loop=False)
         s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         if reason:
+            self._refuse(s, "if", reason)
             return self._static(s, s.test, "if", reason)
         self.count += 1
         names = _assigned(s.body + s.orelse)
@@ -432,46 +551,82 @@ class _Converter:
         target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
         return defs + _located([ast.Assign([target], call)], s)
 
-    def while_stmt(self, s):
-        reason = self._unsupported(s, s.body, loop=True) or ("`while ... else`"
-                                                             if s.orelse else None)
-        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-        if reason:
-            return self._static(s, s.test, "while", reason)
+    def _refuse(self, s, kind, reason):
+        """Remember a statement left to Python (ms.jit(fullgraph=True) refuses them)."""
+        self.refused.append((s.lineno, s.col_offset, kind, reason))
+
+    def _loop(self, s, kind):
+        """The jumps of loop `s` lowered: (statements before, the loop, statements after, why
+        it cannot be converted or None); its body and what follows converted."""
         self.count += 1
+        lowered = _lower_jumps(s, self.count)
+        if lowered is None:
+            reason = "`break`/`continue` inside a `try`, `with` or `match` of the loop"
+            before, after = [], []
+        else:
+            before, s, after = lowered
+            reason = self._unsupported(s, s.body, loop=True)
+        rollable, size = _rollable(s.body), sum(1 for _ in _walk_scope(s.body))
+        s.body, after = self.block(s.body), self.block(after)
+        if reason:
+            self._refuse(s, kind, reason)
+        return before, s, after, reason, (rollable, size)
+
+    def while_stmt(self, s):
+        before, s, after, reason, _ = self._loop(s, "while")
+        if reason:
+            return before + self._static(s, s.test, "while", reason) + after
         names = _assigned(s.body)
         c, b = f"{_PREFIX}cond_{s.lineno}_{self.count}", f"{_PREFIX}body_{s.lineno}_{self.count}"
         out = ast.Tuple([_name(n) for n in names], ast.Load())
         defs = _located([_def(c, names, [], self._bool_test(s.test)), _def(b, names, s.body, out)], s)
         call = _helper("while_stmt", _name(c), _name(b), _load(names), _strs(names))
         target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
-        return defs + _located([ast.Assign([target], call)], s)
+        return before + defs + _located([ast.Assign([target], call)], s) + after
 
     def for_stmt(self, s):
         it = s.iter
         is_range = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
                     and it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3
                     and not any(isinstance(a, ast.Starred) for a in it.args))
-        reason = self._unsupported(s, s.body, loop=True) or ("`for ... else`"
-                                                             if s.orelse else None)
-        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
-        if not is_range:
-            return [s]  # iterating a list, a Tensor, zip(...): Python's loop, as before
-        args = ast.Tuple(list(it.args), ast.Load())
-        if reason or not isinstance(s.target, ast.Name):
-            reason = reason or "a loop target that is not a single name"
-            it.args = [ast.Starred(_located([_helper("static_range", args, ast.Constant(
-                reason))], it)[0], ast.Load())]
-            return [s]
-        self.count += 1
+        before, s, after, reason, (rollable, size) = self._loop(s, "for")
+        if not isinstance(s.target, ast.Name) and not reason:
+            reason = "a loop target that is not a single name"
+            if is_range:
+                self._refuse(s, "for", reason)
+        if reason:
+            if is_range:  # (a `for` over anything else stays Python's loop, unrolled)
+                args = ast.Tuple(list(it.args), ast.Load())
+                it.args = [ast.Starred(_located([_helper("static_range", args, ast.Constant(
+                    reason))], it)[0], ast.Load())]
+            return before + [s] + after
         i = s.target.id
         names = [i] + [n for n in _assigned(s.body) if n != i]
         b = f"{_PREFIX}body_{s.lineno}_{self.count}"
         out = ast.Tuple([_name(n) for n in names], ast.Load())
         defs = _located([_def(b, names, s.body, out)], s)
-        call = _helper("for_range", it.func, args, _name(b), _load(names), _strs(names))
+        how = [ast.Constant(getattr(s, "_mscc_break", None)), ast.Constant(rollable),
+               ast.Constant(size)]
+        call = (_helper("for_range", it.func, ast.Tuple(list(it.args), ast.Load()), _name(b),
+                        _load(names), _strs(names), *how) if is_range else
+                _helper("for_iter", it, _name(b), _load(names), _strs(names), *how))
         target = ast.Tuple([_name(n, store=True) for n in names], ast.Store())
-        return defs + _located([ast.Assign([target], call)], s)
+        return before + defs + _located([ast.Assign([target], call)], s) + after
+
+
+def _rollable(stmts):
+    """Whether a loop body could run as a compiled loop without changing what Python sees:
+    it only binds local names (no `xs.append(...)`, `print(...)` or other call statements,
+    no attribute or item assignments, no nested functions or classes)."""
+    for n in _walk_scope(stmts):
+        if isinstance(n, ast.Expr) and isinstance(n.value, (ast.Call, ast.Await, ast.Yield)):
+            return False
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store,
+                                                                              ast.Del)):
+            return False
+        if isinstance(n, _SCOPES) and not isinstance(n, ast.Lambda):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------- runtime helpers
@@ -577,15 +732,61 @@ def while_stmt(cond, body, inputs, names):
 
 
 @user_api("for")
-def for_range(range_fn, args, body, inputs, names):
+def for_range(range_fn, args, body, inputs, names, brk=None, rollable=False, size=0):
     """`for i in range(...)`: a Python loop (unrolled while tracing) unless a bound is a
-    traced Tensor, then one ForiLoop. names[0] is the loop variable."""
-    if range_fn is not builtins.range or not any(_traced(a) for a in args):
-        values = tuple(inputs)
-        for i in range_fn(*args):
-            values = tuple(body(i, *values[1:]))
-        return values
-    return _traced_for(active_traces[-1], args, body, inputs, names, user_location())
+    traced Tensor or the loop is to be rolled (`_rolls`), then one ForiLoop. names[0] is the
+    loop variable; `brk` names the flag a `break` sets (the Python loop stops there)."""
+    if range_fn is builtins.range and active_traces.items and (
+            any(_traced(a) for a in args) or _rolls(len(range(*args)) * size, rollable,
+                                                    inputs[1:])):
+        return _traced_for(active_traces[-1], args, body, inputs, names, user_location())
+    return _python_loop(range_fn(*args), body, inputs, names, brk)
+
+
+@user_api("for")
+def for_iter(iterable, body, inputs, names, brk=None, rollable=False, size=0):
+    """`for x in iterable`: over a traced Tensor, one loop over its first axis (the Scan of
+    ops.Scan) when the body can be rolled (`_rolls`); otherwise Python's loop."""
+    if _traced(iterable) and iterable.ndim and _rolls(None, rollable, inputs[1:]):
+        return _traced_iter(active_traces[-1], iterable, body, inputs, names, user_location())
+    return _python_loop(iterable, body, inputs, names, brk)
+
+
+def _python_loop(iterable, body, inputs, names, brk):
+    values = tuple(inputs)
+    stop = names.index(brk) if brk else None
+    for x in iterable:
+        values = tuple(body(x, *values[1:]))
+        if stop is not None and values[stop] is True:  # (a traced flag: the guards skip)
+            break
+    return values
+
+
+class JitOptions(NamedTuple):
+    """What ms.jit(loops=..., fullgraph=...) asks of the conversion (state.jit_options)."""
+    loops: str = "auto"
+    fullgraph: bool = False
+
+
+LOOP_MODES = ("auto", "rolled", "unrolled")
+# loops="auto": a `for` over an int range is rolled into one compiled loop when unrolling
+# it would trace more than this many AST nodes (trip count x the body's nodes) and its body
+# can be rolled; smaller loops unroll as before (their straight-line code is fastest).
+AUTO_ROLL_NODES = int(os.environ.get("MSCC_AUTO_ROLL_NODES", "20000"))
+
+
+def _rolls(unrolled_nodes, rollable, carried):
+    """Whether a Python-bounded loop (an int range: unrolled_nodes; a Tensor's rows: None)
+    becomes a compiled loop: always with loops="rolled", never with "unrolled"; with "auto"
+    (the default) when its body can be rolled (_rollable), every variable it carries is a
+    Tensor (a Python number would become a Tensor, changing its type), and, for a range,
+    unrolling it would be large."""
+    mode = jit_options[-1].loops if jit_options.items else "auto"
+    if mode != "auto":
+        return mode == "rolled"
+    if not rollable or not all(isinstance(v, Tensor) or is_undefined(v) for v in carried):
+        return False
+    return unrolled_nodes is None or unrolled_nodes > AUTO_ROLL_NODES
 
 
 def _where(where):
@@ -635,24 +836,71 @@ def _pick(carry, names, values):
 
 
 def _traced_for(trace, args, body, inputs, names, where):
+    """One ForiLoop for `for i in range(*args)`: over 0..trips when the step is not 1
+    (i = start + j * step; the step must be a Python int)."""
     from . import control_flow as cf
-    if len(args) == 3 and not (type(args[2]) is int and args[2] == 1):
-        raise located_error(ValueError, "range() with a Tensor bound compiles to a ForiLoop, "
-                            "which has step 1: use range(lower, upper)", where)
+    step = args[2] if len(args) == 3 else 1
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)):
+        raise located_error(TypeError, "range() over a Tensor bound needs a Python int step, "
+                            f"got {type(step).__name__}", where)
+    if step == 0:
+        raise located_error(ValueError, "range() arg 3 must not be zero", where)
     lower, upper = (0, args[0]) if len(args) == 1 else args[:2]
     lower, upper = cf._bound(lower, "range's start"), cf._bound(upper, "range's stop")
+    dtype = cf._index_dtype(lower, upper)
+    start = lower
+    if step != 1:
+        lower, upper = 0, cf._bound(_trip_count(lower, upper, int(step)), "the trip count")
     i_name = names[0]
     carry, gone = _carry(inputs[1:], names[1:], "for loop", where)
-    gone[i_name] = Undefined(i_name, f"the loop variable '{i_name}' of the for loop over a "
-                             f"Tensor range at {_where(where)} has no value after the loop")
+    gone[i_name] = Undefined(i_name, f"the loop variable '{i_name}' of the for loop compiled "
+                             f"at {_where(where)} has no value after the loop")
 
-    def step(region, i, leaves):
+    def step_fn(region, j, leaves):
+        i = j if step == 1 else _scalar(start, dtype) + j * int(step)
         new = body(i, *_unpack(carry, gone, names[1:], leaves))
         return carry.check("the body of the for loop", _pick(carry, names[1:], new[1:])), []
-    op, _, _ = cf.traced_for(trace, "ForiLoop", (lower, upper, cf._index_dtype(lower, upper)),
-                             step, carry, where)
+    op, _, _ = cf.traced_for(trace, "ForiLoop", (lower, upper, dtype), step_fn, carry, where)
     out = _unpack(carry, gone, names[1:], cf._traced_leaves(trace, op.results, carry.specs))
     return (gone[i_name],) + out
+
+
+def _trip_count(lower, upper, step):
+    """len(range(lower, upper, step)) for int or one-element integer Tensor bounds."""
+    from . import ops
+    if not isinstance(lower, Tensor) and not isinstance(upper, Tensor):
+        return len(range(lower, upper, step))
+    span = ops.reshape((upper - lower) if step > 0 else (lower - upper), ())
+    # ceil(span / |step|), in float64 (exact below 2**53; ms.div of ints is a float32 division)
+    trips = ops.ceil(ops.cast(span, dt.float64) / abs(step))
+    return ops.maximum(ops.cast(trips, span.dtype), 0)
+
+
+def _scalar(x, dtype):
+    """A range bound as a 0-d Tensor of the loop's index dtype."""
+    from . import ops
+    if not isinstance(x, Tensor):
+        return Tensor(np.array(x, dtype.np))
+    return ops.cast(ops.reshape(x, ()), dtype)
+
+
+def _traced_iter(trace, xs, body, inputs, names, where):
+    """One loop over the rows of a traced Tensor (`for x in t`), each read with
+    ms.dynamic_index: the Scan of ops.Scan (a static trip count, so it is differentiable)."""
+    from . import control_flow as cf
+    from .dispatch import call
+    carry, gone = _carry(inputs[1:], names[1:], "for loop", where)
+    gone[names[0]] = Undefined(names[0], f"the loop variable '{names[0]}' of the for loop "
+                               f"over a Tensor at {_where(where)} has no value after the loop")
+
+    def step_fn(region, i, leaves):
+        x = call("ms.dynamic_index", (xs, i))
+        new = body(x, *_unpack(carry, gone, names[1:], leaves))
+        return carry.check("the body of the for loop", _pick(carry, names[1:], new[1:])), []
+    op, _, _ = cf.traced_for(trace, "Scan", (0, xs.shape[0], dt.int64), step_fn, carry,
+                             where)
+    out = _unpack(carry, gone, names[1:], cf._traced_leaves(trace, op.results, carry.specs))
+    return (gone[names[0]],) + out
 
 
 def _is_static(x):

@@ -50,7 +50,7 @@ def _entries(path, namespace, entry, signature):
                      and getattr(v, "__module__", None) in (None, "__mscc_main__")]
             raise _error(path, 0, 0, f"no function '{entry}' in the file (functions: "
                                      f"{', '.join(names) or 'none'})")
-        fn = obj if isinstance(obj, JitFunction) else jit(obj)
+        fn = obj if isinstance(obj, JitFunction) else JitFunction(obj)
         sig = signature if signature is not None else fn.input_signature
         if sig is None:
             raise _error(path, 0, 0, f"'{entry}' has no input_signature; pass "

@@ -57,8 +57,8 @@ class GradFunction:
             return self.trace_into(active_traces[-1], args)
         if get_context("mode") == GRAPH_MODE:
             if self._jitted is None:
-                from .jit import jit
-                self._jitted = jit(lambda *a: self.trace_into(active_traces[-1], a))
+                from .jit import JitFunction
+                self._jitted = JitFunction(lambda *a: self.trace_into(active_traces[-1], a))
                 self._jitted.__name__ = self.__name__
             return self._jitted(*args)
         if self._pynative is None:

@@ -432,10 +432,10 @@ class _Plan:
         fn = self._vjps.get(key)
         if fn is None:
             from .grad import GradFunction
-            from .jit import jit
+            from .jit import JitFunction
             replay = _segment_replay(tape, self, start, end, outs)
             inner = GradFunction(replay, diff, weights, False, False, True)
-            fn = self._vjps[key] = jit(lambda *a: inner.trace_into(active_traces[-1], a))
+            fn = self._vjps[key] = JitFunction(lambda *a: inner.trace_into(active_traces[-1], a))
             fn.__name__ = f"pynative_segment{start}"
         return fn
 

@@ -20,7 +20,7 @@ from . import pytree
 from .context import _context, default_target
 from .keys import static_key
 from .location import user_api, user_location
-from .state import active_tapes, active_traces, compiler_lock
+from .state import active_tapes, active_traces, compiler_lock, jit_options
 from .tensor import Parameter, Tensor
 
 
@@ -128,10 +128,16 @@ class JitFunction:
     `ms.jit(fn)`."""
 
     @user_api("ms.jit")
-    def __init__(self, fn, input_signature=None, target=None, cache_size=None):
+    def __init__(self, fn, input_signature=None, target=None, cache_size=None, loops="auto",
+                 fullgraph=False):
+        from .autograph import LOOP_MODES, JitOptions
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.target = target
+        if loops not in LOOP_MODES:
+            raise ValueError(f"For 'jit', loops must be one of {', '.join(LOOP_MODES)}, got "
+                             f"{loops!r}")
+        self.options = JitOptions(loops, fullgraph)
         self.input_signature = None
         if input_signature is not None:
             sig = input_signature if isinstance(input_signature, (tuple, list)) else (input_signature,)
@@ -229,14 +235,18 @@ class JitFunction:
         self.trace_count += 1
         where = _definition_site(self.fn)
         tr = Trace(_symbol(self.__name__), where)
-        with tr:
-            traced_leaves = [tr.add_input(x) if isinstance(x, Tensor) else x for x in leaves]
-            _, in_tree = pytree.flatten(args)
-            result = _call_converted(self.converted(), self.fn,
-                                     pytree.unflatten(in_tree, traced_leaves))
-            outputs, out_tree = pytree.flatten(result)
-            outputs = [_as_tensor(o, self.__name__) for o in outputs]
-            tr.finish(outputs)
+        jit_options.append(self.options)
+        try:
+            with tr:
+                traced_leaves = [tr.add_input(x) if isinstance(x, Tensor) else x for x in leaves]
+                _, in_tree = pytree.flatten(args)
+                result = _call_converted(self.converted(), self.fn,
+                                         pytree.unflatten(in_tree, traced_leaves))
+                outputs, out_tree = pytree.flatten(result)
+                outputs = [_as_tensor(o, self.__name__) for o in outputs]
+                tr.finish(outputs)
+        finally:
+            jit_options.pop()
         tensor_leaves = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
         return tr, out_tree, tensor_leaves, len(outputs)
 
@@ -244,7 +254,7 @@ class JitFunction:
         """The function with its if/while/for on Tensors rewritten (pyfront/autograph.py),
         made on the first trace."""
         conv = self.__dict__.get("_converted_fn")
-        if conv is None:
+        if conv is None or self.options.fullgraph:  # (fullgraph: convert() checks again)
             from .autograph import convert
             conv = self._converted_fn = convert(self.fn)
         return conv
@@ -348,17 +358,23 @@ class Compiled:
 
 def jit(function=None, *, input_signature=None, target=None, cache_size=None,
         capture_mode="ast", jit_level="O0", dynamic=0, fullgraph=False, backend="",
-        **options):
+        loops="auto", **options):
     """Compile `function` on first call per cache key (shapes, dtypes, static values,
     target); keep at most `cache_size` specializations (default MSCC_JIT_CACHE_SIZE or 64),
     evicting the least recently used. MindSpore 2.x's keywords are checked and mean what
-    mscc can do (see _check_mindspore_keywords)."""
+    mscc can do (see _check_mindspore_keywords). `fullgraph=True` (MindSpore's
+    jit_syntax_level STRICT) refuses an if/while/for that cannot be compiled as written;
+    `loops` ("auto", "rolled", "unrolled") says how a `for` over an int range or a Tensor's
+    rows compiles (pyfront/autograph.py). With MS_JIT=0 in the environment (MindSpore's
+    switch) the function is returned as it is and runs as plain Python."""
     if target is not None and target not in ("cpu", "cuda"):
         raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
     _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backend, options)
+    if os.environ.get("MS_JIT") == "0":
+        return (lambda f: f) if function is None else function
     if function is None:
-        return lambda f: JitFunction(f, input_signature, target, cache_size)
-    return JitFunction(function, input_signature, target, cache_size)
+        return lambda f: JitFunction(f, input_signature, target, cache_size, loops, fullgraph)
+    return JitFunction(function, input_signature, target, cache_size, loops, fullgraph)
 
 
 _CAPTURE_MODES = ("ast", "bytecode", "trace")
@@ -366,8 +382,8 @@ _CAPTURE_MODES = ("ast", "bytecode", "trace")
 
 def _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backend, options):
     """MindSpore's jit options. mscc captures a function the one way it has, by tracing it
-    whole, so every capture_mode and fullgraph compile the same graph; it always fuses (O0
-    and O1 alike) on its own backend. dynamic=1 asks for one compile serving every shape,
+    whole (its control flow converted first), so every capture_mode compiles the same graph;
+    it always fuses (O0 and O1 alike) on its own backend. dynamic=1 asks for one compile serving every shape,
     which mscc does not do yet: each shape is compiled (same results, more compiles), and a
     warning says so once."""
     if capture_mode not in _CAPTURE_MODES:

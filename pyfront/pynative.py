@@ -201,7 +201,7 @@ class PyNativeGrad:
 
     def _build(self, tape, output_refs, out_tree, n_args, tensor_positions):
         from .grad import GradFunction
-        from .jit import jit
+        from .jit import JitFunction
         from .state import active_traces
         gf = self.grad_fn
         replay = _replay_function(tape, output_refs, out_tree, n_args)
@@ -210,4 +210,4 @@ class PyNativeGrad:
             positions = positions[0]
         inner = GradFunction(replay, positions, gf.weights, gf.has_aux, gf.return_value,
                              gf.sens_param)
-        return jit(lambda *a: inner.trace_into(active_traces[-1], a))
+        return JitFunction(lambda *a: inner.trace_into(active_traces[-1], a))

@@ -48,4 +48,7 @@ active_tapes = ThreadStack()
 # The bodies of loops and conditionals running now (pyfront/control_flow.py), innermost last:
 # (API, role) pairs; ops.assign refuses to write a Parameter inside one.
 active_bodies = ThreadStack()
+# The options of the ms.jit functions being traced (JitOptions: loops, fullgraph), innermost
+# last: pyfront/autograph.py reads them while it converts and runs control flow.
+jit_options = ThreadStack()
 compiler_lock = threading.RLock()

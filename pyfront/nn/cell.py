@@ -87,9 +87,9 @@ class Cell:
                 return call_hooked(self, args)
             if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces.items:
                 if self._graph_fn is None:
-                    from ..jit import jit
+                    from ..jit import JitFunction
                     object.__setattr__(self, "_graph_fn",
-                                       jit(lambda static_state, *a: self._run(*a)))
+                                       JitFunction(lambda static_state, *a: self._run(*a)))
                     self._graph_fn.__name__ = type(self).__name__
                 return self._graph_fn(self._static_state(), *args)
             return self._run(*args)

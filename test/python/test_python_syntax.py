@@ -163,6 +163,97 @@ def newton_sqrt(x):
     return y, n
 
 
+def while_break(x):
+    while x.sum() < 10:
+        x = x + 1
+        if x.max() > 3:
+            break
+        x = x * 1.5
+    return x
+
+
+def while_continue(x):
+    i = 0
+    acc = ops.zeros_like(x)
+    while i < 6:
+        i = i + 1
+        if (x * i).sum() < 0:
+            continue
+        acc = acc + x * i
+    return acc
+
+
+def for_tensor_range_break(x, n):
+    acc = ops.zeros((), ms.float32)
+    for i in range(n):
+        if acc > 2.0:
+            break
+        acc = acc + x[i] * x[i]
+    return acc
+
+
+def for_continue_and_break(x, n):
+    acc = ops.zeros((), ms.float32)
+    count = ops.zeros((), ms.int64)
+    for i in range(n):
+        v = x[i]
+        if v < 0:
+            continue
+        if count >= 2:
+            break
+        acc = acc + v
+        count = count + 1
+    return acc, count
+
+
+def nested_loop_inner_break(x, n):
+    acc = ops.zeros((), ms.float32)
+    for i in range(n):
+        for j in range(n):
+            if j > i:
+                break
+            acc = acc + x[i] * x[j]
+    return acc
+
+
+def for_over_tensor_rows(x):
+    acc = ops.zeros(x.shape[1:], x.dtype)
+    for row in x:
+        acc = ops.tanh(acc * 0.5 + row)
+    return acc
+
+
+def for_over_list(x):
+    outs = []
+    for k in [1.0, 2.0, 3.0]:
+        outs.append(x * k)
+    return ops.stack(outs)
+
+
+def for_stepped_tensor_bounds(x, lo, hi):
+    acc = ops.zeros((), ms.float32)
+    for i in range(lo, hi, 3):
+        acc = acc + ops.cast(i, ms.float32) * x.sum()
+    return acc
+
+
+def for_negative_step(x, hi):
+    acc = ops.zeros((), ms.float32)
+    for i in range(hi, 0, -2):
+        acc = acc * 0.5 + ops.cast(i, ms.float32)
+    return acc + x.sum()
+
+
+def while_else(x):
+    while x.sum() < 10:
+        x = x * 2 + 0.5
+        if x.max() > 100:
+            break
+    else:
+        x = x - 1
+    return x
+
+
 def _newton_ref(x):
     y, n = x, 0
     while np.abs(y * y / x - 1).max() > 1e-5:
@@ -199,6 +290,25 @@ PROGRAMS = [
                                               np.array(5, np.int32)]),
     ("for_int_range_with_if", for_int_range_with_if, [f32(3)]),
     ("newton_3_steps", newton_sqrt, [np.full(3, 1.5, np.float32)]),
+    ("while_break", while_break, [np.abs(f32(3))]),
+    ("while_break_never", while_break, [np.full(3, 0.1, np.float32)]),
+    ("while_continue", while_continue, [f32(4)]),
+    ("for_range_break", for_tensor_range_break, [np.full(6, 0.9, np.float32),
+                                                 np.array(6, np.int64)]),
+    ("for_range_no_break", for_tensor_range_break, [np.full(6, 0.1, np.float32),
+                                                    np.array(6, np.int64)]),
+    ("for_continue_and_break", for_continue_and_break, [
+        np.array([0.5, -1.0, 0.25, 2.0, 4.0], np.float32), np.array(5, np.int64)]),
+    ("nested_loop_inner_break", nested_loop_inner_break, [f32(4), np.array(4, np.int64)]),
+    ("for_over_tensor_rows", for_over_tensor_rows, [f32(5, 3)]),
+    ("for_over_list", for_over_list, [f32(3)]),
+    ("for_stepped_tensor_bounds", for_stepped_tensor_bounds, [
+        f32(3), np.array(1, np.int64), np.array(11, np.int64)]),
+    ("for_stepped_empty", for_stepped_tensor_bounds, [
+        f32(3), np.array(5, np.int64), np.array(2, np.int64)]),
+    ("for_negative_step", for_negative_step, [f32(2), np.array(7, np.int64)]),
+    ("while_else", while_else, [np.full(3, 0.5, np.float32)]),
+    ("while_else_broken", while_else, [np.full(3, 9.0, np.float32)]),
 ]
 
 
@@ -468,14 +578,6 @@ def while_changes_shape(x):
     return x
 
 
-def break_in_tensor_while(x):
-    while x.sum() < 10:
-        x = x + 1
-        if x.max() > 3:
-            break
-    return x
-
-
 def return_in_loop(x):
     for i in range(3):
         if x.sum() > 0:
@@ -485,8 +587,18 @@ def return_in_loop(x):
 
 
 def tensor_step(x, n):
-    for i in range(0, n, 2):
+    for i in range(0, n, n):
         x = x + 1
+    return x
+
+
+def break_in_try(x):
+    while x.sum() < 10:
+        try:
+            x = x + 1
+            break
+        finally:
+            pass
     return x
 
 
@@ -505,8 +617,8 @@ MISTAKES = [
      "if x.sum() > 0"),
     (while_changes_shape, ValueError, "the body of the while loop changed variable 'x' from "
      "float32 of shape (3,) to float32 of shape (6,)", "while x.sum()"),
-    (break_in_tensor_while, TypeError, "cannot compile this `while` on a Tensor: "
-     "`break`/`continue` inside the loop", "while x.sum()"),
+    (break_in_try, TypeError, "cannot compile this `while` on a Tensor: `break`/`continue` "
+     "inside a `try`, `with` or `match` of the loop", "while x.sum()"),
     (return_in_loop, TypeError, "cannot compile this `if` on a Tensor: `return` in a branch",
      "if x.sum() > 0"),
 ]
@@ -522,7 +634,8 @@ def test_mistake(fn, kind, message, line):
 
 
 def test_tensor_step_is_refused_at_the_line():
-    with pytest.raises(ValueError, match=r"step 1.*test_python_syntax\.py:\d+"):
+    with pytest.raises(TypeError, match=r"needs a Python int step, got Tensor.*"
+                                        r"test_python_syntax\.py:\d+"):
         ms.jit(tensor_step)(T(f32(3)), T(np.array(4)))
 
 
@@ -568,3 +681,187 @@ def test_cell_with_python_and_tensor_conditions(mode, training):
     net.set_train(training)
     for x in (np.ones(3, np.float32), np.full(3, -5.0, np.float32)):
         np.testing.assert_allclose(net(T(x)).asnumpy(), _mixed_ref(x, training))
+
+
+# ------------------------------------------------------------------ loops: structure, Cells,
+# gradients, fullgraph, MS_JIT, loops=
+
+def _op_counts(fn, *args, **jit_kw):
+    """How often each op occurs in the `ms` stage of ms.jit(fn, **jit_kw) (parsed IR)."""
+    from mlir import ir
+    from mscc.dialects.builders import mlir_context
+    text = ms.jit(fn, **jit_kw).lower(*args).as_text("ms")
+    counts = {}
+    with mlir_context():
+        def visit(op):
+            counts[op.name] = counts.get(op.name, 0) + 1
+            return ir.WalkResult.ADVANCE
+        ir.Module.parse(text).operation.walk(visit)
+    return counts
+
+
+@pytest.mark.parametrize("fn,inputs,loops", [
+    (for_over_tensor_rows, [f32(5, 3)], {"scf.for": 1}),
+    (for_tensor_range_break, [f32(6), np.array(6)], {"scf.for": 1}),
+    (for_continue_and_break, [f32(5), np.array(5)], {"scf.for": 1}),
+    (nested_loop_inner_break, [f32(4), np.array(4)], {"scf.for": 2}),
+    (while_break, [f32(3)], {"scf.while": 1}),
+    (for_stepped_tensor_bounds, [f32(3), np.array(1), np.array(11)], {"scf.for": 1}),
+    (for_over_list, [f32(3)], {"scf.for": 0, "scf.while": 0}),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_converted_loops_are_one_loop_each(fn, inputs, loops):
+    counts = _op_counts(fn, *[T(a) for a in inputs])
+    for op, n in loops.items():
+        assert counts.get(op, 0) == n, counts
+
+
+def _as_cell(fn):
+    """A Cell whose construct is `fn` (converted when GRAPH_MODE traces it)."""
+    return type(f"Cell_{fn.__name__}", (nn.Cell,), {"construct": staticmethod(fn)})()
+
+
+@pytest.mark.parametrize("name,fn,inputs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_program_as_cell_construct_in_graph_mode(name, fn, inputs):
+    want = _numpy(fn, inputs)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        _check(_as_cell(fn)(*[T(a) for a in inputs]), want)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _loss_break(x):
+    acc = ops.zeros((), x.dtype)
+    for i in range(ms.Tensor(np.int64(x.shape[0]))):
+        if acc > 1.0:
+            break
+        acc = acc + ops.sin(x[i]) ** 2
+    return acc
+
+
+def _loss_rows(x):
+    h = ops.zeros(x.shape[1:], x.dtype)
+    for row in x:
+        h = ops.tanh(h * 0.7 + row)
+    return (h * h).sum()
+
+
+def _loss_continue(x):
+    acc = ops.zeros((), x.dtype)
+    for i in range(ms.Tensor(np.int64(x.shape[0]))):
+        if x[i] < 0:
+            continue
+        acc = acc + x[i] * x[i] * (i + 1)
+    return acc
+
+
+def _np_loss(fn):
+    return lambda x: float(fn(T(x)).asnumpy())
+
+
+@pytest.mark.parametrize("fn,x", [
+    (_loss_break, np.array([0.9, 0.3, 1.2, 0.7, 0.2])),
+    (_loss_rows, RNG.uniform(-1, 1, (4, 3))),
+    (_loss_continue, np.array([0.5, -0.3, 0.8, -0.1, 0.4])),
+], ids=["break", "rows", "continue"])
+def test_loop_gradients_match_pynative_and_differences(fn, x):
+    from mstest import finite_differences
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager = ms.grad(fn)(T(x)).asnumpy()
+    graph = ms.jit(ms.grad(fn))(T(x)).asnumpy()
+    np.testing.assert_allclose(graph, eager, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(graph, finite_differences(_np_loss(fn), x), rtol=1e-6,
+                               atol=1e-8)
+
+
+def _python_return_in_loop(x, n):
+    for i in range(3):
+        if n <= i:  # (a Python condition)
+            return x * i
+        x = x + 1
+    return x
+
+
+def test_fullgraph_refuses_what_it_cannot_compile_at_the_line():
+    for fn, kind, line in ((return_in_loop, "if", "if x.sum() > 0"),
+                           (break_in_try, "while", "while x.sum()")):
+        with pytest.raises(TypeError) as info:
+            ms.jit(fn, fullgraph=True)(T(np.abs(f32(3))))
+        text = str(info.value)
+        assert f"ms.jit(fullgraph=True) cannot compile this `{kind}`" in text
+        assert f"test_python_syntax.py:{_line_of(fn, line)}" in text
+    # LAX (the default) leaves such statements to Python: on a Python condition they run
+    x = f32(3)
+    _check(ms.jit(_python_return_in_loop)(T(x), 1), [x * 1 + 1])
+    with pytest.raises(TypeError, match="fullgraph=True"):
+        ms.jit(_python_return_in_loop, fullgraph=True)(T(x), 1)
+    _check(ms.jit(while_break, fullgraph=True)(T(np.full(3, 0.1, np.float32))),
+           _numpy(while_break, [np.full(3, 0.1, np.float32)]))
+
+
+def test_fullgraph_checks_a_cell_construct_too():
+    cell = _as_cell(return_in_loop)
+    with pytest.raises(TypeError, match="fullgraph=True"):
+        ms.jit(lambda x: cell(x), fullgraph=True)(T(f32(3)))
+
+
+def test_ms_jit_0_runs_plain_python(monkeypatch):
+    monkeypatch.setenv("MS_JIT", "0")
+    assert ms.jit(if_else) is if_else
+    decorated = ms.jit(input_signature=(ms.Tensor(shape=(3,), dtype=ms.float32),))(while_break)
+    assert decorated is while_break
+    x = np.abs(f32(3))
+    _check(decorated(T(x)), _numpy(while_break, [x]))
+
+
+def _python_int_loop(x):
+    for i in range(40):
+        x = ops.sin(x) + 0.01
+    return x
+
+
+def _appending_loop(x):
+    outs = []
+    for i in range(40):
+        outs.append(x * i)
+    return ops.stack(outs).sum(0)
+
+
+def test_loops_option(monkeypatch):
+    x = T(f32(3))
+    want = _numpy(_python_int_loop, [x.asnumpy()])
+    assert _op_counts(_python_int_loop, x).get("scf.for", 0) == 0           # auto: unrolled
+    assert _op_counts(_python_int_loop, x, loops="rolled")["scf.for"] == 1
+    _check(ms.jit(_python_int_loop, loops="rolled")(x), want)
+    assert _op_counts(for_over_tensor_rows, T(f32(5, 3)), loops="unrolled").get("scf.for", 0) == 0
+    from mscc.pyfront import autograph
+    monkeypatch.setattr(autograph, "AUTO_ROLL_NODES", 50)  # 40 iterations x 7 nodes > 50
+    assert _op_counts(_python_int_loop, x)["scf.for"] == 1
+    _check(ms.jit(_python_int_loop)(x), want)
+    # a body with a call statement (the list it appends to) is not rolled automatically
+    assert _op_counts(_appending_loop, x).get("scf.for", 0) == 0
+    with pytest.raises(ValueError, match="loops must be one of auto, rolled, unrolled"):
+        ms.jit(_python_int_loop, loops="sometimes")
+
+
+def _while_loss(x):
+    while x.sum() < 10.0:
+        x = x * 2.0
+    return x.sum()
+
+
+def test_gradient_through_a_tensor_while_is_refused_at_its_line(mode):
+    """Graph mode compiles the `while` to a WhileLoop, which has no reverse: the control-flow
+    error at the user's line. PyNative runs the Python loop and differentiates the two
+    iterations that ran (x * 4)."""
+    from mscc.passes.diagnostics import CompileError
+    x = T(np.ones(3))
+    assert float(ms.jit(_while_loss)(x).asnumpy()) == 12.0  # the forward compiles
+    if mode == ms.PYNATIVE_MODE:
+        np.testing.assert_array_equal(ms.grad(_while_loss)(x).asnumpy(), np.full(3, 4.0))
+        return
+    with pytest.raises(CompileError) as info:
+        ms.grad(_while_loss)(x)
+    message = str(info.value)
+    assert "'WhileLoop'" in message and "cannot be differentiated" in message
+    assert f"test_python_syntax.py:{_line_of(_while_loss, 'while x.sum()')}" in message

@@ -75,6 +75,7 @@ class BlockFuser:
         self.position = {op: i for i, op in enumerate(self.ops)}
         self.taken = set()       # ops moved into a region
         self.pinned = set()      # values read by a copied op: their producer stays outside
+        self.copy_users = {}     # copied op -> the members of regions that read its copy
 
     # -- classification (registry only)
     @staticmethod
@@ -160,12 +161,38 @@ class BlockFuser:
             cheap = self.cost(producer) <= CHEAP
             if times > _numel(producer.results[0]) and not cheap:
                 return None  # expensive work evaluated more often than on its own
-            return "move" if inside else "copy" if cheap else None
+            if inside:
+                return "move"
+            return "copy" if cheap and not self.stored_anyway(region, producer) else None
         role = self.role(producer)
         if (role is None or region.anchor is not None or not inside
                 or not self.is_elementwise(member) or times != _numel(producer.results[0])):
             return None
         return "move"
+
+    def stored_anyway(self, region, producer):
+        """Whether a copy of `producer` would only re-read more: some user outside this
+        region needs its value stored, and recomputing it reads as much as reading it (no
+        operand is smaller: a broadcast of a small tensor is cheaper to recompute). Reading
+        the stored value then also frees the operands sooner (a residual `y + x` recomputed
+        in the backward kept both y and x alive). A user needs the value stored when it
+        cannot take a copy (not elementwise, not an anchor reading it in its loops), or when
+        it was decided already (it comes after this region's root) without one."""
+        n = _numel(producer.results[0])
+        if any(_numel(v) < n for v in self.data(producer)):
+            return False
+        covered = region.members | self.copy_users.get(producer, set())
+        root = self.position[region.root]
+        for use in producer.results[0].uses:
+            user = use.owner.operation
+            if user in covered:
+                continue
+            role = self.role(user) if user in self.position else None
+            fusable = user in self.position and (self.is_elementwise(user)
+                                                 or (role is not None and role.prologue))
+            if not fusable or self.position[user] > root:
+                return True
+        return False
 
     # -- building the regions
     def run(self):
@@ -180,6 +207,10 @@ class BlockFuser:
             # A copy reads its operands where the original did: from outside the region,
             # where they must stay (a later region may not move them in).
             members = region.members
+            for copied in region.copied:
+                self.copy_users.setdefault(copied, set()).update(
+                    u.owner.operation for u in copied.results[0].uses
+                    if u.owner.operation in members)
             for copied in region.copied:
                 for v in self.data(copied):
                     if isinstance(v.owner, ir.Block) or v.owner.operation not in members:

@@ -164,17 +164,32 @@ func.func @used_outside_expensive(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8
 
 // -----
 
-// ... a cheap one is recomputed in the region and stays for its other user.
+// ... a cheap one is stored once when another user needs it stored (here: returned), and
+// its consumer reads it (recomputing it would read both its operands again).
 // CHECK-LABEL: func.func @used_outside_cheap
 func.func @used_outside_cheap(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   // CHECK-NEXT: %[[M:.+]] = "ms.mul"(%arg0, %arg0)
+  // CHECK-NEXT: %[[E:.+]] = "ms.exp"(%[[M]])
+  // CHECK-NEXT: return %[[E]], %[[M]]
+  %m = "ms.mul"(%x, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %e = "ms.exp"(%m) : (tensor<8xf32>) -> tensor<8xf32>
+  return %e, %m : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// ... unless it broadcasts a smaller operand: recomputing it reads less than reading it,
+// so it is recomputed in the region and stays for its other user.
+// CHECK-LABEL: func.func @used_outside_cheap_broadcast
+func.func @used_outside_cheap_broadcast(%x: tensor<8xf32>, %s: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // CHECK-NEXT: %[[M:.+]] = "ms.mul"(%arg0, %arg1)
   // CHECK-NEXT: %[[R:.+]] = "ms.fused"() ({
-  // CHECK-NEXT: %[[M2:.+]] = "ms.mul"(%arg0, %arg0)
+  // CHECK-NEXT: %[[M2:.+]] = "ms.mul"(%arg0, %arg1)
   // CHECK-NEXT: "ms.exp"(%[[M2]])
   // CHECK-NEXT: gpu.yield
   // CHECK-NEXT: }) {kind = "elementwise"}
   // CHECK-NEXT: return %[[R]], %[[M]]
-  %m = "ms.mul"(%x, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %m = "ms.mul"(%x, %s) : (tensor<8xf32>, tensor<1xf32>) -> tensor<8xf32>
   %e = "ms.exp"(%m) : (tensor<8xf32>) -> tensor<8xf32>
   return %e, %m : tensor<8xf32>, tensor<8xf32>
 }
@@ -296,27 +311,33 @@ func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A cheap op copied into a region reads its operands from outside, so their producer stays
-// outside (a second region {exp, mul} would take the exp away from the copy).
+// A cheap op copied into regions reads its operands from outside, so their producer stays
+// outside (a region {exp, mul} would take the exp away from the copies); the original,
+// with every user holding a copy, is gone.
 // CHECK-LABEL: func.func @copied_operands_stay
 // CHECK-NEXT: %[[E:.+]] = "ms.exp"
-// CHECK-NEXT: %[[M:.+]] = "ms.mul"(%[[E]], %arg0)
 // CHECK-NEXT: %[[A:.+]] = "ms.fused"() ({
-// CHECK-NEXT: %[[M2:.+]] = "ms.mul"(%[[E]], %arg0)
-// CHECK-NEXT: "ms.add"(%[[M2]], %arg0)
+// CHECK-NEXT: %[[M1:.+]] = "ms.mul"(%[[E]], %arg0)
+// CHECK-NEXT: "ms.add"(%[[M1]], %arg0)
 // CHECK-NEXT: gpu.yield
 // CHECK-NEXT: }) {kind = "elementwise"}
-// CHECK-NEXT: return %[[A]], %[[M]]
+// CHECK-NEXT: %[[B:.+]] = "ms.fused"() ({
+// CHECK-NEXT: %[[M2:.+]] = "ms.mul"(%[[E]], %arg0)
+// CHECK-NEXT: "ms.sub"(%[[M2]], %arg0)
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "elementwise"}
+// CHECK-NEXT: return %[[A]], %[[B]]
 func.func @copied_operands_stay(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %e = "ms.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
   %m = "ms.mul"(%e, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   %a = "ms.add"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  return %a, %m : tensor<8xf32>, tensor<8xf32>
+  %b = "ms.sub"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
 }
 
 // -----
 
-// A cheap op copied into one region is the root of another.
+// A cheap op copied into one region (it broadcasts %y) is the root of another.
 // CHECK-LABEL: func.func @copied_root
 // CHECK-NEXT: %[[B:.+]] = "ms.fused"() ({
 // CHECK-NEXT: "ms.neg"
@@ -330,9 +351,9 @@ func.func @copied_operands_stay(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor
 // CHECK-NEXT: gpu.yield
 // CHECK-NEXT: }) {kind = "elementwise"}
 // CHECK-NEXT: return %[[A]], %[[B]]
-func.func @copied_root(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
-  %n = "ms.neg"(%y) : (tensor<8xf32>) -> tensor<8xf32>
-  %m = "ms.mul"(%n, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+func.func @copied_root(%x: tensor<8xf32>, %y: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %n = "ms.neg"(%y) : (tensor<1xf32>) -> tensor<1xf32>
+  %m = "ms.mul"(%n, %x) : (tensor<1xf32>, tensor<8xf32>) -> tensor<8xf32>
   %a = "ms.add"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %a, %m : tensor<8xf32>, tensor<8xf32>
 }

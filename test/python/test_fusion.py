@@ -198,17 +198,25 @@ def test_fused_program(case):
 
 
 def test_cheap_value_also_returned():
-    """A cheap producer used outside its region is recomputed inside and still returned."""
+    """A cheap producer that is returned is stored once and its consumer reads it; one
+    that broadcasts a smaller operand is recomputed inside the consumer's region too."""
     x = np.linspace(-1, 1, 12, dtype=np.float32)
+    s = np.array([1.5], np.float32)
 
-    def body(a):
+    def stored(a, b):
         m = op("ms.mul", a, a)
         return op("ms.exp", m), m
-    exe, kinds = compile_with_regions([spec(x.shape, F32)], body)
-    assert kinds == ["elementwise"]
-    e, m = exe(x)
-    assert_matches(m, f64(x) ** 2, np.float32)
-    assert_matches(e, np.exp(f64(x) ** 2), np.float32)
+
+    def recomputed(a, b):
+        m = op("ms.mul", a, b)
+        return op("ms.exp", m), m
+    for body, regions, want_m in ((stored, [], f64(x) ** 2),
+                                  (recomputed, ["elementwise"], f64(x) * 1.5)):
+        exe, kinds = compile_with_regions([spec(x.shape, F32), spec(s.shape, F32)], body)
+        assert kinds == regions
+        e, m = exe(x, s)
+        assert_matches(m, want_m, np.float32)
+        assert_matches(e, np.exp(want_m), np.float32)
 
 
 def test_long_chain_is_split_by_the_size_bound():

@@ -1,5 +1,7 @@
-// ms-early-dealloc frees each buffer right after its last use in its block.
+// ms-late-alloc allocates each buffer just before its first use, ms-early-dealloc frees it
+// right after its last use in its block (passes/buffer_lifetimes.py).
 // RUN: ms-opt %s --ms-early-dealloc --split-input-file | FileCheck %s
+// RUN: ms-opt %s --ms-late-alloc --split-input-file | FileCheck %s --check-prefix=LATE
 
 // Each buffer is freed after its last reader; a view (the subview) is a use of its buffer;
 // a use inside a loop counts as a use by the loop.
@@ -45,5 +47,27 @@ func.func @chain(%x: memref<8xf32>, %out: memref<8xf32>) {
 func.func @untouched(%x: memref<8xf32>, %out: memref<8xf32>) {
   memref.copy %x, %out : memref<8xf32> to memref<8xf32>
   memref.dealloc %x : memref<8xf32>
+  return
+}
+
+// -----
+
+// An allocation hoisted to the top (with the zero fill of a matmul output) moves down to
+// its first use; the fill moves with it, to just before the op that reads the buffer.
+// LATE-LABEL: func.func @hoisted
+// LATE: memref.copy %arg0, %arg1
+// LATE-NEXT: %[[C:.+]] = arith.constant
+// LATE-NEXT: %[[A:.+]] = memref.alloc()
+// LATE-NEXT: linalg.fill ins(%{{.+}} : f32) outs(%[[A]] : memref<8xf32>)
+// LATE-NEXT: memref.copy %[[A]], %arg1
+// LATE-NEXT: memref.dealloc %[[A]]
+func.func @hoisted(%x: memref<8xf32>, %out: memref<8xf32>) {
+  %a = memref.alloc() : memref<8xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
+  memref.copy %x, %out : memref<8xf32> to memref<8xf32>
+  %c = arith.constant 1 : index
+  memref.copy %a, %out : memref<8xf32> to memref<8xf32>
+  memref.dealloc %a : memref<8xf32>
   return
 }

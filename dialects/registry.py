@@ -90,6 +90,8 @@ class OpDef:
     compute_dtype: Callable | None = None       # elementwise: in dtypes -> dtype the body computes in
     lower: Callable | None = None               # (LowerCtx, *operands) -> value | [values]
     grad: Callable | None = None                # (GradCtx, ...) -> input cotangents
+    batch: Callable | None = None               # (BatchCtx) -> (value, batch dim): the op
+                                                # on batched operands (vmap; dialects/batching.py)
     verify: Callable | None = None              # extra checks: (in_specs, attrs) -> None or raise
     verify_op: Callable | None = None           # checks of the op itself (its regions):
                                                 # op -> problem message or None

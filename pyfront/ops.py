@@ -961,55 +961,11 @@ def _comes_before(a, b, descending):
 def vmap(fn, in_axes=0, out_axes=0):
     """`fn` mapped over an axis of its inputs (MindSpore's ops.vmap, JAX's vmap): in_axes is
     an int or None (every argument), or one per positional argument (None: not mapped, the
-    same value for every element); out_axes an int or None for every output, or one per
-    output. mscc applies `fn` to each slice and stacks the results, so the traced program
-    grows with the mapped size (no batching rules yet); values and gradients are exact."""
-    from . import pytree
-
-    def mapped(*args):
-        axes = _vmap_axes(in_axes, len(args), "in_axes")
-        size = _vmap_size(args, axes)
-        results = [fn(*[_vmap_slice(a, ax, i) for a, ax in zip(args, axes)])
-                   for i in range(size)]
-        leaves = [pytree.flatten(r) for r in results]
-        tree = leaves[0][1]
-        columns = list(zip(*[ls for ls, _ in leaves]))
-        outs = _vmap_axes(out_axes, len(columns), "out_axes")
-        stacked = [column[0] if ax is None else stack(list(column), ax)
-                   for column, ax in zip(columns, outs)]
-        return pytree.unflatten(tree, stacked)
-    return mapped
-
-
-def _vmap_axes(axes, count, what):
-    if axes is None or isinstance(axes, int) and not isinstance(axes, bool):
-        return [axes] * count
-    axes = list(axes)
-    if len(axes) != count or not _builtins.all(a is None or type(a) is int for a in axes):
-        raise ValueError(f"vmap: {what} must be an int, None, or one int/None per "
-                         f"{'argument' if what == 'in_axes' else 'output'} ({count}), "
-                         f"got {axes!r}")
-    return axes
-
-
-def _vmap_size(args, axes):
-    sizes = set()
-    for a, ax in zip(args, axes):
-        if ax is None:
-            continue
-        shape = _shape(a)
-        sizes.add(shape[_dim(ax, len(shape), "in_axes")])
-    if len(sizes) != 1:
-        raise ValueError("vmap: the mapped axes must all have one size, got "
-                         f"{sorted(sizes) or 'no mapped argument'}")
-    return sizes.pop()
-
-
-def _vmap_slice(a, axis, i):
-    if axis is None:
-        return a
-    x = a if isinstance(a, Tensor) else Tensor(a)
-    return squeeze(narrow(x, axis, i, 1), axis)
+    same value for every element; nested tuples/lists for nested arguments); out_axes the
+    same for the outputs. `fn` is traced once on one element and each op is rewritten by its
+    batching rule (pyfront/vmap.py), so the program does not grow with the mapped size."""
+    from .vmap import vmap as _vmap
+    return _vmap(fn, in_axes, out_axes)
 
 
 def GradOperation(get_all=False, get_by_list=False, sens_param=False):  # noqa: N802

@@ -118,18 +118,50 @@ def _lower_dynamic_update(lc, x, update, index):
     return tensor.insert_slice(update, x, [off], [], [], offsets, sizes, strides)
 
 
+def _clamped_index(b):
+    """The mapped index clamped into x's rows, as dynamic_index reads them (a gather would
+    read zeros out of range)."""
+    n, dtype = b.in_specs[0].shape[0], b.in_specs[-1].dtype
+    low = b.emit("ms.minimum", b.inputs[-1], b.const(n - 1, dtype))
+    return b.emit("ms.maximum", low, b.const(0, dtype))
+
+
+def _dynamic_index_batch(b):
+    """index unmapped: x's batch dim moved to dim 1, so the row read holds every element's.
+    index mapped: a gather of the clamped indices (its own rule batches it)."""
+    if b.dims[1] is None:
+        return b.emit("ms.dynamic_index", b.moved(b.x, b.dims[0], 1), b.y), 0
+    return b.bind("ms.gather", [b.x, _clamped_index(b)], b.dims, axis=0)
+
+
 define("ms.dynamic_index", ["x", "index"], _dynamic_index_infer, signature=(None, None),
        lower=_lower_dynamic_index,
        grad=each(lambda g, d: g.emit("ms.dynamic_update_index", g.zeros_like(g.x), d, g.y),
-                 None),
+                 None), batch=_dynamic_index_batch,
        doc="x[index] along axis 0, for a 0-d integer index known at run time (clamped into "
            "range); a view after bufferization")
+
+def _dynamic_update_batch(b):
+    """index unmapped: x's batch dim at 1 and update's first, one row written for all.
+    index mapped: update selected into x where a one-hot mask of the clamped rows holds."""
+    x, update = b.in_specs[:2]
+    if b.dims[2] is None:
+        rows = b.materialized(b.x, b.dims[0], at=1)
+        return b.emit("ms.dynamic_update_index", rows, b.front(1), b.inputs[2]), 1
+    index = b.moved(_clamped_index(b), b.dims[2], 0)
+    one = b.const(1, dt.int32)
+    hot = b.emit("ms.one_hot", index, one, b.const(0, dt.int32), depth=x.shape[0], axis=-1)
+    mask = b.reshape(b.emit("ms.equal", hot, one), (b.size, x.shape[0]) + (1,) * update.rank)
+    new = b.reshape(b.front(1), (b.size, 1) + update.shape)
+    return b.emit("ms.select", mask, new, b.front(0)), 0
+
 
 define("ms.dynamic_update_index", ["x", "update", "index"], _dynamic_update_infer,
        signature=("T", "T", None), lower=_lower_dynamic_update,
        grad=each(lambda g, d: g.emit("ms.dynamic_update_index", d,
                                      g.zeros_like(g.inputs[1]), g.inputs[2]),
                  lambda g, d: g.emit("ms.dynamic_index", d, g.inputs[2]), None),
+       batch=_dynamic_update_batch,
        doc="x with row `index` (axis 0, clamped into range) replaced by update; in place "
            "after bufferization when x is not used afterwards")
 

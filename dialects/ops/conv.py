@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from ..lazy import arith, ir, linalg, scf, tensor
 
+from .. import batching
 from .. import dtypes as dt
 from .. import lowering
 from .. import shape_rules as rules
@@ -463,6 +464,53 @@ def _filter_grad(g, x, dy, kernel_shape):
 
 _DOC_ATTRS = ("stride, dilation, pad_lo, pad_hi per spatial dim, groups")
 
+
+# vmap: a mapped weight makes B times the groups, each element's channels and filters groups
+# of their own (JAX's rule for a batched convolution's feature_group_count).
+
+def _as_channels(b, i):
+    """Operand i (N, C, ...) of every element as the channels of one batch of images,
+    (N, B*C, ...)."""
+    spec = b.in_specs[i]
+    v = b.materialized(b.inputs[i], b.dims[i], at=1)
+    return b.reshape(v, (spec.shape[0], b.size * spec.shape[1]) + spec.shape[2:])
+
+
+def _stacked(b, i):
+    """Operand i (O, C/groups, ...) of every element stacked as more filters, (B*O, ...)."""
+    spec = b.in_specs[i]
+    return b.reshape(b.front(i), (b.size * spec.shape[0],) + spec.shape[1:])
+
+
+def _grouped(b, operands, out_at, **shape):
+    """The op with B times the groups; its result's (B*K) axis at `out_at` split as (B, K)."""
+    out = b.emit(b.opdef.name, *operands, **dict(b.attrs, groups=b.size * b.attrs["groups"],
+                                                 **shape))
+    s = b.out_spec.shape
+    return b.reshape(out, s[:out_at] + (b.size,) + s[out_at:]), out_at
+
+
+def _conv_batch(b):
+    """Images mapped alone: folded into N. A mapped weight: one grouped convolution."""
+    if b.dims[1] is None:
+        return batching.fold_leading(images=(0,))(b)
+    return _grouped(b, [_as_channels(b, 0), _stacked(b, 1)], 1)
+
+
+def _input_grad_batch(b):
+    if b.dims[1] is None:
+        return batching.fold_leading(images=(0,), shape_attrs=("input_shape",))(b)
+    shape = tuple(b.attrs["input_shape"])
+    return _grouped(b, [_as_channels(b, 0), _stacked(b, 1)], 1,
+                    input_shape=(shape[0], b.size * shape[1]) + shape[2:])
+
+
+def _filter_grad_batch(b):
+    """Every element has a weight gradient of its own: always the grouped form."""
+    kernel = tuple(b.attrs["kernel_shape"])
+    return _grouped(b, [_as_channels(b, 0), _as_channels(b, 1)], 0,
+                    kernel_shape=(b.size * kernel[0],) + kernel[1:])
+
 # A bias, activation or inference BatchNorm after a convolution runs on each image's result
 # inside the convolution's loop over images (see _windows_product).
 _CONV = FusionRole("conv", epilogue_inside=True)
@@ -471,6 +519,7 @@ define("ms.conv", ["x", "weight"], _conv_infer, attrs=_ATTRS, signature=("T", "T
        dtypes=dt.FLOATS, lower=_lower_conv, fusion=_CONV,
        grad=each(lambda g, d: _input_grad(g, d, g.y, g.in_specs[0].shape),
                  lambda g, d: _filter_grad(g, g.x, d, g.in_specs[1].shape)),
+       batch=_conv_batch,
        doc="N-D convolution of x (N, C, *spatial) by weight (O, C/groups, *kernel) "
            f"(MindSpore Conv1D/2D/3D, NCHW): {_DOC_ATTRS}; float16 and bfloat16 accumulate "
            "in float32")
@@ -480,6 +529,7 @@ define("ms.conv_input_grad", ["dy", "weight"], _input_grad_infer,
        lower=_lower_input_grad,
        grad=each(lambda g, d: _conv(g, d, g.y),
                  lambda g, d: _filter_grad(g, d, g.x, g.in_specs[1].shape)),
+       batch=_input_grad_batch,
        doc="the gradient of ms.conv with respect to its input, of shape input_shape (the "
            "transposed convolution of dy by weight; MindSpore Conv2DBackpropInput)")
 
@@ -488,5 +538,6 @@ define("ms.conv_filter_grad", ["x", "dy"], _filter_grad_infer,
        lower=_lower_filter_grad,
        grad=each(lambda g, d: _input_grad(g, g.y, d, g.in_specs[0].shape),
                  lambda g, d: _conv(g, g.x, d)),
+       batch=_filter_grad_batch,
        doc="the gradient of ms.conv with respect to its weight, of shape kernel_shape "
            "(MindSpore Conv2DBackpropFilter)")

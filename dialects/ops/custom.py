@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ..lazy import func, ir
 
+from .. import batching
 from ..builders import build_op, spec_of
 from ..ir_helpers import ops_of_kind
 from ..grad import each
@@ -61,7 +62,7 @@ def _lower_barrier(lc, x):
 
 
 define("ms.barrier", ["x"], lambda ins, attrs: ins[0], pure=False, lower=_lower_barrier,
-       grad=each(lambda g, dout: dout),
+       grad=each(lambda g, dout: dout), batch=batching.elementwise,
        doc="identity that the ms-level and linalg-level CSE cannot see through (the inputs "
            "of a recomputed forward)")
 

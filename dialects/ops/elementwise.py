@@ -10,6 +10,7 @@ broadcast result shape; `broadcasting` sums them back to each operand's shape.
 Adding an op (say ms.sin) is one call here, a `"sin"` entry in pyfront/ops.py's table of
 plain wrappers, and a row of the numeric test table (test_ops_numeric.py).
 """
+from .. import batching
 from .. import dtypes as dt
 from .. import shape_rules as rules
 from ..grad import broadcasting, each, no_grad
@@ -25,14 +26,14 @@ def _binary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, c
             doc=""):
     return define(name, ["x", "y"], rules.elementwise(result), signature=("T", "T"), dtypes=dtypes,
                   scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
-                  grad=grad, doc=doc)
+                  grad=grad, batch=batching.elementwise, doc=doc)
 
 
 def _unary(name, scalar, dtypes=dt.ALL, result=None, compute=None, grad=None, cost=None,
            doc=""):
     return define(name, ["x"], rules.elementwise(result), signature=("T",), dtypes=dtypes,
                   scalar=scalar, cost=cost, compute_dtype=compute, lower=lower_elementwise,
-                  grad=grad, doc=doc)
+                  grad=grad, batch=batching.elementwise, doc=doc)
 
 
 def _op(dialect, name, fastmath=False):
@@ -229,11 +230,11 @@ define("ms.select", ["cond", "x", "y"],
        scalar=lambda s, c, x, y: s.select(c, x, y), lower=lower_elementwise,
        grad=broadcasting(None, lambda g, d: g.select(g.x, d, g.zeros_like(d)),
                          lambda g, d: g.select(g.x, g.zeros_like(d), d)),
-       doc="cond ? x : y, broadcasting all three")
+       batch=batching.elementwise, doc="cond ? x : y, broadcasting all three")
 
 define("ms.cast", ["x"], lambda ins, attrs: dt.TensorSpec(ins[0].shape, attrs["dtype"]),
        attrs={"dtype": "type"}, signature=(None,),
        scalar=lambda s, x: s.cast(x, s.dtype, s.out_dtype), lower=lower_elementwise,
-       grad=each(lambda g, d: g.cast(d, g.in_specs[0].dtype)),
+       grad=each(lambda g, d: g.cast(d, g.in_specs[0].dtype)), batch=batching.elementwise,
        doc="convert elements to `dtype` (numpy semantics; bool is != 0); float to float "
            "passes the gradient back in the input's dtype")

@@ -4,6 +4,8 @@ unsorted_segment_sum (gather's gradient).
 Out-of-range positions read zeros (gather), select nothing (one_hot) and are dropped
 (unsorted_segment_sum), as MindSpore's GPU kernels do, so no index is ever used unchecked.
 """
+import numpy as np
+
 from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
@@ -83,9 +85,44 @@ def _gather_grad(g, d):
     return g.reshape(g.emit("ms.transpose", rows, perm=(1, 0, 2)), params.shape)
 
 
+def offset_indices(b, ids, n):
+    """Batch-first indices `ids` into the batch-stacked rows of a mapped operand (B*n rows):
+    element b's in-range indices moved by b * n, the others -1 (still out of range, so still
+    reading zeros / dropped)."""
+    spec = b.spec(ids)
+    dtype = spec.dtype
+    steps = (np.arange(b.size) * n).reshape((b.size,) + (1,) * (spec.rank - 1))
+    inside = b.emit("ms.logical_and", b.emit("ms.greater_equal", ids, b.const(0, dtype)),
+                    b.emit("ms.less", ids, b.const(n, dtype)))
+    return b.emit("ms.select", inside, b.emit("ms.add", ids, b.const(steps, dtype)),
+                  b.const(-1, dtype))
+
+
+def _gather_batch(b):
+    """params mapped: gathered past the batch dim. indices mapped: their batch dim lands
+    where the indices go (at `axis`). Both: one gather of offset indices from the params
+    with the batch and the gathered axis stacked, (B*n, rest...), then the result's batch
+    dim first again."""
+    params, indices = b.in_specs
+    axis = rules.normalize_axis(b.attrs["axis"], params.rank)
+    if b.dims[1] is None:
+        return b.emit("ms.gather", b.front(0), b.y, axis=axis + 1), 0
+    ids = b.moved(b.y, b.dims[1], 0)
+    if b.dims[0] is None:
+        return b.emit("ms.gather", b.x, ids, axis=axis), axis
+    n = params.shape[axis]
+    rows = b.moved(b.front(0), axis + 1, 1)
+    rows = b.reshape(rows, (b.size * n,) + params.shape[:axis] + params.shape[axis + 1:])
+    out = b.emit("ms.gather", rows, offset_indices(b, ids, n), axis=0)  # (B, I, pre, post)
+    k, rank = indices.rank, b.out_spec.rank + 1
+    perm = ((0,) + tuple(range(1 + k, 1 + k + axis)) + tuple(range(1, 1 + k))
+            + tuple(range(1 + k + axis, rank)))
+    return (out if axis == 0 else b.emit("ms.transpose", out, perm=perm)), 0
+
+
 define("ms.gather", ["params", "indices", ("axis", "optional")], _gather_infer,
        const_inputs={"axis": "int"}, signature=(None, None), lower=_lower_gather,
-       grad=each(_gather_grad, None),
+       grad=each(_gather_grad, None), batch=_gather_batch,
        canonicalize=lambda ins, a: {**a, "axis": rules.normalize_axis(a["axis"], ins[0].rank)},
        doc="take slices of params along axis at indices (MindSpore Gather)")
 
@@ -138,10 +175,26 @@ def _one_hot_value_grad(on):
     return rule
 
 
+def _one_hot_batch(b):
+    """Mapped indices: batch dim first, the depth axis shifted past it (-1 stays last). A
+    mapped on/off value (a scalar per element): the one-hot mask selects between them."""
+    axis, depth = b.attrs["axis"], b.attrs["depth"]
+    shifted = -1 if axis == -1 else axis + 1
+    if b.dims[1] is None and b.dims[2] is None:
+        return b.emit("ms.one_hot", b.front(0), b.inputs[1], b.inputs[2], depth=depth,
+                      axis=shifted), 0
+    one, zero = b.const(1, dt.int32), b.const(0, dt.int32)
+    hot = b.bind("ms.one_hot", [b.x, one, zero], [b.dims[0], None, None], depth=depth,
+                 axis=axis)
+    mask = b.bind("ms.equal", [hot[0], one], [hot[1], None])
+    return b.bind("ms.select", [mask[0], b.inputs[1], b.inputs[2]], [mask[1], *b.dims[1:]])
+
+
 define("ms.one_hot", ["indices", ("depth", "optional"), "on_value", "off_value"],
        _one_hot_infer, attrs={"axis": "int"}, const_inputs={"depth": "int"},
        signature=(None, "T", "T"), lower=_lower_one_hot,
        grad=each(None, _one_hot_value_grad(True), _one_hot_value_grad(False)),
+       batch=_one_hot_batch,
        doc="on_value where the position along `axis` equals the index, else off_value")
 
 
@@ -229,9 +282,24 @@ def _scatter_reduction(rows, ids, out: TensorSpec, id_dtype):
     return summed
 
 
+def _segment_sum_batch(b):
+    """data mapped alone: its batch dim moved just past the ids' dims, where the result has
+    it at dim 1 (within each segment's row). ids mapped: one sum into B * num_segments
+    segments, element b's ids offset by b * num_segments."""
+    ids, segments = b.in_specs[1], b.attrs["num_segments"]
+    if b.dims[1] is None:
+        data = b.moved(b.x, b.dims[0], ids.rank)
+        return b.emit("ms.unsorted_segment_sum", data, b.y, num_segments=segments), 1
+    offset = offset_indices(b, b.moved(b.y, b.dims[1], 0), segments)
+    out = b.emit("ms.unsorted_segment_sum", b.front(0), offset,
+                 num_segments=b.size * segments)
+    return b.reshape(out, (b.size,) + b.out_spec.shape), 0
+
+
 define("ms.unsorted_segment_sum", ["data", "segment_ids", ("num_segments", "optional")],
        _segment_sum_infer, const_inputs={"num_segments": "int"}, signature=(None, None),
        lower=_lower_segment_sum,
        grad=each(lambda g, d: g.emit("ms.gather", d, g.y, axis=0), None),
+       batch=_segment_sum_batch,
        doc="out[s, ...] = sum of data[k..., ...] over k with segment_ids[k...] == s; ids "
            "outside [0, num_segments) are dropped (MindSpore UnsortedSegmentSum)")

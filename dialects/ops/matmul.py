@@ -95,9 +95,24 @@ def _contraction_grads(name):
     return d_a, d_b
 
 
+def _matmul_batch(b):
+    """x mapped alone and not transposed: one matmul of the stacked rows, (B*m, k) @ y, which
+    keeps the 2-D kernel; otherwise a batch_matmul of the batch-first operands (an unmapped
+    one as a (1, r, c) view, broadcast over the batch)."""
+    ta, tb = b.attrs["transpose_a"], b.attrs["transpose_b"]
+    m, n = b.out_spec.shape
+    if b.dims[1] is None and not ta:
+        rows = b.reshape(b.front(0), (b.size * m, b.in_specs[0].shape[1]))
+        out = b.emit("ms.matmul", rows, b.y, transpose_a=False, transpose_b=tb)
+        return b.reshape(out, (b.size, m, n)), 0
+    x, y = (b.front(i) if d is not None else b.reshape(b.inputs[i], (1,) + b.in_specs[i].shape)
+            for i, d in enumerate(b.dims))
+    return b.emit("ms.batch_matmul", x, y, transpose_a=ta, transpose_b=tb), 0
+
+
 define("ms.matmul", ["x", "y"], _matmul_infer, attrs=_MM_ATTRS, signature=("T", "T"),
        dtypes=dt.NUMBERS, lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=True),
-       grad=each(*_contraction_grads("ms.matmul")), fusion=_CONTRACTION,
+       grad=each(*_contraction_grads("ms.matmul")), fusion=_CONTRACTION, batch=_matmul_batch,
        doc="2-D matrix product; float16 and bfloat16 accumulate in float32")
 
 
@@ -113,9 +128,18 @@ def _batch_matmul_infer(ins, attrs):
     return TensorSpec(batch + (m, n), rules.same_group_dtype(ins))
 
 
+def _batch_matmul_batch(b):
+    """The mapped operands batch-first with size-1 batch dims up to the result's batch rank;
+    the op's numpy broadcasting of batch dims does the rest (JAX's rule for dot_general's
+    batch dims, in broadcasting form)."""
+    rank = b.out_spec.rank
+    x, y = (b.aligned(i, rank) for i in range(2))
+    return b.emit("ms.batch_matmul", x, y, **b.attrs), 0
+
+
 define("ms.batch_matmul", ["x", "y"], _batch_matmul_infer, attrs=_MM_ATTRS,
        signature=("T", "T"), dtypes=dt.NUMBERS,
        lower=lambda lc, a, b: _lower_contraction(lc, a, b, named=False), fusion=_CONTRACTION,
        # the products have the broadcast batch dims; `broadcasting` sums them back
-       grad=broadcasting(*_contraction_grads("ms.batch_matmul")),
+       grad=broadcasting(*_contraction_grads("ms.batch_matmul")), batch=_batch_matmul_batch,
        doc="batched matrix product; batch dims broadcast numpy-style")

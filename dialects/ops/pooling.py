@@ -46,6 +46,7 @@ import numpy as np
 
 from ..lazy import arith, ir, linalg, scf, tensor
 
+from .. import batching
 from .. import dtypes as dt
 from .. import lowering
 from ..builders import element_type, numpy_to_dense, tensor_type
@@ -860,6 +861,7 @@ def _geometry_of(attrs):
 define("ms.max_pool", ["x"], _pool_infer, attrs=_MAX_ATTRS, signature=(None,),
        dtypes=dt.NUMBERS, lower=_lower_max_pool,
        grad=each(lambda g, d: g.emit("ms.max_pool_grad", g.x, g.out, d, **g.attrs)),
+       batch=batching.fold_leading(),
        doc="the maximum of each window over the spatial dims of (N, C, *spatial), 1 to 3 of "
            "them; padding never wins")
 
@@ -867,6 +869,7 @@ define("ms.avg_pool", ["x"], _pool_infer, attrs=_AVG_ATTRS, signature=(None,),
        dtypes=dt.FLOATS, lower=_lower_avg_pool,
        grad=each(lambda g, d: g.emit("ms.avg_pool_grad", d, input_shape=g.in_specs[0].shape,
                                      **g.attrs)),
+       batch=batching.fold_leading(),
        doc="the mean of each window over the spatial dims of (N, C, *spatial): the sum over "
            "divisor_override, or the count of window elements in the padded input "
            "(count_include_pad) or in the input")
@@ -875,6 +878,7 @@ define("ms.max_pool_grad", ["x", "y", "dy"], _max_grad_infer, attrs=_MAX_ATTRS,
        signature=("T", "T", "T"), dtypes=dt.FLOATS, lower=_lower_max_pool_grad,
        grad=each(None, None, lambda g, d: g.emit("ms.max_pool_gather", g.inputs[0],
                                                  g.inputs[1], d, **g.attrs)),
+       batch=batching.fold_leading(),
        structure_note="The gradient of max_pool (y = max_pool(x)), emitted by ms-autodiff.",
        doc="dy of each window of x added at its first maximal element (y = max_pool(x)): the "
            "gradient of max_pool")
@@ -883,6 +887,7 @@ define("ms.max_pool_gather", ["x", "y", "v"], _gather_infer, attrs=_MAX_ATTRS,
        signature=("T", "T", "T"), dtypes=dt.FLOATS, lower=_lower_max_pool_gather,
        grad=each(None, None, lambda g, d: g.emit("ms.max_pool_grad", g.inputs[0], g.inputs[1],
                                                  d, **g.attrs)),
+       batch=batching.fold_leading(),
        structure_note="The gradient of max_pool_grad with respect to dy, emitted by "
                       "ms-autodiff.",
        doc="v read at the first maximal element of each window of x (y = max_pool(x)): the "
@@ -892,6 +897,7 @@ define("ms.avg_pool_grad", ["dy"], _avg_grad_infer, attrs={**_AVG_ATTRS, "input_
        signature=(None,), dtypes=dt.FLOATS, lower=_lower_avg_pool_grad,
        # linear in dy, and the transpose of avg_pool: its gradient is avg_pool
        grad=each(lambda g, d: g.emit("ms.avg_pool", d, **_geometry_of(g.attrs))),
+       batch=batching.fold_leading(shape_attrs=("input_shape",)),
        structure_note="The gradient of avg_pool, emitted by ms-autodiff: the input's shape is "
                       "an attribute.",
        doc="dy of each window spread evenly (by its divisor) over the window's elements: the "

@@ -2,6 +2,7 @@
 import numpy as np
 from ..lazy import arith, ir, linalg, scf, tensor
 
+from .. import batching
 from .. import dtypes as dt
 from .. import lowering
 from .. import shape_rules as rules
@@ -199,7 +200,7 @@ define("ms.reduce_sum", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e), blocked=True),
-       grad=each(_sum_grad),
+       grad=each(_sum_grad), batch=batching.reducing,
        doc="sum over `axis` (all axes when empty); bool sums to int64")
 
 define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(rules.float_result),
@@ -207,17 +208,19 @@ define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(rules.float_
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
                            finish=lambda s, v, n: s.div(v, s.const(n)), blocked=True),
-       grad=each(_mean_grad), doc="mean over `axis`; integers average in float32")
+       grad=each(_mean_grad), batch=batching.reducing, doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
-       lower=_lower_reduce(_lowest, lambda s, a, e: s.maximum(a, e)), grad=each(_extremum_grad))
+       lower=_lower_reduce(_lowest, lambda s, a, e: s.maximum(a, e)), grad=each(_extremum_grad),
+       batch=batching.reducing)
 
 define("ms.reduce_min", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
-       lower=_lower_reduce(_highest, lambda s, a, e: s.minimum(a, e)), grad=each(_extremum_grad))
+       lower=_lower_reduce(_highest, lambda s, a, e: s.minimum(a, e)), grad=each(_extremum_grad),
+       batch=batching.reducing)
 
 
 # ------------------------------------------------------------------ argmax / argmin
@@ -261,10 +264,12 @@ def _lower_arg(order, start):
 
 define("ms.argmax", ["x"], _arg_infer, attrs={"axis": "int", "keep_dims": "bool"},
        dtypes=dt.NUMBERS, signature=(None,), lower=_lower_arg("gt", _lowest), grad=no_grad,
+       batch=batching.along_axis,
        doc="int32 index of the first largest element along `axis` (MindSpore Argmax)")
 
 define("ms.argmin", ["x"], _arg_infer, attrs={"axis": "int", "keep_dims": "bool"},
        dtypes=dt.NUMBERS, signature=(None,), lower=_lower_arg("lt", _highest), grad=no_grad,
+       batch=batching.along_axis,
        doc="int32 index of the first smallest element along `axis` (MindSpore Argmin)")
 
 
@@ -334,11 +339,13 @@ _SOFTMAX = FusionRole("reduction", prologue=True, input_passes=3)
 
 define("ms.softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
        dtypes=dt.FLOATS, lower=_lower_softmax(log=False), grad=each(_softmax_grad),
+       batch=batching.along_axis,
        fusion=_SOFTMAX,
        doc="exp(x - max) / sum(exp(x - max)) along `axis`")
 
 define("ms.log_softmax", ["x"], _softmax_infer, attrs={"axis": "int"}, signature=(None,),
        dtypes=dt.FLOATS, lower=_lower_softmax(log=True), grad=each(_log_softmax_grad),
+       batch=batching.along_axis,
        fusion=_SOFTMAX,
        doc="x - max - log(sum(exp(x - max))) along `axis`")
 
@@ -369,6 +376,7 @@ define("ms.reduce_prod", ["x", ("axis", "optional")], _reduce_infer(_sum_dtype),
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION, dtypes=dt.NUMBERS,
        lower=_lower_reduce(lambda d: 1, lambda s, a, e: s.mul(a, e)), grad=each(_prod_grad),
+       batch=batching.reducing,
        doc="product over `axis` (all axes when empty); float16/bfloat16 multiply in float32 "
            "(MindSpore ReduceProd)")
 
@@ -455,5 +463,6 @@ define("ms.cumsum", ["x", ("axis", "optional")], _cumsum_infer,
        grad=each(lambda g, d: g.emit("ms.cumsum", d, axis=g.attrs["axis"],
                                      exclusive=g.attrs["exclusive"],
                                      reverse=not g.attrs["reverse"])),
+       batch=batching.along_axis,
        doc="running sum along `axis`; exclusive: of the elements before; reverse: from the "
            "end (MindSpore CumSum)")

@@ -6,6 +6,7 @@ way (reshape back, inverse permutation, sum over broadcast or tiled copies, scat
 """
 from ..lazy import ir, linalg, tensor
 
+from .. import batching
 from .. import lowering
 from .. import shape_rules as rules
 from ..dtypes import TensorSpec
@@ -55,7 +56,7 @@ def _reshape_back(g, d):
 
 define("ms.reshape", ["x", ("shape", "optional")], _reshape_infer,
        const_inputs={"shape": "ints"}, signature=(None,), lower=_lower_reshape,
-       grad=each(_reshape_back),
+       grad=each(_reshape_back), batch=batching.reshaping,
        canonicalize=lambda ins, a: {**a, "shape": _reshape_infer(ins, a).shape},
        doc="new shape with the same elements; one -1 is inferred")
 
@@ -87,9 +88,15 @@ def _transpose_grad(g, d):
     return g.emit("ms.transpose", d, perm=inverse)
 
 
+def _transpose_batch(b):
+    """The batch dim first and kept there; the traced axes permuted after it."""
+    perm = _perm(b.in_specs, b.attrs)
+    return b.emit("ms.transpose", b.front(0), perm=(0,) + tuple(p + 1 for p in perm)), 0
+
+
 define("ms.transpose", ["x", ("perm", "optional")], _transpose_infer,
        const_inputs={"perm": "ints"}, signature=(None,), lower=_lower_transpose,
-       grad=each(_transpose_grad),
+       grad=each(_transpose_grad), batch=_transpose_batch,
        canonicalize=lambda ins, a: {**a, "perm": _perm(ins, a)})
 
 
@@ -113,6 +120,12 @@ def _broadcast_infer(ins, attrs):
     return TensorSpec(tuple(out), x.dtype)
 
 
+def _broadcast_batch(b):
+    """Batch dim first, size-1 dims after it up to the target rank, then the target shape."""
+    shape = b.out_spec.shape
+    return b.emit("ms.broadcast_to", b.aligned(0, len(shape)), shape=(b.size,) + shape), 0
+
+
 define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
        const_inputs={"shape": "ints"}, signature=(None,),
        canonicalize=lambda ins, a: {**a, "shape": _broadcast_infer(ins, a).shape},
@@ -120,7 +133,7 @@ define("ms.broadcast_to", ["x", ("shape", "optional")], _broadcast_infer,
        # The identity on each element, read through numpy broadcasting: so ms-fuse treats
        # it as a (free) elementwise op and a fused loop reads x in place of a broadcast copy.
        scalar=lambda s, x: x,
-       grad=broadcasting(lambda g, d: d))
+       grad=broadcasting(lambda g, d: d), batch=_broadcast_batch)
 
 
 # ------------------------------------------------------------------ expand_dims / squeeze
@@ -136,7 +149,7 @@ def _expand_dims_infer(ins, attrs):
 
 define("ms.expand_dims", ["x", ("axis", "optional")], _expand_dims_infer,
        const_inputs={"axis": "int"}, signature=(None,), lower=_lower_reshape,
-       grad=each(_reshape_back),
+       grad=each(_reshape_back), batch=batching.reshaping,
        canonicalize=lambda ins, a: {**a, "axis": a["axis"] % (ins[0].rank + 1)})
 
 
@@ -153,7 +166,7 @@ def _squeeze_infer(ins, attrs):
 
 
 define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(None,),
-       lower=_lower_reshape, grad=each(_reshape_back),
+       lower=_lower_reshape, grad=each(_reshape_back), batch=batching.reshaping,
        doc="drop size-1 axes (all of them when `axis` is empty)")
 
 
@@ -197,8 +210,14 @@ def _concat_part(which):
     return rule
 
 
+def _concat_batch(b):
+    """Both operands batch-first (an unmapped one broadcast), joined past the batch dim."""
+    axis = rules.normalize_axis(b.attrs["axis"], b.in_specs[0].rank)
+    return b.emit("ms.concat", b.front(0), b.front(1), axis=axis + 1), 0
+
+
 define("ms.concat", ["x", "y"], _concat_infer, attrs={"axis": "int"}, signature=("T", "T"),
-       lower=_lower_concat, grad=each(_concat_part(0), _concat_part(1)),
+       lower=_lower_concat, grad=each(_concat_part(0), _concat_part(1)), batch=_concat_batch,
        structure_note="Binary: IRDL unifies the types of a variadic operand group, so an "
                       "N-ary concat with\ndifferently shaped inputs cannot be expressed. The "
                       "frontend chains concats instead.",
@@ -244,9 +263,15 @@ def _tile_grad(g, d):
     return g.reshape(summed, x.shape)
 
 
+def _tile_batch(b):
+    """Batch dim first with size-1 dims up to the multiples' length; the batch tiled once."""
+    mult = tuple(b.attrs["multiples"])
+    return b.emit("ms.tile", b.aligned(0, len(mult)), multiples=(1,) + mult), 0
+
+
 define("ms.tile", ["x", ("multiples", "optional")], _tile_infer,
        const_inputs={"multiples": "ints"}, signature=(None,), lower=_lower_tile,
-       grad=each(_tile_grad))
+       grad=each(_tile_grad), batch=_tile_batch)
 
 
 # ------------------------------------------------------------------ slice / strided_slice
@@ -279,9 +304,15 @@ def _slice_grad(g, d):
                   strides=(1,) * len(begin))
 
 
+def _slice_batch(b):
+    """Batch dim first, taken whole."""
+    return b.emit("ms.slice", b.front(0), begin=(0,) + tuple(b.attrs["begin"]),
+                  size=(b.size,) + b.out_spec.shape), 0
+
+
 define("ms.slice", ["x", ("begin", "optional"), ("size", "optional")], _slice_infer,
        const_inputs={"begin": "ints", "size": "ints"}, signature=(None,), lower=_lower_slice,
-       grad=each(_slice_grad),
+       grad=each(_slice_grad), batch=_slice_batch,
        canonicalize=lambda ins, a: {**a, "size": _slice_infer(ins, a).shape},
        doc="x[begin : begin + size] per axis; size -1 runs to the end")
 
@@ -325,10 +356,20 @@ def _slicing(attrs):
     return {k: tuple(attrs[k]) for k in ("begin", "end", "strides")}
 
 
+def _batched_slicing(b, **shape):
+    """strided_slice/strided_slice_grad on batch-first operands: the batch dim taken whole
+    (`shape`, the grad's full shape, gains it too)."""
+    a = _slicing(b.attrs)
+    extra = {k: (b.size,) + tuple(v) for k, v in shape.items()}
+    return b.emit(b.opdef.name, b.front(0), begin=(0,) + a["begin"], end=(b.size,) + a["end"],
+                  strides=(1,) + a["strides"], **extra), 0
+
+
 define("ms.strided_slice", ["x", ("begin", "optional"), ("end", "optional"),
                             ("strides", "optional")], _strided_slice_infer,
        const_inputs={"begin": "ints", "end": "ints", "strides": "ints"}, signature=(None,),
        lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides",
+       batch=_batched_slicing,
        grad=each(lambda g, d: g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape,
                                      **_slicing(g.attrs))))
 
@@ -358,5 +399,6 @@ define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
                       "scattered where\nstrided_slice would read. Emitted by ms-autodiff, so "
                       "its arguments are attributes only.",
        grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
+       batch=lambda b: _batched_slicing(b, shape=b.attrs["shape"]),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
            "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")

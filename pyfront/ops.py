@@ -979,6 +979,23 @@ from .ops_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F
                        adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
                        adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, max_pool2d,
                        max_pool3d)
+from .ops_more import *  # noqa: E402,F401,F403  (pyfront/ops_more.py: its __all__)
+from .ops_more import BUILTIN_NAMED as _BUILTIN_NAMED  # noqa: E402  (ops.max, .min, .range)
+
+
+def __getattr__(name):
+    """ops.max, ops.min and ops.range (pyfront/ops_more.py): attributes, not globals, so
+    that this module's own max(), min() and range() stay Python's."""
+    try:
+        return _BUILTIN_NAMED[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted({*globals(), *_BUILTIN_NAMED})
+
+
 from .control_flow import cond as _cond  # noqa: E402  (loops are Primitives: ops.ForiLoop())
 
 cond = _user_api("cond")(_cond)

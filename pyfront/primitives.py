@@ -25,6 +25,7 @@ from typing import NamedTuple
 from ..dialects import dtypes as dt
 from . import control_flow, dispatch, ops
 from . import ops_conv as conv_ops
+from . import ops_more
 from .location import user_api
 from .tensor import Tensor
 
@@ -566,6 +567,64 @@ _ROWS = [
     _row("ForiLoop", control_flow.fori_loop),
     _row("Scan", control_flow.scan),
 ]
+
+# The Primitives of the ops MindSpore's models use most (pyfront/mindspore_modules/
+# usage_rank.txt) that mscc lacked: compositions in pyfront/ops_more.py, tested by
+# test/python/test_ops_more.py (values, errors, same IR as the functional form).
+_MORE = ops_more
+_SEEDS = {"seed": 0, "seed2": 0}
+_BOXES = {"means": (0.0, 0.0, 0.0, 0.0), "stds": (1.0, 1.0, 1.0, 1.0)}
+RANKED_ROWS = [
+    _row("ArgMaxWithValue", _MORE._arg_max_with_value, {"axis": 0, "keep_dims": False}),
+    _row("ArgMinWithValue", _MORE._arg_min_with_value, {"axis": 0, "keep_dims": False}),
+    _row("GatherV2", ops.gather),  # (MindSpore 1.x's name of Gather)
+    _row("GatherNd", _MORE.gather_nd),
+    _row("GatherD", _MORE.gather_elements),
+    _row("ScatterNd", _MORE.scatter_nd),
+    _row("ScatterNdUpdate", _MORE._scatter_nd_update, {"use_locking": True}, call_attrs=()),
+    _row("ScatterAdd", _MORE.scatter_add, {"use_locking": False}, call_attrs=()),
+    _row("AssignAdd", _MORE.assign_add),
+    _row("ReverseV2", lambda x, axis: _MORE.flip(x, axis), {"axis": _REQUIRED}),
+    _row("ReverseSequence", _MORE.reverse_sequence, {"seq_dim": _REQUIRED, "batch_dim": 0}),
+    _row("Pad", _MORE._pad, {"paddings": _REQUIRED}),
+    _row("DepthToSpace", _MORE._depth_to_space, {"block_size": _REQUIRED,
+                                                 "data_format": "NCHW"}),
+    _row("Meshgrid", lambda inputs, indexing: _MORE.meshgrid(*inputs, indexing=indexing),
+         {"indexing": "xy"}),
+    _row("FloorDiv", _MORE.floor_divide),
+    _row("Identity", _MORE._identity),
+    _row("Range", _MORE._range_prim, {"maxlen": 1000000}),
+    _row("LinSpace", ops.linspace),
+    _row("TupleToArray", _MORE.tuple_to_array),
+    _row("ScalarToTensor", _MORE.scalar_to_tensor),
+    _row("ResizeNearestNeighbor", _MORE._resize_nearest_neighbor,
+         {"size": _REQUIRED, "align_corners": False}),
+    _row("ResizeBilinear", _MORE._resize_bilinear,
+         {"size": _REQUIRED, "align_corners": False, "half_pixel_centers": False}),
+    _row("L2Normalize", _MORE._l2_normalize, {"axis": 0, "epsilon": 1e-4}),
+    _row("L2Loss", _MORE._l2_loss),
+    _row("RmsNorm", _MORE.rms_norm, {"epsilon": 1e-6}),
+    _row("Gelu", lambda x: ops.gelu(x, "tanh")),  # (MindSpore 1.x's name of GeLU)
+    _row("SigmoidCrossEntropyWithLogits", _MORE._sigmoid_cross_entropy_with_logits),
+    _row("SoftmaxCrossEntropyWithLogits", _MORE._softmax_cross_entropy_with_logits),
+    _row("SmoothL1Loss", _MORE.smooth_l1_loss, {"beta": 1.0, "reduction": "none"}),
+    _row("BinaryCrossEntropy", _MORE.binary_cross_entropy, {"reduction": "mean"}),
+    _row("FloatStatus", _MORE._float_status),
+    _row("IOU", _MORE.iou, {"mode": "iou"}),
+    _row("CheckValid", _MORE.check_valid),
+    _row("BoundingBoxEncode", _MORE.bounding_box_encode, _BOXES),
+    _row("BoundingBoxDecode", _MORE.bounding_box_decode,
+         {"max_shape": _REQUIRED, **_BOXES, "wh_ratio_clip": 0.016}),
+    _row("UniformReal", _MORE._uniform_real, _SEEDS),
+    _row("StandardNormal", _MORE._standard_normal_prim, _SEEDS),
+    _row("Dropout", _MORE._dropout, {"keep_prob": 0.5, "Seed0": 0, "Seed1": 0}),
+    _row("ScalarSummary", _MORE._scalar_summary),
+    _row("NMSWithMask", _MORE._nms_with_mask, {"iou_threshold": 0.5}),
+    _row("ROIAlign", _MORE._roi_align, {"pooled_height": _REQUIRED, "pooled_width": _REQUIRED,
+                                        "spatial_scale": _REQUIRED, "sample_num": 2,
+                                        "roi_end_mode": 1}),
+]
+_ROWS += RANKED_ROWS
 
 # MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every
 # plain elementwise op has a row here or is in NO_PRIMITIVE (a test checks).

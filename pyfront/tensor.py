@@ -288,6 +288,51 @@ class Tensor:
         return _ops().split(self, split_size_or_sections, axis)
     def chunk(self, chunks, axis=0): return _ops().chunk(self, chunks, axis)
     def narrow(self, axis, start, length): return _ops().narrow(self, axis, start, length)
+    # (the ops MindSpore's models use most: pyfront/ops_more.py, usage_rank.txt)
+    def eq(self, other): return _ops().equal(self, other)
+    def ne(self, other): return _ops().not_equal(self, other)
+    def gt(self, other): return _ops().greater(self, other)
+    def ge(self, other): return _ops().greater_equal(self, other)
+    def lt(self, other): return _ops().less(self, other)
+    def le(self, other): return _ops().less_equal(self, other)
+    def reciprocal(self): return _ops().reciprocal(self)
+    def softmax(self, axis=-1, dtype=None):
+        x = self if dtype is None else _ops().cast(self, dtype)
+        return _ops().softmax(x, axis)
+    def tile(self, *reps): return _ops().tile(self, _varargs(reps))
+    def fill(self, value):
+        """A new Tensor of this shape and dtype filled with `value` (MindSpore's Tensor.fill
+        returns a new Tensor, unlike numpy's)."""
+        return _ops().broadcast_to(_ops()._like(value, self), self.shape)
+    def select(self, condition, y): return _ops().select(condition, self, y)
+    def bmm(self, mat2): return _ops().bmm(self, mat2)
+    def amax(self, axis=None, keepdims=False, *, initial=None, where=None):
+        return _ops().amax(self, axis, keepdims, initial=initial, where=where)
+    def amin(self, axis=None, keepdims=False, *, initial=None, where=None):
+        return _ops().amin(self, axis, keepdims, initial=initial, where=where)
+    def flip(self, dims): return _ops().flip(self, dims)
+    def gather_nd(self, indices): return _ops().gather_nd(self, indices)
+    def gather_elements(self, dim, index): return _ops().gather_elements(self, dim, index)
+    def floor_divide(self, value): return _ops().floor_divide(self, value)
+    def reverse_sequence(self, seq_lengths, seq_dim=0, batch_dim=0):
+        return _ops().reverse_sequence(self, seq_lengths, seq_dim, batch_dim)
+    def scatter_add(self, *args, **kwargs):
+        """scatter_add(dim, index, src): src added at the elements index selects along dim;
+        scatter_add(indices, updates): ops.tensor_scatter_add (MindSpore's two forms)."""
+        from .ops_more import _scatter_along
+        if len(args) + len(kwargs) == 3:
+            return _scatter_along(self, *args, **kwargs)
+        return _ops().tensor_scatter_add(self, *args, **kwargs)
+    def uniform(self, from_=0.0, to=1.0, *, generator=None):
+        """A new Tensor of this shape and dtype, uniform in [from_, to)."""
+        if generator is not None:
+            raise ValueError("Tensor.uniform: mscc has no generator objects (use ms.set_seed)")
+        u = _ops().uniform(self.shape)
+        return _ops().cast(_ops().add(_ops().mul(u, float(to) - float(from_)), float(from_)),
+                           self.dtype)
+    def contiguous(self): return self
+    def copy(self): return _ops().reshape(self, self.shape)
+    def value(self): return self
 
 
 def _varargs(values):

@@ -5,7 +5,9 @@
 
 It compares the snapshot `mindspore_api.txt` beside this file (MindSpore's names per
 category) with what mscc exports now, and writes the full per-name page `COVERAGE.md` beside
-this file and the per-category counts into README.md between the coverage markers.
+this file and the per-category counts into README.md between the coverage markers. Both also
+show how many of the 150 ops MindSpore's models use most (`usage_rank.txt` beside this file,
+counted in the model zoo by bench/rank_mindspore_ops.py) mscc has, in every form models use.
 
 The snapshot itself is made from an installed MindSpore, in an environment that has one
 (mscc is not imported for it, and -P keeps this folder's dtype.py etc. off sys.path):
@@ -19,6 +21,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SNAPSHOT_PATH = os.path.join(HERE, "mindspore_api.txt")
+RANK_PATH = os.path.join(HERE, "usage_rank.txt")
+TOP = 150
 PAGE_PATH = os.path.join(HERE, "COVERAGE.md")
 README_PATH = os.path.join(ROOT, "README.md")
 BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
@@ -194,6 +198,133 @@ def coverage(snapshot):
     return {key: category_rows(key, snapshot.get(key, [])) for key in CATEGORIES}
 
 
+# ---------------------------------------------------------------- the ranking (usage_rank.txt)
+
+# Forms models use that MindSpore has outside the snapshot's documented lists: functions of
+# mindspore.ops.functional that function.__all__ lacks, and MindSpore 1.x Primitives.
+OUTSIDE_SNAPSHOT = {"ops.cast", "ops.dtype", "ops.reduce_sum", "ops.reduce_mean",
+                    "ops.make_range", "ops.tuple_len", "ops.add_flags",
+                    "ops.mixed_precision_cast", "P.ResizeBilinear"}
+
+# Why an op of the top 150 is missing (the ranking table's note).
+WHY_MISSING = {
+    "AllReduce": "a collective: mscc has no collective ms ops yet (MPI inside the compiled "
+                 "step, DESIGN.md)",
+    "AllGather": "a collective: mscc has no collective ms ops yet",
+    "print_": "prints Tensor values while compiled code runs: needs a print op in the "
+              "runtime",
+    "NPUAllocFloatStatus": "the Ascend NPU's overflow status register: CPUs and GPUs have "
+                           "none (P.FloatStatus is the portable check)",
+    "NPUClearFloatStatus": "the Ascend NPU's overflow status register",
+    "NPUGetFloatStatus": "the Ascend NPU's overflow status register",
+    "DynamicRNN": "Ascend's fused LSTM kernel (MindSpore: Ascend only); nn.LSTM is the "
+                  "portable layer",
+    "choice_with_mask": "a random choice of `count` true elements: needs a top-k kernel "
+                        "(mscc's topk makes k passes over the input; count is 256 by "
+                        "default)",
+    "ctc_loss": "a dynamic-programming recursion over time and label lengths: needs a "
+                "scan over time with per-sample lengths (not done yet)",
+}
+
+_FORM_CATEGORY = {"ops": "ops", "P": "primitives", "Tensor": "Tensor"}
+
+
+def read_rank(path=None):
+    """[(rank, op, models, calls, category, {form: calls})] from usage_rank.txt."""
+    rows, section = [], None
+    with open(path or RANK_PATH) as f:
+        for raw in f:
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("["):
+                section = line[1:-1]
+            elif section == "ranking":
+                rank, op, models, calls, category, forms = line.split(" ", 5)
+                rows.append((int(rank), op, int(models), int(calls), category,
+                             {f: int(n) for f, n in (x.rsplit(":", 1)
+                                                     for x in forms.split(","))}))
+    return rows
+
+
+def _is_api(form, snapshot):
+    """Whether MindSpore has the form (`P.Concat`, `ops.concat`, `Tensor.view`, `C.X`)."""
+    kind, name = form.split(".", 1)
+    if kind == "C" or form in OUTSIDE_SNAPSHOT:
+        return True
+    return name in snapshot.get(_FORM_CATEGORY[kind], ())
+
+
+def required_forms(op, forms, snapshot):
+    """The forms of one ranked op mscc must have: the MindSpore API forms models use, the
+    functional op of the op's name and the Tensor method of that name where MindSpore has
+    them. Forms that are no MindSpore API (dead code such as P.Sum) are left out."""
+    want = {f for f in forms if _is_api(f, snapshot)}
+    if not op.startswith("Tensor.") and op[:1].islower():
+        if op in snapshot.get("ops", ()):
+            want.add("ops." + op)
+        if op in snapshot.get("Tensor", ()):
+            want.add("Tensor." + op)
+    return sorted(want, key=lambda f: (-forms.get(f, 0), f))
+
+
+def _mscc_has(form):
+    kind, name = form.split(".", 1)
+    if kind == "ops":
+        return _has(_namespace("mscc.ops"), name, "function")
+    if kind == "P":
+        return _has(_namespace("mscc.ops.operations"), name, "class")
+    if kind == "Tensor":
+        return _has(_namespace("mscc.Tensor"), name, "member")
+    return callable(getattr(_namespace("mscc.ops"), name, None))
+
+
+def ranking_rows(snapshot, rank_rows=None, top=TOP):
+    """[(rank, op, models, calls, [(form, mscc has it)], ignored forms, covered, note)] for
+    the top `top` ops of the ranking."""
+    out = []
+    for rank, op, models, calls, _, forms in (rank_rows or read_rank())[:top]:
+        want = required_forms(op, forms, snapshot)
+        marks = [(f, _mscc_has(f)) for f in want]
+        ignored = sorted(f for f in forms if not _is_api(f, snapshot))
+        covered = all(ok for _, ok in marks)
+        out.append((rank, op, models, calls, marks, ignored, covered,
+                    "" if covered else WHY_MISSING.get(op, "")))
+    return out
+
+
+def ranking_summary(rows):
+    ok = sum(1 for r in rows if r[6])
+    return ok, len(rows)
+
+
+def _ranking_section(rows):
+    ok, n = ranking_summary(rows)
+    lines = ["", '<a id="top150"></a>', "",
+             f"## The {n} ops MindSpore's models use most: {ok} of {n}", "",
+             "Ranked in `usage_rank.txt` (by bench/rank_mindspore_ops.py, in the model zoo "
+             "mindspore-ai/models",
+             "and mindformers; how and when: its header) by the number of models that use "
+             "the op.",
+             "An op counts when mscc has each of its forms listed: the Primitive classes and "
+             "functions",
+             "models call (a Primitive and its functional form count as one op), and "
+             "MindSpore's",
+             "functional op and Tensor method of the op's name. A missing form is marked "
+             "*no*.", "",
+             "| rank | op | models | calls | forms | mscc | note |",
+             "| ---: | --- | ---: | ---: | --- | --- | --- |"]
+    for rank, op, models, calls, marks, ignored, covered, note in rows:
+        forms = ", ".join(f"`{f}`" if has else f"`{f}` *no*" for f, has in marks)
+        notes = [note] if note else []
+        if ignored:
+            notes.append(", ".join(f"`{f}`" for f in ignored) + " (used, but no MindSpore "
+                         "API: not counted)")
+        lines.append(f"| {rank} | `{op}` | {models} | {calls} | {forms} | "
+                     f"{'yes' if covered else 'no'} | {'; '.join(notes)} |")
+    return lines
+
+
 # ---------------------------------------------------------------- the page and README
 
 def _counts(rows):
@@ -235,9 +366,10 @@ def page_text(snapshot, version):
              "MindSpore's is (a function, a Primitive class, a Cell or function, a Tensor",
              "method or property);",
              "a missing name that mscc spells differently (case, underscores) notes mscc's name.",
-             "", *summary_table(table)]
+             "", *summary_table(table), "", _ranking_sentence(snapshot)]
     for key, rows in table.items():
         lines += _category_section(key, rows)
+    lines += _ranking_section(ranking_rows(snapshot))
     lines += ["", "## mscc names that the snapshot lacks", "",
               "Names mscc exports that no list above has: mscc's own additions, MindSpore",
               "names outside its documented lists (such as `F.cast`), or misspellings.", ""]
@@ -246,13 +378,21 @@ def page_text(snapshot, version):
     return "\n".join(lines) + "\n"
 
 
+def _ranking_sentence(snapshot, link=""):
+    ok, n = ranking_summary(ranking_rows(snapshot))
+    where = f"[the ranking]({link}#top150)" if link else "[the ranking](#top150)"
+    return (f"Of the {n} ops MindSpore's models use most ({where}, counted in the model "
+            f"zoo), mscc has {ok} ({100 * ok // max(n, 1)}%) in every form models use.")
+
+
 def readme_section(snapshot, version):
     rel = os.path.relpath(PAGE_PATH, ROOT)
     lines = [BEGIN, "",
              f"Coverage of MindSpore {version}'s public names, generated by",
              f"`{REGENERATE}`; every name, with what mscc lacks, in",
              f"[{rel}]({rel}):", "",
-             *summary_table(coverage(snapshot), link=rel), "", END]
+             *summary_table(coverage(snapshot), link=rel), "", _ranking_sentence(snapshot, rel), "",
+             END]
     return "\n".join(lines)
 
 

@@ -108,6 +108,26 @@ def _resident(p):
     return p._device
 
 
+def _plain_parameters(fn):
+    """The parameter names of `fn` when all are plain (positional or keyword, no *args,
+    **kwargs or keyword-only ones), else ()."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        return ()
+    return tuple(p.name for p in params)
+
+
+def _serves_arrays(entry, leaves, args) -> bool:
+    """Whether numpy-array calls may skip Tensors for this entry: a host executable that
+    writes back into no argument, whose inputs have exactly the arrays' dtypes."""
+    return (not entry.on_device and len(leaves) == len(args)
+            and not any(type(t) is int for t in entry.writebacks)
+            and all(leaf._spec.dtype.np == a.dtype for leaf, a in zip(leaves, args)))
+
+
 def _leaf_key(x, i, name):
     if isinstance(x, Tensor):
         if x.is_placeholder:
@@ -177,9 +197,7 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if kwargs:  # keyword arguments become positional (part of the key like any other)
-            bound = inspect.signature(self.fn).bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = bound.args
+            args = self._positional(args, kwargs)
         if active_traces.items:  # (the lists themselves: no __bool__ call per call)
             return self.converted()(*args)  # called from another traced function: inline
         if active_tapes.items:  # inside a PyNative gradient's recording: one replayable node
@@ -190,13 +208,45 @@ class JitFunction:
             key = (_context["target"], *[a._spec for a in args])
             entry = self._flat_cache[key]
         except (AttributeError, KeyError, TypeError):
-            return self._call_general(args)
+            return self._call_arrays(args)
         self._calls += 1
         entry.last_used = self._calls
         return entry.run(args, None if entry.on_device else [a._data for a in args])
 
+    def _positional(self, args, kwargs):
+        """The arguments by position: keywords naming the parameters after `args` are placed
+        directly when the function takes only plain parameters (the common case, without
+        inspect's binding on every call); anything else goes through Signature.bind."""
+        names = self.__dict__.get("_plain_parameters")
+        if names is None:
+            names = self._plain_parameters = _plain_parameters(self.fn)
+        rest = names[len(args):] if names else ()
+        if names and len(rest) == len(kwargs) and all(n in kwargs for n in rest):
+            return args + tuple(kwargs[n] for n in rest)
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        if bound.kwargs:  # (keyword-only parameters or **kwargs: they would be dropped)
+            raise TypeError(f"'{self.__name__}' takes keyword-only arguments "
+                            f"({', '.join(bound.kwargs)}); ms.jit passes arguments by "
+                            "position: make them positional-or-keyword parameters")
+        return bound.args
+
+    def _call_arrays(self, args):
+        """A call with C-contiguous numpy arrays only: served from the flat cache by their
+        shapes and dtypes, the arrays passed to the executable as they are (no Tensor, no
+        copy); anything else takes the general path."""
+        if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in args):
+            return self._call_general(args)
+        key = (_context["target"], *[(a.shape, a.dtype) for a in args])
+        entry = self._flat_cache.get(key)
+        if entry is None:
+            return self._call_general(args, array_key=key)
+        self._calls += 1
+        entry.last_used = self._calls
+        return entry.run(args, list(args))
+
     @user_api(lambda self: f"ms.jit ({self.__name__})")
-    def _call_general(self, args, tape=None):
+    def _call_general(self, args, tape=None, array_key=None):
         leaves, treedef = self._leaves(args)
         key = self._key(leaves, treedef)
         entry = self._cache.get(key)
@@ -208,6 +258,8 @@ class JitFunction:
                     if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
                         flat = (_context["target"], *[a._spec for a in args])
                         self._flat_cache[flat] = entry
+        if array_key is not None and _serves_arrays(entry, leaves, args):
+            self._flat_cache[array_key] = entry
         self._calls += 1
         entry.last_used = self._calls
         if tape is not None:  # the replay performs these writes again: it needs the old values

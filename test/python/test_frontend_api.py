@@ -89,6 +89,52 @@ def test_keyword_arguments_and_none_results():
     np.testing.assert_allclose(p.asnumpy(), [1.0, 2.0])
 
 
+def test_keywords_bind_as_signature_bind_does():
+    """The direct placement of keyword arguments (plain parameters) and inspect's binding
+    (defaults, *args, keyword-only) give the same positional arguments."""
+    @ms.jit
+    def plain(x, y, scale):
+        return x * scale + y
+
+    @ms.jit
+    def rich(x, *rest, scale=2.0):
+        return x * scale + sum(rest)
+
+    @ms.jit
+    def defaults(x, y, scale=2.0):
+        return x * scale + y
+
+    x, y = ms.Tensor([1.0, 2.0]), ms.Tensor([3.0, 4.0])
+    want = np.array([5.0, 8.0])
+    for call in (lambda: plain(x, y, scale=2.0), lambda: plain(x, y=y, scale=2.0),
+                 lambda: plain(scale=2.0, y=y, x=x), lambda: plain(x, y, 2.0)):
+        np.testing.assert_allclose(call().asnumpy(), want)
+    assert plain.cache_info()["compiles"] == 1
+    np.testing.assert_allclose(defaults(x, y=y).asnumpy(), want)
+    np.testing.assert_allclose(defaults(x, y, scale=3.0).asnumpy(), [6.0, 10.0])
+    np.testing.assert_allclose(rich(x, y).asnumpy(), want)
+    # a keyword-only argument cannot be passed by position: an error, not a dropped value
+    with pytest.raises(TypeError, match="takes keyword-only arguments \\(scale\\)"):
+        rich(x, y, scale=3.0)
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        plain(x, y, x=x)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        plain(x, y, 2.0, z=1.0)
+
+
+def test_numpy_arguments_share_the_tensor_compile_and_read_current_data():
+    f = ms.jit(lambda a, b: a * 2 + b)
+    a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(f(a, b).asnumpy(), a * 2 + 1)
+    np.testing.assert_allclose(f(ms.Tensor(a), ms.Tensor(b)).asnumpy(), a * 2 + 1)
+    a[0, 0] = 100.0  # the arrays are read at each call, not copied once
+    np.testing.assert_allclose(f(a, b).asnumpy(), a * 2 + 1)
+    strided = np.arange(12, dtype=np.float32).reshape(2, 6)[:, ::2]  # not C-contiguous
+    np.testing.assert_allclose(f(strided, b).asnumpy(), strided * 2 + 1)
+    np.testing.assert_allclose(f(a.astype(np.float64), b).asnumpy(), a * 2 + 1)
+    assert f.cache_info()["compiles"] == 2  # float32 (arrays and Tensors alike), float64
+
+
 def test_cache_hit_does_not_retrace():
     calls = []
 

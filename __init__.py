@@ -30,6 +30,9 @@ from .pyfront.mindspore_modules.dtype import *  # noqa: F401,F403  (MindSpore: m
 from .pyfront.mindspore_modules.dtype import __all__ as _dtype_names
 from .pyfront.mindspore_modules.parameter import ParameterTuple
 from .pyfront.nn.init import set_seed
+from .pyfront import parallel as _parallel
+from .pyfront.parallel import (ParallelMode, get_auto_parallel_context,
+                               reset_auto_parallel_context, set_auto_parallel_context)
 from .pyfront.tensor import Parameter, Tensor
 
 __version__ = "0.1.0"
@@ -58,6 +61,8 @@ _MODULE_ALIASES = {
     "dtype": ("pyfront.mindspore_modules.dtype", "eager"),
     "train": ("pyfront.train", "lazy"),
     "dataset": ("pyfront.dataset", "lazy"),
+    "communication": ("pyfront.communication", "eager"),
+    "communication.management": ("pyfront.communication", "eager"),
 }
 
 
@@ -121,6 +126,11 @@ def _attach_to_ops():
     ops.HookBackward = operations.HookBackward = _HookBackward
     for name in ("HyperMap", "Map", "MultitypeFuncGraph"):
         setattr(ops, name, getattr(composite, name))
+    # data parallel (pyfront/parallel.py): the collectives, and nn.DistributedGradReducer
+    for name, cls in {**_parallel.PRIMITIVES, "ReduceOp": _parallel.ReduceOp}.items():
+        setattr(ops, name, cls)
+        setattr(operations, name, cls)
+    nn.DistributedGradReducer = _parallel.DistributedGradReducer
     for name, fn in functional.EXTRAS.items():
         if not hasattr(ops, name):
             setattr(ops, name, fn)
@@ -129,6 +139,10 @@ def _attach_to_ops():
 _install_aliases()
 _attach_to_ops()
 context = _sys.modules[__name__ + ".context"]
+context.ParallelMode, context.set_auto_parallel_context = ParallelMode, set_auto_parallel_context
+context.get_auto_parallel_context = get_auto_parallel_context
+context.reset_auto_parallel_context = reset_auto_parallel_context
+communication = _sys.modules[__name__ + ".communication"]
 dtype = _sys.modules[__name__ + ".dtype"]
 
 
@@ -164,4 +178,6 @@ def __getattr__(name):
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor", "mutable", "ops", "nn", "amp",
            "context", "common", "jit", "ms_function", "grad", "value_and_grad",
            "GradOperation", "set_seed", "set_context", "get_context", "set_device",
-           "GRAPH_MODE", "PYNATIVE_MODE", *_dtype_names]
+           "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context",
+           "get_auto_parallel_context", "reset_auto_parallel_context", "communication",
+           *_dtype_names]

@@ -7,6 +7,43 @@
 // Constant inputs (shape, axis, perm, ...) are optional operands: present before
 // ms-const-input-to-attr, replaced by an attribute of the same name after it.
 irdl.dialect @ms {
+  irdl.operation @all_reduce {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %reduce_op_attr = irdl.base "#builtin.string"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"reduce_op" = %reduce_op_attr}
+  }
+  irdl.operation @all_gather {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %group_size_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"group_size" = %group_size_attr}
+  }
+  irdl.operation @reduce_scatter {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %reduce_op_attr = irdl.base "#builtin.string"
+    %group_size_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"reduce_op" = %reduce_op_attr, "group_size" = %group_size_attr}
+  }
+  irdl.operation @broadcast {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %root_attr = irdl.base "#builtin.integer"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"root" = %root_attr}
+  }
+  irdl.operation @comm_rank {
+    %output = irdl.base "!builtin.tensor"
+    irdl.results(output: %output)
+  }
   irdl.operation @dynamic_index {
     %x = irdl.base "!builtin.tensor"
     %index = irdl.base "!builtin.tensor"

@@ -187,6 +187,25 @@ def _openmp_link_args(openmp: bool) -> list[str]:
     return [lib]
 
 
+_MPI_SYMBOLS = (b"MPI_Allreduce\0", b"MPI_Comm_rank\0", b"MPI_Comm_size\0", b"MPI_Abort\0")
+
+
+def _mpi_link_args(obj: str) -> list[str]:
+    """Code with collectives (dialects/ops/collective.py) calls MPI: it is linked against
+    the MPI library mscc.communication uses (by its soname, so a process that ran init()
+    reuses its copy; the rpath finds it otherwise)."""
+    with open(obj, "rb") as f:
+        data = f.read()
+    if not any(name in data for name in _MPI_SYMBOLS):
+        return []
+    from ..pyfront.communication import mpi_library
+    lib = mpi_library()
+    if lib is None:
+        raise _tool_error("obj", "the code calls MPI (collectives) but no MPI library was "
+                                 "found to link: pip install 'mscc[distributed]'")
+    return [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
+
+
 _support_lock = threading.Lock()
 
 
@@ -237,7 +256,7 @@ def link_shared(obj: str, openmp: bool, entry: str, inputs, outputs, background=
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise _tool_error("obj", "no C compiler (cc) was found to link the shared library")
-    libs = _openmp_link_args(openmp)
+    libs = _openmp_link_args(openmp) + _mpi_link_args(obj)
     support = _support_object(cc, background)
     with tempfile.TemporaryDirectory(prefix="mscc-link-") as d:
         lib, sig = os.path.join(d, "entry.so"), os.path.join(d, "signature.c")

@@ -280,10 +280,15 @@ _CPU_ONLY = ("scf.for", "scf.while", "scf.if", "ms.dynamic_index", "ms.dynamic_u
 @register
 class GpuRejectControlFlow(ModulePass):
     name = "ms-gpu-reject-control-flow"
-    summary = ("a located error at the first loop or conditional of an ms module (the CUDA "
-               "target runs straight-line programs only, for now)")
+    summary = ("a located error at the first loop, conditional or collective of an ms "
+               "module (the CUDA target runs straight-line programs only, for now, and has "
+               "no collectives)")
 
     def run(self, module):
+        from ..dialects.ops.collective import COLLECTIVES
+        for op in ops_of_kind(module, *COLLECTIVES):
+            fail(op, f"'{op.name}': collectives run on the CPU target over MPI; the CUDA "
+                     "target has none (GPU data parallel would need NCCL: README)")
         for op in ops_of_kind(module, *_CPU_ONLY):
             what = api_name(op)
             fail(op, f"'{op.name}'{f' ({what})' if what != op.name else ''}: control flow is "

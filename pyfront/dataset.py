@@ -155,8 +155,7 @@ class NumpySlicesDataset(Dataset):
 
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None):
-        _unsupported("NumpySlicesDataset", sampler=sampler, num_shards=num_shards,
-                     shard_id=shard_id)
+        _unsupported("NumpySlicesDataset", sampler=sampler)
         if isinstance(data, dict):
             names, cols = list(data), [_as_column(v) for v in data.values()]
         elif isinstance(data, tuple):
@@ -173,16 +172,47 @@ class NumpySlicesDataset(Dataset):
                              f"dimension, got shapes {[c.shape for c in cols]}")
         super().__init__(names)
         self._cols, self._shuffle = cols, shuffle is None or bool(shuffle)
-        self._n = len(cols[0]) if num_samples is None else min(int(num_samples), len(cols[0]))
+        self._shards = _shards(num_shards, shard_id)
+        count = -(-len(cols[0]) // self._shards[0])  # (each shard's rows: the ceiling)
+        self._n = count if num_samples is None else min(int(num_samples), count)
 
     def _epoch(self, n):
         count = len(self._cols[0])
         order = self._rng(n, 0).permutation(count) if self._shuffle else np.arange(count)
-        for i in order[:self._n]:
+        for i in _shard_of(order, *self._shards)[:self._n]:
             yield tuple(c[i] for c in self._cols)
 
     def get_dataset_size(self):
         return self._n
+
+
+def _shards(num_shards, shard_id):
+    """(num_shards, shard_id), both given or neither (one shard), checked as MindSpore's."""
+    if (num_shards is None) != (shard_id is None):
+        raise RuntimeError("num_shards and shard_id need to be passed in together")
+    if num_shards is None:
+        return 1, 0
+    for name, v in (("num_shards", num_shards), ("shard_id", shard_id)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+    if num_shards < 1:
+        raise ValueError(f"num_shards {num_shards} must be a positive int")
+    if not 0 <= shard_id < num_shards:
+        raise ValueError(f"shard_id {shard_id} must be in [0, {num_shards})")
+    return int(num_shards), int(shard_id)
+
+
+def _shard_of(order, num_shards, shard_id):
+    """MindSpore's DistributedSampler: the (shuffled) row order, padded from its start to a
+    multiple of num_shards so every shard has as many rows, then rows shard_id,
+    shard_id + num_shards, ... Every process shuffles with the same seed, so the shards are
+    disjoint but for the padding."""
+    if num_shards == 1:
+        return order
+    total = -(-len(order) // num_shards) * num_shards
+    padded = np.concatenate([order, np.resize(order, total - len(order))]) \
+        if total > len(order) else order
+    return padded[shard_id::num_shards]
 
 
 def _row(item, width):

@@ -64,13 +64,26 @@ class TrainOneStepCell(Cell):
         from ..grad import value_and_grad
         object.__setattr__(self, "weights", optimizer.parameters)
         object.__setattr__(self, "grad_fn", value_and_grad(network, None, self.weights))
+        self.grad_reducer = _grad_reducer(self.weights)
 
     def construct(self, *inputs):
         loss, grads = self.grad_fn(*inputs)
         if self.sens != 1.0:
             grads = tuple(g * self.sens for g in grads)
+        if self.grad_reducer is not None:
+            grads = self.grad_reducer(grads)
         self.optimizer(grads)
         return (loss, grads) if self.return_grad else loss
+
+
+def _grad_reducer(weights):
+    """MindSpore's TrainOneStepCell rule: under parallel_mode DATA_PARALLEL the gradients go
+    through a DistributedGradReducer (gradients_mean and the group size from the context and
+    the job) before the optimizer, so Model.train(...) trains data parallel unchanged."""
+    from .. import parallel
+    if parallel.get_auto_parallel_context("parallel_mode") != parallel.ParallelMode.DATA_PARALLEL:
+        return None
+    return parallel.DistributedGradReducer(weights)
 
 
 def _l2(x, axis=()):

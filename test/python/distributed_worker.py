@@ -211,6 +211,24 @@ def training(outdir):
     return {mode: train(outdir, mode) for mode in ("graph", "pynative")}
 
 
+def train_one_step(outdir):
+    """MindSpore's TrainOneStepCell(WithLossCell(net, loss), optimizer) in DATA_PARALLEL
+    (GRAPH_MODE): no reducer written by hand; the cell adds it, as MindSpore's does."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL,
+                                 gradients_mean=True)
+    net, loss_fn, optimizer = make_model()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
+    x, y = communication.shard(dataset(SIZE))
+    for k in range(STEPS):
+        batch = slice(k * BATCH, (k + 1) * BATCH)
+        step(ms.Tensor(x[batch]), ms.Tensor(y[batch]))
+    weights = {p.name: p.asnumpy() for p in net.trainable_params()}
+    np.savez(os.path.join(outdir, f"weights-cell-{RANK}.npz"), **weights)
+    ms.reset_auto_parallel_context()
+    return {"reducer": type(step.grad_reducer).__name__}
+
+
 # ------------------------------------------------------------------ failures
 
 def failing(outdir):
@@ -230,7 +248,7 @@ def mismatched(outdir):
 
 
 CASES = {"collectives": collectives, "training": training, "failing": failing,
-         "mismatched": mismatched}
+         "mismatched": mismatched, "train_one_step": train_one_step}
 
 if __name__ == "__main__":
     init()

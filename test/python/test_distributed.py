@@ -118,6 +118,28 @@ def test_data_parallel_training_gives_every_rank_the_weights_of_one_big_batch(n,
 
 
 @needs_mpi
+def test_train_one_step_cell_reduces_the_gradients_itself_in_data_parallel(tmp_path):
+    """As MindSpore's TrainOneStepCell: under DATA_PARALLEL it all-reduces the gradients
+    (gradients_mean from the context), so Model.train trains data parallel unchanged."""
+    n = 2
+    rc, out, _ = launch("train_one_step", n, tmp_path)
+    assert rc == 0, out
+    assert results("train_one_step", n, tmp_path)[0]["reducer"] == "DistributedGradReducer"
+    want = reference_weights(worker_module(), n)
+    ranks = [np.load(tmp_path / f"weights-cell-{r}.npz") for r in range(n)]
+    for name, w in want.items():
+        assert ranks[1][name].tobytes() == ranks[0][name].tobytes(), name
+        np.testing.assert_allclose(ranks[0][name], w, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_train_one_step_cell_has_no_reducer_stand_alone():
+    net = nn.Dense(3, 2)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), learning_rate=0.1))
+    assert step.grad_reducer is None
+
+
+@needs_mpi
 def test_the_digits_example_trains_data_parallel():
     example = os.path.join(HERE, "..", "..", "examples", "train_digits.py")
     p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, example, "--data-parallel",

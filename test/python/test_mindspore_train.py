@@ -176,8 +176,27 @@ def test_numpy_slices_batching_and_columns():
                                                                             "column_1"]
     with pytest.raises(ValueError, match="same first dimension"):
         NumpySlicesDataset((np.ones(3), np.zeros(4)))
-    with pytest.raises(NotImplementedError, match="num_shards"):
-        NumpySlicesDataset([1, 2], num_shards=2)
+    with pytest.raises(NotImplementedError, match="sampler"):
+        NumpySlicesDataset([1, 2], sampler=object())
+
+
+def test_numpy_slices_shards_as_mindsporess_distributed_sampler():
+    """num_shards/shard_id: rows shard_id, shard_id + n, ... of the (shuffled) order, padded
+    from its start so every shard has ceil(N / n) rows; every shard shuffles alike."""
+    x = np.arange(10)
+    shards = [NumpySlicesDataset(x, num_shards=3, shard_id=r, shuffle=False) for r in range(3)]
+    rows = [[int(r[0]) for r in _rows(s)] for s in shards]
+    assert rows == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
+    assert [s.get_dataset_size() for s in shards] == [4, 4, 4]
+    config.set_seed(7)
+    mixed = [[int(r[0]) for r in _rows(NumpySlicesDataset(x, num_shards=2, shard_id=k))]
+             for k in range(2)]
+    assert sorted(mixed[0] + mixed[1]) == list(range(10)) and mixed[0] != [0, 2, 4, 6, 8]
+    assert len(_rows(NumpySlicesDataset(x, num_shards=3, shard_id=0).batch(2))) == 2
+    with pytest.raises(RuntimeError, match="passed in together"):
+        NumpySlicesDataset(x, num_shards=2)
+    with pytest.raises(ValueError, match="shard_id 2 must be in"):
+        NumpySlicesDataset(x, num_shards=2, shard_id=2)
 
 
 def test_shuffle_is_seeded_and_differs_per_epoch():

@@ -75,3 +75,49 @@ def line_of(path, marker):
         if marker in text and "line_of(" not in text:
             return n
     raise AssertionError(f"{marker!r} is not in {path}")
+
+
+def op_counts(text):
+    """How often each op occurs in printed IR, parsed with the MLIR bindings (tests count
+    ops rather than compare IR strings)."""
+    counts = {}
+    with mlir_context():
+        module = ir.Module.parse(text)
+
+        def visit(o):
+            counts[o.name] = counts.get(o.name, 0) + 1
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit)
+    return counts
+
+
+def check_weighted_gradient(case, inputs, mode):
+    """d/dx0 of sum(w_i * float output_i) of `case.fn` (a table case with `fn`, `ref`,
+    `dtypes`) in float64, under jit or eagerly, against central differences of `case.ref`
+    (the other inputs held fixed)."""
+    import mscc as ms
+    from mscc import ops
+    rng = np.random.default_rng(1)
+    outs = case.ref(*inputs)
+    outs = list(outs) if isinstance(outs, tuple) else [outs]
+    floats = [i for i, o in enumerate(outs) if np.asarray(o).dtype.kind == "f"
+              and (not case.dtypes or np.dtype(case.dtypes[i]).kind == "f")]
+    weights = [rng.uniform(-1, 1, np.shape(outs[i])) for i in floats]
+
+    def loss(*xs):
+        out = case.fn(*xs)
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return sum(ops.reduce_sum(out[i] * ms.Tensor(w)) for i, w in zip(floats, weights))
+
+    def ref_loss(x0):
+        r = case.ref(x0, *inputs[1:])
+        r = list(r) if isinstance(r, tuple) else [r]
+        return sum(np.sum(np.asarray(r[i]) * w) for i, w in zip(floats, weights))
+
+    grad_fn = ms.grad(loss, grad_position=0)
+    if mode == "jit":
+        grad_fn = ms.jit(grad_fn)
+    got = grad_fn(*[ms.Tensor(a) for a in inputs]).asnumpy()
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, finite_differences(ref_loss, inputs[0]), rtol=1e-6,
+                               atol=1e-7)

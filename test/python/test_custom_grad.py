@@ -6,7 +6,7 @@ import pytest
 
 import mscc as ms
 from mscc import Parameter, Tensor, nn, ops
-from mstest import compile_fn, finite_differences, op, spec
+from mstest import compile_fn, finite_differences, op, op_counts, spec
 
 MODES = ["graph", "jit", "pynative"]
 grad_all = ops.GradOperation(get_all=True)
@@ -304,19 +304,7 @@ def test_recompute_gives_the_gradients_of_the_stored_forward(mode):
     np.testing.assert_allclose(g1[0].asnumpy(), fd, rtol=1e-6, atol=1e-8)
 
 
-def _op_counts(text):
-    """How often each ms op occurs in printed IR (parsed, not string-compared)."""
-    from mlir import ir
-    from mscc.dialects.builders import mlir_context
-    counts = {}
-    with mlir_context():
-        module = ir.Module.parse(text)
-
-        def visit(o):
-            counts[o.name] = counts.get(o.name, 0) + 1
-            return ir.WalkResult.ADVANCE
-        module.operation.walk(visit)
-    return counts
+_op_counts = op_counts
 
 
 def test_recompute_repeats_the_forward_in_the_backward():

@@ -13,6 +13,7 @@ import pytest
 
 import mscc as ms
 from mscc import ops
+from mstest import check_weighted_gradient  # noqa: E402
 
 F32 = np.float32
 
@@ -338,46 +339,13 @@ def test_values(case, mode):
 GRAD_CASES = [c for c in ALL_CASES if c.grad]
 
 
-def _central_differences(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[idx] += eps
-        minus[idx] -= eps
-        g[idx] = (f(plus) - f(minus)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("mode", ["pynative", "jit"])
 @pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
 def test_gradients(case, mode):
     """d/dx0 of sum(w_i * float output_i), in float64, against central differences of the
     numpy reference (the other inputs held fixed)."""
-    rng = np.random.default_rng(1)
     inputs = [_f64(a) for a in _inputs(case.kinds, np.random.default_rng(0))]
-    outs = case.ref(*inputs)
-    outs = list(outs) if isinstance(outs, tuple) else [outs]
-    floats = [i for i, o in enumerate(outs) if np.asarray(o).dtype.kind == "f"
-              and (not case.dtypes or np.dtype(case.dtypes[i]).kind == "f")]
-    weights = [rng.uniform(-1, 1, np.shape(outs[i])) for i in floats]
-
-    def loss(*xs):
-        out = case.fn(*xs)
-        out = out if isinstance(out, (tuple, list)) else (out,)
-        return sum(ops.reduce_sum(out[i] * ms.Tensor(w)) for i, w in zip(floats, weights))
-
-    def ref_loss(x0):
-        r = case.ref(x0, *inputs[1:])
-        r = list(r) if isinstance(r, tuple) else [r]
-        return sum(np.sum(np.asarray(r[i]) * w) for i, w in zip(floats, weights))
-
-    grad_fn = ms.grad(loss, grad_position=0)
-    if mode == "jit":
-        grad_fn = ms.jit(grad_fn)
-    got = grad_fn(*[ms.Tensor(a) for a in inputs]).asnumpy()
-    assert got.dtype == np.float64
-    np.testing.assert_allclose(got, _central_differences(ref_loss, inputs[0]), rtol=1e-6,
-                               atol=1e-7)
+    check_weighted_gradient(case, inputs, mode)
 
 
 # ------------------------------------------------------------------ MindSpore's errors

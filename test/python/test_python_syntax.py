@@ -688,16 +688,8 @@ def test_cell_with_python_and_tensor_conditions(mode, training):
 
 def _op_counts(fn, *args, **jit_kw):
     """How often each op occurs in the `ms` stage of ms.jit(fn, **jit_kw) (parsed IR)."""
-    from mlir import ir
-    from mscc.dialects.builders import mlir_context
-    text = ms.jit(fn, **jit_kw).lower(*args).as_text("ms")
-    counts = {}
-    with mlir_context():
-        def visit(op):
-            counts[op.name] = counts.get(op.name, 0) + 1
-            return ir.WalkResult.ADVANCE
-        ir.Module.parse(text).operation.walk(visit)
-    return counts
+    from mstest import op_counts
+    return op_counts(ms.jit(fn, **jit_kw).lower(*args).as_text("ms"))
 
 
 @pytest.mark.parametrize("fn,inputs,loops", [

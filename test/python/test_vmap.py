@@ -18,7 +18,7 @@ import mscc as ms
 from mscc import nn, ops
 from mscc.dialects.registry import OPS, MissingRuleError, lookup
 from mscc.pyfront import dispatch
-from mstest import finite_differences, line_of
+from mstest import finite_differences, line_of, op_counts
 from test_conv import conv_ref
 from test_pooling import Geometry, out_size, pool_ref, pool_grad_ref, windows
 
@@ -434,19 +434,7 @@ def test_rule_matches_numpy_per_slice(case):
                                        rtol=case.tol, atol=case.tol, err_msg=f"{axes} #{k}")
 
 
-def _op_counts(text):
-    """How often each op occurs in printed IR (parsed with the MLIR bindings)."""
-    from mlir import ir
-    from mscc.dialects.builders import mlir_context
-    counts = {}
-    with mlir_context():
-        module = ir.Module.parse(text)
-
-        def visit(o):
-            counts[o.name] = counts.get(o.name, 0) + 1
-            return ir.WalkResult.ADVANCE
-        module.operation.walk(visit)
-    return counts
+_op_counts = op_counts
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -143,6 +143,15 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
   }
+  irdl.operation @print {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %before_attr = irdl.base "#builtin.string"
+    %after_attr = irdl.base "#builtin.string"
+    irdl.operands(x: optional %x)
+    irdl.results(output: %output)
+    irdl.attributes {"before" = %before_attr, "after" = %after_attr}
+  }
   irdl.operation @add {
     %x = irdl.base "!builtin.tensor"
     %y = irdl.base "!builtin.tensor"

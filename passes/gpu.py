@@ -289,6 +289,10 @@ class GpuRejectControlFlow(ModulePass):
         for op in ops_of_kind(module, *COLLECTIVES):
             fail(op, f"'{op.name}': collectives run on the CPU target over MPI; the CUDA "
                      "target has none (GPU data parallel would need NCCL: README)")
+        for op in ops_of_kind(module, "ms.print"):
+            fail(op, "'ms.print' (Print): printing from compiled code runs on the CPU target "
+                     "only; the CUDA target does not print yet (compile for the CPU, or print "
+                     "the results after the call)")
         for op in ops_of_kind(module, *_CPU_ONLY):
             what = api_name(op)
             fail(op, f"'{op.name}'{f' ({what})' if what != op.name else ''}: control flow is "

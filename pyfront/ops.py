@@ -981,6 +981,7 @@ from .ops_pool import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F
                        max_pool3d)
 from .ops_more import *  # noqa: E402,F401,F403  (pyfront/ops_more.py: its __all__)
 from .ops_more import BUILTIN_NAMED as _BUILTIN_NAMED  # noqa: E402  (ops.max, .min, .range)
+from .ops_last import *  # noqa: E402,F401,F403  (pyfront/ops_last.py: its __all__)
 
 
 def __getattr__(name):

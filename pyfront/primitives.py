@@ -25,7 +25,7 @@ from typing import NamedTuple
 from ..dialects import dtypes as dt
 from . import control_flow, dispatch, ops
 from . import ops_conv as conv_ops
-from . import ops_more
+from . import ops_last, ops_more
 from .location import user_api
 from .tensor import Tensor
 
@@ -136,10 +136,12 @@ def _row(name, fn, params=None, fixed=None, call_attrs=None):
     init_signature = inspect.Signature([inspect.Parameter(p, kind, default=d)
                                         for p, d in params.items()])
     inputs = [p.replace(default=p.default) for n, p in inspect.signature(fn).parameters.items()
-              if n not in call_attrs and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+              if n not in call_attrs and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY,
+                                                    p.VAR_POSITIONAL)]
     call_signature = inspect.Signature(inputs)
+    variadic = any(p.kind is p.VAR_POSITIONAL for p in inputs)  # (Print: any number)
     return _Row(name, fn, params, fixed, init_signature, call_signature, call_attrs,
-                len(inputs))
+                -1 if variadic else len(inputs))
 
 
 # ------------------------------------------------------- compositions of the functional ops
@@ -313,7 +315,9 @@ def _dtype(input_x):
 
 def _depend(value, expr):
     """`value`; `expr` is evaluated already. mscc runs side effects (assign, optimizers) in
-    Python order in both modes, so the dependency MindSpore's Depend adds holds anyway."""
+    Python order in both modes, so the dependency MindSpore's Depend adds holds anyway. (A
+    float status Tensor records it: pyfront/ops_last.py's NPUGetFloatStatus checks expr.)"""
+    ops_last.watch_depend(value, expr)
     return value
 
 
@@ -625,6 +629,24 @@ RANKED_ROWS = [
                                         "roi_end_mode": 1}),
 ]
 _ROWS += RANKED_ROWS
+
+# The last of the top 150: pyfront/ops_last.py, tested by test/python/test_ops_last.py.
+LAST_ROWS = [
+    _row("Print", ops_last._print_primitive),
+    _row("NPUAllocFloatStatus", ops_last._npu_alloc_float_status),
+    _row("NPUClearFloatStatus", ops_last._npu_clear_float_status),
+    _row("NPUGetFloatStatus", ops_last._npu_get_float_status),
+    _row("RandomChoiceWithMask", ops_last._random_choice_with_mask,
+         {"count": 256, **_SEEDS}),
+    _row("DynamicRNN", ops_last._dynamic_rnn,
+         {"cell_type": "LSTM", "direction": "UNIDIRECTIONAL", "cell_depth": 1,
+          "use_peephole": False, "keep_prob": 1.0, "cell_clip": -1.0, "num_proj": 0,
+          "time_major": True, "activation": "tanh", "forget_bias": 0.0, "is_training": True}),
+    _row("CTCLoss", ops_last._ctc_loss_primitive,
+         {"preprocess_collapse_repeated": False, "ctc_merge_repeated": True,
+          "ignore_longer_outputs_than_inputs": False}),
+]
+_ROWS += LAST_ROWS
 
 # MindSpore Primitive name -> the registry's plain elementwise op (ops.<mnemonic>). Every
 # plain elementwise op has a row here or is in NO_PRIMITIVE (a test checks).

@@ -46,6 +46,8 @@ class CpuExecutable:
         if not addr:
             raise CallError(f"entry point '{entry}' not found in the compiled module")
         self._fn = _PACKED(addr)
+        from .debug_print import install_in_engine
+        install_in_engine(self.engine)  # compiled Print ops (runtime/debug_print.py)
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]

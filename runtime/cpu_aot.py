@@ -82,6 +82,8 @@ class CpuLibraryExecutable:
         # disk cache stayed mapped after its jit cache entry was evicted or collected.
         weakref.finalize(self, _unload, self._lib._handle)
         self._check_signature(symbol)
+        from .debug_print import install_in_library
+        install_in_library(self._lib)  # compiled Print ops (runtime/debug_print.py)
         fn = getattr(self._lib, symbol)
         fn.restype = None
         n = len(self.in_specs) + len(self.out_specs)

@@ -1,3 +1,3 @@
 """Importing this package fills the op registry: one module per op family."""
-from . import (collective, control, conv, core, custom, elementwise, indexing,  # noqa: F401
-               matmul, pooling, random, reduction, shape)
+from . import (collective, control, conv, core, custom, debug, elementwise,  # noqa: F401
+               indexing, matmul, pooling, random, reduction, shape)

@@ -211,19 +211,6 @@ WHY_MISSING = {
     "AllReduce": "a collective: mscc has no collective ms ops yet (MPI inside the compiled "
                  "step, DESIGN.md)",
     "AllGather": "a collective: mscc has no collective ms ops yet",
-    "print_": "prints Tensor values while compiled code runs: needs a print op in the "
-              "runtime",
-    "NPUAllocFloatStatus": "the Ascend NPU's overflow status register: CPUs and GPUs have "
-                           "none (P.FloatStatus is the portable check)",
-    "NPUClearFloatStatus": "the Ascend NPU's overflow status register",
-    "NPUGetFloatStatus": "the Ascend NPU's overflow status register",
-    "DynamicRNN": "Ascend's fused LSTM kernel (MindSpore: Ascend only); nn.LSTM is the "
-                  "portable layer",
-    "choice_with_mask": "a random choice of `count` true elements: needs a top-k kernel "
-                        "(mscc's topk makes k passes over the input; count is 256 by "
-                        "default)",
-    "ctc_loss": "a dynamic-programming recursion over time and label lengths: needs a "
-                "scan over time with per-sample lengths (not done yet)",
 }
 
 _FORM_CATEGORY = {"ops": "ops", "P": "primitives", "Tensor": "Tensor"}

@@ -14,8 +14,9 @@ from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseD
                                      WarmUpLR)
 from .layers import (GELU, BatchNorm1d, BatchNorm2d, Dense, Dropout, Embedding, Flatten,
                      LayerNorm, ReLU, Sigmoid, Softmax, Tanh)
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
-                   LossBase, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, CTCLoss, HuberLoss, KLDivLoss,
+                   L1Loss, LossBase, MSELoss, NLLLoss, SmoothL1Loss,
+                   SoftmaxCrossEntropyWithLogits)
 from .optim import (SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp)
 from .rnn import GRU, LSTM, RNN
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
@@ -34,6 +35,7 @@ __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "R
            "LayerNorm", "Flatten", "RNN", "GRU", "LSTM",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
+           "CTCLoss",
            "KLDivLoss", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Lamb",
            "Adagrad", "RMSProp", "piecewise_constant_lr", "exponential_decay_lr",
            "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",

@@ -296,3 +296,18 @@ class CrossEntropyLoss(LossBase):
         if self.reduction == "sum":
             return -ops.reduce_sum(terms)
         return -ops.reduce_sum(terms, axis)
+
+
+class CTCLoss(LossBase):
+    """Connectionist Temporal Classification loss (nn.CTCLoss): ops.ctc_loss's loss of
+    log_probs (T, N, C), targets (N, S), input_lengths and target_lengths (N,)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction)
+        if isinstance(blank, bool) or not isinstance(blank, int) or blank < 0:
+            raise ValueError(f"For 'CTCLoss', blank must be a non-negative int, got {blank!r}")
+        self.blank, self.zero_infinity = blank, bool(zero_infinity)
+
+    def construct(self, log_probs, targets, input_lengths, target_lengths):
+        return ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                            self.reduction, self.zero_infinity)[0]

@@ -159,6 +159,8 @@ def test_families_cover_every_lowered_op():
              "ms.barrier"}
     # Collectives run on the CPU over MPI; the CUDA target refuses them (test below).
     views |= set(COLLECTIVES)
+    # ms.print calls the CPU runtime's printer; the CUDA target refuses it (test_ops_last.py)
+    views |= {"ms.print"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= covered | views, lowered - covered - views
 

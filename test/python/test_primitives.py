@@ -11,6 +11,7 @@ import mscc as ms
 from mscc import ops
 from mscc.ops import operations as P
 from mscc.pyfront.primitives import _ELEMENTWISE, NO_PRIMITIVE, PRIMITIVES, RANKED_ROWS
+from mscc.pyfront.primitives import LAST_ROWS
 
 RNG = np.random.default_rng(7)
 
@@ -285,8 +286,10 @@ ROWS = {row.name: row for row in
         _elementwise_rows() + _structural_rows() + _composition_rows() + _convolution_rows()
         + _pooling_rows()}
 # Rows tested on their own: below (they need a Parameter), and the loops, which take
-# functions (test_control_flow.py), and the ranked ops' rows (test_ops_more.py).
-SEPARATE = {"Assign", "WhileLoop", "ForiLoop", "Scan"} | {row.name for row in RANKED_ROWS}
+# functions (test_control_flow.py), and the ranked ops' rows (test_ops_more.py,
+# test_ops_last.py).
+SEPARATE = ({"Assign", "WhileLoop", "ForiLoop", "Scan"} | {row.name for row in RANKED_ROWS}
+            | {row.name for row in LAST_ROWS})
 
 
 def test_every_primitive_has_a_row():

@@ -14,10 +14,13 @@ from mlir import ir
 
 from ..dialects import dtypes as dt
 from ..dialects.builders import dense_to_numpy
-from ..runtime.plan import Buffer, Copy, Launch, LaunchPlan, Param
+import json
+
+from ..runtime.plan import Buffer, Copy, For, If, Launch, LaunchPlan, Param, While
 from .base import PassFailure, fail
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 from .gpu import KERNEL_MODULE
+from .gpu_control import CTL_ATTR, RESULTS_ATTR
 from ..dialects.ir_helpers import (function_type, functions_by_name, identity_layout, symbol_name,
                          top_level_ops)
 
@@ -45,9 +48,11 @@ def _static_identity(t: ir.MemRefType) -> bool:
 class PlanReader:
     """Walks the entry's body once, mapping each SSA value to a buffer name or a constant."""
 
-    def __init__(self, module, fn, in_specs, out_specs):
+    def __init__(self, module, fn, in_specs, out_specs, blob_prefix=""):
         self.module = module
         self.fn = fn
+        self.blob_prefix = blob_prefix
+        self.called: list = []   # the sub-plans (function names) its control nodes run
         self.plan = LaunchPlan(symbol_name(fn))
         self.blobs: dict[str, bytes] = {}
         self.values: dict = {}
@@ -83,7 +88,7 @@ class PlanReader:
                 fail(op, f"the launch plan cannot express host operation "
                          f"'{op.operation.name}'")
             reader(self, op)
-        self.plan.validate()
+        # validated by read_launch_plan, with its sub-plans
         return self.plan
 
     def new_buffer(self, prefix, t, op, **kw) -> str:
@@ -121,7 +126,7 @@ def _get_global(r: PlanReader, op):
         fail(op, f"memref.global @{sym} has no initial value")
     name = r.new_buffer("const", op.result.type, op, kind="const")
     buf = r.plan.buffer(name)
-    buf.data = f"consts/{name}.bin"
+    buf.data = f"consts/{r.blob_prefix}{name}.bin"
     r.blobs[buf.data] = dense_bytes(glob.attributes["initial_value"], buf.shape, buf.dtype)
     r.values[op.result] = name
 
@@ -192,6 +197,40 @@ def _launch(r: PlanReader, op):
                                _loc(op)))
 
 
+def _metadata(r: PlanReader, op):
+    # extract_strided_metadata: the base buffer (what the deallocation frees) is the buffer
+    r.values[op.results[0]] = r.buffer_of(op.operands[0], op)
+
+
+def _call(r: PlanReader, op):
+    """A call of a declaration made by ms-gpu-outline-control-flow: a control node."""
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    decl = functions_by_name(r.module.operation).get(callee)
+    if decl is None or CTL_ATTR not in decl.attributes:
+        fail(op, f"the launch plan cannot call '{callee}' (only loops and conditionals "
+                 "outlined by ms-gpu-outline-control-flow)")
+    info = json.loads(ir.StringAttr(decl.attributes[CTL_ATTR]).value)
+    ins = [r.buffer_of(v, op) for v in op.operands]
+    results = [r.new_buffer("tmp", v.type, op, kind="temp") for v in op.results]
+    for v, name in zip(op.results, results):
+        r.values[v] = name
+    kind, loc = info["kind"], _loc(op)
+    if kind == "for":
+        nb = [info["lower"], info["upper"]].count(None)
+        k = info["carries"]
+        step = For(info["body"], info["lower"], info["upper"], info["step"], ins[:nb],
+                   ins[nb:nb + k], ins[nb + k:], results, info["api"], loc)
+        r.called.append(info["body"])
+    elif kind == "while":
+        k = info["carries"]
+        step = While(info["cond"], info["body"], ins[:k], ins[k:], results, info["api"], loc)
+        r.called += [info["cond"], info["body"]]
+    else:
+        step = If(ins[0], info["then"], info["else"], ins[1:], results, info["api"], loc)
+        r.called += [info["then"], info["else"]]
+    r.plan.steps.append(step)
+
+
 def _return(r: PlanReader, op):
     if len(op.operands):
         fail(op, "the entry must return its results through output buffers (ms-entry-dps)")
@@ -209,6 +248,8 @@ HOST_OPS = {
     "memref.dealloc": _dealloc,
     "memref.copy": _copy,
     "gpu.launch_func": _launch,
+    "memref.extract_strided_metadata": _metadata,
+    "func.call": _call,
     "func.return": _return,
 }
 
@@ -242,9 +283,43 @@ def read_launch_plan(module: ir.Module, entry: str, in_specs, out_specs):
     fn = functions_by_name(module.operation).get(entry)
     if fn is None:
         raise CompileError([Diagnostic("error", "", 0, 0, f"no function '{entry}'")], "gpu")
+    functions = functions_by_name(module.operation)
     with DiagnosticCapture(module.context) as capture:
         try:
             reader = PlanReader(module, fn, in_specs, out_specs)
-            return reader.read(), reader.blobs
+            plan = reader.read()
+            blobs = dict(reader.blobs)
+            todo = list(reader.called)
+            while todo:  # the sub-plans of loops and conditionals, nested ones too
+                name = todo.pop(0)
+                if name in plan.functions:
+                    continue
+                sub_fn = functions[name]
+                sub_in, sub_out = _region_specs(sub_fn)
+                sub = PlanReader(module, sub_fn, sub_in, sub_out, blob_prefix=f"{name}.")
+                plan.functions[name] = sub.read()
+                blobs.update(sub.blobs)
+                todo += sub.called
+            plan.validate()
+            return plan, blobs
         except PassFailure:
             raise CompileError(capture.errors, "gpu") from None
+
+
+class _Spec:
+    """What PlanReader reads of a TensorSpec: shape and dtype.np.name."""
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = type("D", (), {"np": np.dtype(dtype)})
+
+
+def _region_specs(fn):
+    """(inputs, outputs) of an outlined region's function at the gpu stage (destination
+    passing: its arguments are its inputs, then its outputs)."""
+    n_out = ir.IntegerAttr(fn.attributes[RESULTS_ATTR]).value
+    specs = []
+    for t in function_type(fn).inputs:
+        t = ir.MemRefType(t)
+        specs.append(_Spec(tuple(t.shape), np_dtype_of(t.element_type, fn)))
+    return specs[:len(specs) - n_out], specs[len(specs) - n_out:]

@@ -26,7 +26,7 @@ from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
                buffer_lifetimes, cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
-               implicit_cast, inline, math_approx, ms_to_linalg, outline, symbols, verify)
+               implicit_cast, inline, gpu_control, math_approx, ms_to_linalg, outline, symbols, verify)
 
 # allow-return-allocs-from-loops: a loop body that yields a new buffer (its carry computed
 # into a fresh tensor, not in place) gets it handed to the next iteration; the deallocation
@@ -35,12 +35,21 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map "
              "allow-return-allocs-from-loops=1}")
 
-def _bufferize(*extra):
+# buffer-deallocation-pipeline, step by step (the CUDA target drops some deallocations
+# between its simplification and their lowering to host code).
+_DEALLOC_STEPS = ("expand-realloc", "canonicalize", "ownership-based-buffer-deallocation",
+                  "canonicalize", "buffer-deallocation-simplification")
+_DEALLOC_LOWER = ("bufferization-lower-deallocations", "cse", "canonicalize")
+
+
+def _bufferize(*extra, before_lowering=()):
     """Destination-passing entries, then one-shot bufferization with caller-owned outputs."""
+    dealloc = (("buffer-deallocation-pipeline",) if not before_lowering else
+               _DEALLOC_STEPS + tuple(before_lowering) + _DEALLOC_LOWER)
     return ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
-                           "drop-equivalent-buffer-results", "buffer-deallocation-pipeline",
-                           "ms-bool-buffers-as-bytes",
-                           "convert-bufferization-to-memref") + extra + ("canonicalize",))
+                           "drop-equivalent-buffer-results") + dealloc
+            + ("ms-bool-buffers-as-bytes", "convert-bufferization-to-memref") + extra
+            + ("canonicalize",))
 
 
 # The stages every target shares: tracing, the front-end passes, autodiff, fusion, linalg.
@@ -76,9 +85,13 @@ CUDA_CHIP = "sm_90"
 CUDA_FEATURES = "+ptx80"
 
 _CUDA_STAGES = _FRONT_STAGES + (
-    ("linalg", ("ms-gpu-reject-control-flow", "convert-ms-to-linalg{scatter=reduction conv=batched}", "ms-outline-matmul{epilogues=false}",
-                "canonicalize", "cse")),
-    _bufferize(),
+    # Each region of a loop or conditional becomes a function with its own launch plan
+    # (passes/gpu_control.py); index arithmetic on 0-d tensors it leaves becomes kernels.
+    ("linalg", ("ms-gpu-reject-collectives",
+                "convert-ms-to-linalg{scatter=reduction conv=batched rows=gather}",
+                "ms-gpu-outline-control-flow", "func.func(convert-elementwise-to-linalg)",
+                "ms-outline-matmul{epilogues=false}", "canonicalize", "cse")),
+    _bufferize(before_lowering=("ms-gpu-drop-control-deallocs",)),
     # Matmul kernel functions are scheduled while still isolated, then everything is inlined
     # into the entry, whose remaining linalg ops each become one gpu.launch; linalg left
     # inside launches (the per-thread matmul tiles and tile copies) becomes loops.

@@ -28,7 +28,7 @@ import numpy as np
 
 from .calls import check_inputs
 from .cuda_driver import CudaError, CudaUnavailable, Driver  # noqa: F401  (re-exported)
-from .plan import Copy, Launch, LaunchPlan
+from .plan import Copy, For, Launch, LaunchPlan, While
 from .pool import DevicePool
 
 _DEVICES: dict = {}
@@ -200,23 +200,34 @@ class CudaExecutable:
         self.device = dev = dev or device()
         drv = dev.driver
         self.image = None  # which image the driver loaded: "cubin" or "ptx"
-        self.module = self._load_module(drv, images, arch) if plan.launches else None
+        self.module = self._load_module(drv, images, arch) if plan.all_launches() else None
         self.functions = {k: drv.module_get_function(self.module, k) for k in plan.kernels()}
         self.stream = drv.stream_create()
         self.blocking = os.environ.get("MSCC_CUDA_LAUNCH_BLOCKING", "") not in ("", "0")
-        self._args = [_LaunchArgs(s) if isinstance(s, Launch) else None for s in plan.steps]
-        launch_steps = [i for i, s in enumerate(plan.steps) if isinstance(s, Launch)]
-        self._ordinal = {step: n for n, step in enumerate(launch_steps)}
+        # Per plan (the entry's, and the sub-plans its loops and conditionals run): launch
+        # arguments, the launch ordinal of each step, temporaries, constants on the device.
+        self._plans = {None: plan, **plan.functions}
+        self._args, self._ordinal, self._temps, self._constants = {}, {}, {}, {}
+        n = 0
+        for key, p in self._plans.items():
+            self._args[key] = [_LaunchArgs(s) if isinstance(s, Launch) else None
+                               for s in p.steps]
+            for i, step in enumerate(p.steps):
+                if isinstance(step, Launch):
+                    self._ordinal[key, i] = n
+                    n += 1
+            self._temps[key] = [b for b in p.buffers if b.kind == "temp"]
+            consts = {}
+            for b in p.buffers:
+                if b.kind == "const":
+                    data = np.frombuffer(constants[b.data], dtype=b.dtype).reshape(b.shape)
+                    consts[b.name] = dev.to_device(data, self.stream)
+            self._constants[key] = consts
         self._inputs = sorted((b for b in plan.buffers if b.kind == "input"),
                               key=lambda b: b.index)
         self._outputs = sorted((b for b in plan.buffers if b.kind == "output"),
                                key=lambda b: b.index)
-        self._temps = [b for b in plan.buffers if b.kind == "temp"]
-        self._constants = {}
-        for b in plan.buffers:
-            if b.kind == "const":
-                data = np.frombuffer(constants[b.data], dtype=b.dtype).reshape(b.shape)
-                self._constants[b.name] = dev.to_device(data, self.stream)
+        self._host_byte = np.zeros(1, np.int64)   # predicates and bounds copied back
 
     def _load_module(self, drv, images, arch):
         """The cubin when it was built for this GPU's architecture and the driver takes it
@@ -244,7 +255,9 @@ class CudaExecutable:
         images = {"ptx": artifact.blobs.get(cuda.get("ptx") or ""),
                   "cubin": artifact.blobs.get(cuda.get("cubin") or "")}
         plan = artifact.plan()
-        constants = {b.data: artifact.blobs[b.data] for b in plan.buffers if b.kind == "const"}
+        constants = {b.data: artifact.blobs[b.data]
+                     for p in [plan, *plan.functions.values()] for b in p.buffers
+                     if b.kind == "const"}
         return cls(plan, artifact.inputs, artifact.outputs, images, constants, dev,
                    cuda.get("arch", "sm_90"))
 
@@ -256,7 +269,7 @@ class CudaExecutable:
         dev, drv, stream = self.device, self.device.driver, self.stream
         inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
         drv.make_current()  # the context is per thread
-        ptrs = {name: arr.ptr for name, arr in self._constants.items()}
+        ptrs = {}
         staged = []
         for buf, x in zip(self._inputs, inputs):
             if isinstance(x, DeviceArray):
@@ -268,38 +281,151 @@ class CudaExecutable:
         outputs = [dev.empty(b.shape, b.dtype, stream) for b in self._outputs]
         for buf, out in zip(self._outputs, outputs):
             ptrs[buf.name] = out.ptr
-        temps = []
         try:
-            for buf in self._temps:
-                temps.append(dev.pool.allocate(buf.nbytes, stream))
-                ptrs[buf.name] = temps[-1].ptr
-            for i, step in enumerate(self.plan.steps):
-                if isinstance(step, Copy):
-                    drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], step.nbytes, stream)
-                    continue
-                args = self._args[i]
-                for slot, name in args.buffer_slots:
-                    args.slots[slot] = ptrs[name]
-                try:
-                    drv.launch(self.functions[step.kernel], step.grid, step.block,
-                               step.dynamic_smem, stream, args.address)
-                    if self.blocking:
-                        drv.stream_synchronize(stream)
-                except CudaError as e:
-                    raise CudaError(f"'{self.entry}': launch #{self._ordinal[i]} of kernel "
-                                    f"'{step.kernel}' "
-                                    f"(grid {list(step.grid)}, block {list(step.block)}"
-                                    f"{', ' + step.loc if step.loc else ''}) failed: {e}",
-                                    e.code) from None
+            self._run(None, ptrs)
         finally:
-            # Stream order makes these reusable by the next work on this stream.
-            for block in temps:
-                dev.pool.free(block)
             del staged
         for out in outputs:
             out.producer = self
             out.mark_ready()
         return outputs
+
+    # -------------------------------------------------------------- interpreting plans
+
+    def _run(self, key, ptrs):
+        """Run plan `key` (None: the entry's) with `ptrs` holding its inputs' and outputs'
+        device addresses; its temporaries come from the pool and go back at the end (stream
+        order makes them reusable by the next work on this stream)."""
+        dev, drv, stream = self.device, self.device.driver, self.stream
+        plan = self._plans[key]
+        ptrs = {**ptrs, **{n: a.ptr for n, a in self._constants[key].items()}}
+        temps = []
+        try:
+            for buf in self._temps[key]:
+                temps.append(dev.pool.allocate(buf.nbytes, stream))
+                ptrs[buf.name] = temps[-1].ptr
+            for i, step in enumerate(plan.steps):
+                if isinstance(step, Copy):
+                    drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], step.nbytes, stream)
+                elif isinstance(step, Launch):
+                    self._launch(key, i, step, ptrs)
+                elif isinstance(step, For):
+                    self._for(plan, step, ptrs)
+                elif isinstance(step, While):
+                    self._while(plan, step, ptrs)
+                else:
+                    self._if(plan, step, ptrs)
+        finally:
+            for block in temps:
+                dev.pool.free(block)
+
+    def _launch(self, key, i, step, ptrs):
+        drv = self.device.driver
+        args = self._args[key][i]
+        for slot, name in args.buffer_slots:
+            args.slots[slot] = ptrs[name]
+        try:
+            drv.launch(self.functions[step.kernel], step.grid, step.block,
+                       step.dynamic_smem, self.stream, args.address)
+            if self.blocking:
+                drv.stream_synchronize(self.stream)
+        except CudaError as e:
+            raise CudaError(f"'{self.entry}': launch #{self._ordinal[key, i]} of kernel "
+                            f"'{step.kernel}' "
+                            f"(grid {list(step.grid)}, block {list(step.block)}"
+                            f"{', ' + step.loc if step.loc else ''}) failed: {e}",
+                            e.code) from None
+
+    def _scalar(self, ptr, dtype):
+        """A 0-d device value on the host (waits for the stream: one small copy)."""
+        drv = self.device.driver
+        dtype = np.dtype(dtype)
+        drv.memcpy_dtoh(self._host_byte.ctypes.data, ptr, dtype.itemsize, self.stream)
+        drv.stream_synchronize(self.stream)
+        return self._host_byte.view(np.uint8)[:dtype.itemsize].view(dtype)[0]
+
+    def _call_sub(self, name, inputs, outputs):
+        sub = self._plans[name]
+        ptrs = {}
+        for buf in sub.buffers:
+            if buf.kind == "input":
+                ptrs[buf.name] = inputs[buf.index]
+            elif buf.kind == "output":
+                ptrs[buf.name] = outputs[buf.index]
+        self._run(name, ptrs)
+
+    def _iterate(self, plan, step, ptrs, body, before=None):
+        """The carries through a loop: each iteration's outputs are fresh pool blocks, the
+        previous ones go back to the pool; the last carries are copied to the results."""
+        dev, drv, stream = self.device, self.device.driver, self.stream
+        outs = [b for b in self._plans[body].buffers if b.kind == "output"]
+        outs.sort(key=lambda b: b.index)
+        carries = [ptrs[n] for n in step.inits]
+        captured = [ptrs[n] for n in step.captured]
+        owned = []
+        try:
+            while True:
+                extra = before(carries, captured) if before else None
+                if extra is False:
+                    break
+                new = [dev.pool.allocate(b.nbytes, stream) for b in outs]
+                self._call_sub(body, (extra or []) + carries + captured, [n.ptr for n in new])
+                for block in owned:
+                    dev.pool.free(block)
+                owned, carries = new, [n.ptr for n in new]
+            for name, src, b in zip(step.results, carries, outs):
+                if b.nbytes:
+                    drv.memcpy_dtod(ptrs[name], src, b.nbytes, stream)
+        finally:
+            for block in owned:
+                dev.pool.free(block)
+
+    def _for(self, plan, step, ptrs):
+        bufs = list(step.bounds)
+
+        def bound(v):  # a Tensor bound is read once, at the loop's start
+            if v is not None:
+                return v
+            n = bufs.pop(0)
+            return int(self._scalar(ptrs[n], plan.buffer(n).dtype))
+        lower = bound(step.lower)
+        upper = bound(step.upper)
+        index = self.device.pool.allocate(8, self.stream)
+        host = np.zeros(1, np.int64)
+        it = iter(range(lower, upper, step.step))
+        drv = self.device.driver
+
+        def before(carries, captured):
+            i = next(it, None)
+            if i is None:
+                return False
+            host[0] = i  # pageable memory: staged by the driver when the call returns
+            drv.memcpy_htod(index.ptr, host.ctypes.data, 8, self.stream)
+            return [index.ptr]
+        try:
+            self._iterate(plan, step, ptrs, step.body, before)
+        finally:
+            self.device.pool.free(index)
+
+    def _while(self, plan, step, ptrs):
+        dev = self.device
+        pred = dev.pool.allocate(8, self.stream)
+        cond = self._plans[step.cond]
+        dtype = next(b.dtype for b in cond.buffers if b.kind == "output")
+
+        def before(carries, captured):
+            self._call_sub(step.cond, carries + captured, [pred.ptr])
+            return None if self._scalar(pred.ptr, dtype) else False
+        try:
+            self._iterate(plan, step, ptrs, step.body, before)
+        finally:
+            dev.pool.free(pred)
+
+    def _if(self, plan, step, ptrs):
+        taken = self._scalar(ptrs[step.pred], plan.buffer(step.pred).dtype)
+        name = step.then if taken else step.orelse
+        self._call_sub(name, [ptrs[n] for n in step.captured],
+                       [ptrs[n] for n in step.results])
 
     def synchronize(self):
         """Wait for this executable's queued work; errors name the entry."""

@@ -3,7 +3,9 @@
 The compiler reads the host function after kernel outlining (passes/launch_plan.py) into a
 LaunchPlan: the buffers the entry uses (inputs, outputs, temporaries, constants; sizes from
 shapes) and the steps, in program order: kernel launches (grid, block, shared memory,
-parameters in the kernel's bare-pointer layout) and device-to-device copies. The runtime
+parameters in the kernel's bare-pointer layout), device-to-device copies, and the control
+nodes of loops and conditionals (`For`, `While`, `If`), whose bodies are sub-plans of their
+own (LaunchPlan.functions, by name: passes/gpu_control.py says why). The runtime
 (runtime/cuda.py) executes it; runtime/artifact.py stores it as JSON.
 
 Imports neither mlir nor the compiler.
@@ -65,10 +67,82 @@ class Copy:
 
 
 @dataclass
+class For:
+    """`for i in range(lower, upper, step): carries = body(i, *carries, *captured)`. A bound
+    that is None is read at the loop's start from the 0-d integer buffer in `bounds` (in
+    order lower, upper). The body's inputs: a 0-d int64 buffer holding i, the carries, the
+    captured buffers; its outputs: the new carries. The final carries go to `results`."""
+    body: str
+    lower: int | None
+    upper: int | None
+    step: int
+    bounds: list           # buffers of the bounds that are None
+    inits: list
+    captured: list
+    results: list
+    api: str = "ForiLoop"
+    loc: str = ""
+    op: str = "for"
+
+
+@dataclass
+class While:
+    """`while cond(*carries, *captured): carries = body(*carries, *captured)`; cond's one
+    output is a 0-d bool (uint8) buffer, copied to the host each iteration."""
+    cond: str
+    body: str
+    inits: list
+    captured: list
+    results: list
+    api: str = "WhileLoop"
+    loc: str = ""
+    op: str = "while"
+
+
+@dataclass
+class If:
+    """`results = (then if pred else orelse)(*captured)`; pred is a 0-d bool (uint8)
+    buffer, copied to the host."""
+    pred: str
+    then: str
+    orelse: str
+    captured: list
+    results: list
+    api: str = "cond"
+    loc: str = ""
+    op: str = "if"
+
+
+CONTROL = (For, While, If)
+
+
+def _step_from_json(s):
+    if s["op"] == "launch":
+        return Launch(s["kernel"], tuple(s["grid"]), tuple(s["block"]),
+                      [Param(**p) for p in s["params"]], s.get("dynamic_smem", 0),
+                      s.get("static_smem", 0), s.get("loc", ""))
+    if s["op"] == "copy":
+        return Copy(s["src"], s["dst"], s["nbytes"], s.get("loc", ""))
+    if s["op"] == "for":
+        return For(s["body"], s.get("lower"), s.get("upper"), s["step"], s["bounds"],
+                   s["inits"], s["captured"], s["results"], s.get("api", "ForiLoop"),
+                   s.get("loc", ""))
+    if s["op"] == "while":
+        return While(s["cond"], s["body"], s["inits"], s["captured"], s["results"],
+                     s.get("api", "WhileLoop"), s.get("loc", ""))
+    if s["op"] == "if":
+        return If(s["pred"], s["then"], s["orelse"], s["captured"], s["results"],
+                  s.get("api", "cond"), s.get("loc", ""))
+    raise PlanError(f"unknown step '{s['op']}'")
+
+
+@dataclass
 class LaunchPlan:
     entry: str
     buffers: list = field(default_factory=list)
     steps: list = field(default_factory=list)
+    # the sub-plans control nodes run, by name (only the outermost plan has them)
+    functions: dict = field(default_factory=dict)
 
     def buffer(self, name) -> Buffer:
         for b in self.buffers:
@@ -80,9 +154,16 @@ class LaunchPlan:
     def launches(self):
         return [s for s in self.steps if isinstance(s, Launch)]
 
+    def all_launches(self):
+        """The launches of this plan and of every sub-plan."""
+        out = list(self.launches)
+        for sub in self.functions.values():
+            out += sub.launches
+        return out
+
     def kernels(self) -> list:
         seen = []
-        for s in self.launches:
+        for s in self.all_launches():
             if s.kernel not in seen:
                 seen.append(s.kernel)
         return seen
@@ -90,33 +171,29 @@ class LaunchPlan:
     # -------------------------------------------------------------- JSON
 
     def to_json(self) -> dict:
-        return {"entry": self.entry,
-                "buffers": [_drop_none(asdict(b)) for b in self.buffers],
-                "steps": [_drop_none(asdict(s)) for s in self.steps]}
+        d = {"entry": self.entry,
+             "buffers": [_drop_none(asdict(b)) for b in self.buffers],
+             "steps": [_drop_none(asdict(s)) for s in self.steps]}
+        if self.functions:
+            d["functions"] = {k: f.to_json() for k, f in self.functions.items()}
+        return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "LaunchPlan":
+    def from_json(cls, d: dict, top: bool = True) -> "LaunchPlan":
         try:
             buffers = [Buffer(b["name"], b["kind"], tuple(b["shape"]), b["dtype"],
                               b.get("index"), b.get("data")) for b in d["buffers"]]
-            steps = []
-            for s in d["steps"]:
-                if s["op"] == "launch":
-                    steps.append(Launch(s["kernel"], tuple(s["grid"]), tuple(s["block"]),
-                                        [Param(**p) for p in s["params"]],
-                                        s.get("dynamic_smem", 0), s.get("static_smem", 0),
-                                        s.get("loc", "")))
-                elif s["op"] == "copy":
-                    steps.append(Copy(s["src"], s["dst"], s["nbytes"], s.get("loc", "")))
-                else:
-                    raise PlanError(f"unknown step '{s['op']}'")
-            plan = cls(d["entry"], buffers, steps)
-        except (KeyError, TypeError) as e:
+            steps = [_step_from_json(s) for s in d["steps"]]
+            functions = {k: cls.from_json(f, top=False)
+                         for k, f in d.get("functions", {}).items()}
+            plan = cls(d["entry"], buffers, steps, functions)
+        except (KeyError, TypeError, AttributeError) as e:
             raise PlanError(f"malformed launch plan: {type(e).__name__}: {e}") from None
-        plan.validate()
+        if top:
+            plan.validate()
         return plan
 
-    def validate(self):
+    def validate(self, functions=None):
         """Every reference resolves, sizes agree, launch shapes are positive."""
         names = {}
         for b in self.buffers:
@@ -135,8 +212,15 @@ class LaunchPlan:
             idx = sorted(b.index for b in self.buffers if b.kind == kind)
             if idx != list(range(len(idx))):
                 raise PlanError(f"{kind} buffers are numbered {idx}, expected 0..{len(idx) - 1}")
+        functions = self.functions if functions is None else functions
+        for sub in self.functions.values():
+            if sub.functions:
+                raise PlanError(f"sub-plan '{sub.entry}' has sub-plans of its own")
+            sub.validate(functions)
         for i, s in enumerate(self.steps):
-            if isinstance(s, Launch):
+            if isinstance(s, CONTROL):
+                _validate_control(self, i, s, names, functions)
+            elif isinstance(s, Launch):
                 if len(s.grid) != 3 or len(s.block) != 3 or min(s.grid + s.block) < 1:
                     raise PlanError(f"launch #{i} of '{s.kernel}' has grid {s.grid} and "
                                     f"block {s.block}")
@@ -153,6 +237,56 @@ class LaunchPlan:
                         raise PlanError(f"copy #{i} uses unknown buffer '{n}'")
                 if s.nbytes > min(names[s.src].nbytes, names[s.dst].nbytes):
                     raise PlanError(f"copy #{i} of {s.nbytes} bytes overruns its buffers")
+
+
+def _io(plan, kind):
+    return sorted((b for b in plan.buffers if b.kind == kind), key=lambda b: b.index)
+
+
+def _validate_control(plan, i, s, names, functions):
+    """A control node's buffers exist and match its sub-plans' inputs and outputs."""
+    where = f"step #{i} ({s.op}, {s.api}) of '{plan.entry}'"
+
+    def sub(name):
+        f = functions.get(name)
+        if f is None:
+            raise PlanError(f"{where} runs unknown sub-plan '{name}'")
+        return f
+
+    def same(bufs, specs, what):
+        if len(bufs) != len(specs):
+            raise PlanError(f"{where}: {len(bufs)} {what}, its sub-plan takes {len(specs)}")
+        for n, spec in zip(bufs, specs):
+            if n not in names:
+                raise PlanError(f"{where} uses unknown buffer '{n}'")
+            b = names[n]
+            if tuple(b.shape) != tuple(spec.shape) or b.dtype != spec.dtype:
+                raise PlanError(f"{where}: buffer '{n}' is {b.dtype}{list(b.shape)}, its "
+                                f"sub-plan wants {spec.dtype}{list(spec.shape)}")
+    for n in (s.bounds if isinstance(s, For) else [s.pred] if isinstance(s, If) else []):
+        if n not in names or names[n].shape != () or names[n].nbytes > 8:
+            raise PlanError(f"{where}: '{n}' is not a 0-d buffer")
+    if isinstance(s, For):
+        if s.step <= 0 or len(s.bounds) != [s.lower, s.upper].count(None):
+            raise PlanError(f"{where} has step {s.step} and {len(s.bounds)} bound buffers")
+        body = sub(s.body)
+        ins = _io(body, "input")
+        same(s.inits + s.captured, ins[1:], "inputs")
+        same(s.results, _io(body, "output"), "results")
+        same(s.inits, _io(body, "output"), "carries")
+    elif isinstance(s, While):
+        cond, body = sub(s.cond), sub(s.body)
+        same(s.inits + s.captured, _io(cond, "input"), "inputs")
+        same(s.inits + s.captured, _io(body, "input"), "inputs")
+        same(s.results, _io(body, "output"), "results")
+        same(s.inits, _io(body, "output"), "carries")
+        if len(_io(cond, "output")) != 1:
+            raise PlanError(f"{where}: its condition must have one output")
+    else:
+        for name in (s.then, s.orelse):
+            f = sub(name)
+            same(s.captured, _io(f, "input"), "inputs")
+            same(s.results, _io(f, "output"), "results")
 
 
 def _drop_none(d: dict) -> dict:

@@ -46,7 +46,7 @@ the end); unsigned max/min flip the sign bit around a signed max/min (the storag
 signless). Gradients (MindSpore's bprops): all_reduce(sum) -> all_reduce(sum); prod ->
 all_reduce(sum of dout * out) / x; max/min -> all_reduce(sum) where x is the extremum;
 all_gather <-> reduce_scatter; broadcast -> the sum of the cotangents on the root, zeros
-elsewhere. The CUDA target refuses collectives (ms-gpu-reject-control-flow).
+elsewhere. The CUDA target refuses collectives (ms-gpu-reject-collectives).
 """
 from __future__ import annotations
 

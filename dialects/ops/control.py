@@ -50,9 +50,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lazy import arith, ir, scf, tensor
+from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
+from .. import lowering
 from ..builders import build_op, constant, spec_of, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
@@ -105,7 +106,44 @@ def _row_slice(spec: TensorSpec):
             [1] + list(spec.shape[1:]), [1] * rank)
 
 
+def _device_row(index, rows: int):
+    """Inside a linalg body: the 0-d index tensor read and clamped into [0, rows)."""
+    idx_t = ir.IndexType.get()
+    i = arith.index_cast(idx_t, tensor.extract(index, []))
+    return arith.minsi(arith.maxsi(i, arith.constant(idx_t, 0)),
+                       arith.constant(idx_t, rows - 1))
+
+
+def _gather_row(lc, x, index):
+    """dynamic_index as a kernel that reads the index on the device (rows=gather)."""
+    n = lc.out.rank
+
+    def body(_out):
+        row = _device_row(index, lc.ins[0].shape[0])
+        coords = [row] + [linalg.IndexOp(d).result for d in range(n)]
+        return lowering.to_compute(tensor.extract(x, coords), lc.out.dtype)
+    return lowering.generic([], [lowering.empty(lc.out)], [lowering.identity_map(n)],
+                            ["parallel"] * n, body, [lc.out.dtype])
+
+
+def _select_row(lc, x, update, index):
+    """dynamic_update_index as one kernel over x: the row the index names (read on the
+    device) from update, the others from x (rows=gather)."""
+    n = lc.out.rank
+    upd_map = lowering.affine_map(n, [ir.AffineDimExpr.get(d) for d in range(1, n)])
+
+    def body(xv, uv, _out):
+        row = _device_row(index, lc.ins[0].shape[0])
+        here = arith.cmpi(arith.CmpIPredicate.eq, linalg.IndexOp(0).result, row)
+        return arith.select(here, uv, xv)
+    return lowering.generic([x, update], [lowering.empty(lc.out)],
+                            [lowering.identity_map(n), upd_map, lowering.identity_map(n)],
+                            ["parallel"] * n, body, [lc.out.dtype] * 3)
+
+
 def _lower_dynamic_index(lc, x, index):
+    if lc.options.get("rows") == "gather":
+        return _gather_row(lc, x, index)
     offsets, sizes, strides = _row_slice(lc.ins[0])
     off = _row_offset(index, lc.ins[1], lc.ins[0].shape[0])
     return tensor.extract_slice(tensor_type(lc.out, storage=True), x, [off], [], [],
@@ -113,6 +151,8 @@ def _lower_dynamic_index(lc, x, index):
 
 
 def _lower_dynamic_update(lc, x, update, index):
+    if lc.options.get("rows") == "gather":
+        return _select_row(lc, x, update, index)
     offsets, sizes, strides = _row_slice(lc.ins[0])
     off = _row_offset(index, lc.ins[2], lc.ins[0].shape[0])
     return tensor.insert_slice(update, x, [off], [], [], offsets, sizes, strides)

@@ -24,7 +24,7 @@ The printer formats as MindSpore's Print does (`Tensor(shape=[2, 1], dtype=Int32
 Gradient: none (the token is not differentiable and x gets no cotangent from it). vmap: no
 rule (a print per mapped element, or of the whole batch, are both not what the user wrote;
 test_vmap.py's NO_RULE). The CUDA target
-refuses it (ms-gpu-reject-control-flow), naming the op and the line.
+refuses it (ms-gpu-reject-collectives), naming the op and the line.
 """
 from __future__ import annotations
 

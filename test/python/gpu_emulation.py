@@ -171,3 +171,214 @@ def emulated_executable(module, entry=None):
     pipeline.run_steps(module, cpu_llvm, stage="llvm")
     with module.context:
         return CpuExecutable(module, sig.name, sig.inputs, sig.outputs)
+
+
+# ------------------------------------------------------------------ through the launch plan
+
+# The kernels after outlining (gpu.func, bare-pointer parameters) compiled for the CPU, each
+# `emu_<kernel>(params..., grid_x, block_x)` looping over its blocks and threads; a fake
+# driver (fake_cuda.py) whose launches call them on host memory. The CUDA runtime
+# (runtime/cuda.py) then runs the launch plan itself: its copies, its control nodes (loops
+# and conditionals: sub-plans, carries handed between iterations, predicates copied back)
+# and its launches. Without the matmul schedule (2-D blocks, barriers, shared memory): its
+# matmuls are thread-per-output kernels here.
+import ctypes  # noqa: E402
+
+from mlir import passmanager  # noqa: E402
+
+_IDS = ("gpu.block_id", "gpu.thread_id", "gpu.block_dim", "gpu.grid_dim")
+_EMU_LOWERING = ("builtin.module(func.func(convert-linalg-to-loops),convert-math-to-funcs,"
+                 "convert-math-to-libm,expand-strided-metadata,lower-affine,"
+                 "finalize-memref-to-llvm,convert-scf-to-cf,convert-math-to-llvm,"
+                 "convert-to-llvm,reconcile-unrealized-casts)")
+
+
+def _dim_of(op):
+    return str(op.attributes["dimension"]).split()[-1].rstrip(">")
+
+
+class _KernelBody:
+    """Clones a kernel's ops for one (block, thread), its id ops read from `ids`."""
+
+    def __init__(self, ops, ids):
+        self.ops, self.ids = ops, ids
+
+    def clone(self, ops, mapping, block_iv, thread_iv):
+        for op in ops:
+            if op.name in _IDS:
+                d = _dim_of(op)
+                if d != "x":
+                    mapping[op.results[0]] = _index(0 if op.name.endswith("_id") else 1)
+                else:
+                    mapping[op.results[0]] = {"gpu.block_id": block_iv,
+                                              "gpu.thread_id": thread_iv,
+                                              "gpu.block_dim": self.ids["bx"],
+                                              "gpu.grid_dim": self.ids["gx"]}[op.name]
+                continue
+            new = op.clone()
+            _remap(new, mapping)
+            for old, res in zip(op.results, new.results):
+                mapping[old] = res
+
+
+def _emulate_kernel(kernel, module_body):
+    """func.func @emu_<name>(kernel params..., gx: index, bx: index) in `module_body`."""
+    idx = ir.IndexType.get()
+    body = kernel.regions[0].blocks[0]
+    arg_types = [a.type for a in body.arguments]
+    ops = [op.operation for op in body.operations][:-1]  # without gpu.return
+    if any(op.name == "gpu.barrier" for op in ops) or any(
+            "workgroup" in str(t) for t in arg_types):
+        raise NotImplementedError("barriers and shared memory are not emulated")
+    from mlir.dialects import func
+    name = "emu_" + ir.StringAttr(kernel.attributes["sym_name"]).value
+    with ir.InsertionPoint(module_body):
+        fn = func.FuncOp(name, ir.FunctionType.get(arg_types + [idx, idx], []))
+        entry = fn.add_entry_block()
+    with ir.InsertionPoint(entry):
+        args = list(entry.arguments)
+        ids = {"gx": args[-2], "bx": args[-1]}
+        base = dict(zip(body.arguments, args[:-2]))
+        kb = _KernelBody(ops, ids)
+        reduces = [i for i, op in enumerate(ops) if op.name == "gpu.all_reduce"]
+        if len(reduces) > 1:
+            raise NotImplementedError("several all_reduce are not emulated")
+        blocks = scf.ForOp(_index(0), ids["gx"], _index(1))
+        with ir.InsertionPoint(blocks.body):
+            b = blocks.induction_variable
+            if not reduces:
+                threads = scf.ForOp(_index(0), ids["bx"], _index(1))
+                with ir.InsertionPoint(threads.body):
+                    kb.clone(ops, dict(base), b, threads.induction_variable)
+                    scf.YieldOp([])
+            else:
+                _split_kernel(kb, ops, reduces[0], base, b, ids["bx"])
+            scf.YieldOp([])
+        func.ReturnOp([])
+    return name, arg_types
+
+
+def _split_kernel(kb, ops, at, base, block_iv, bx):
+    """As _Split, for an outlined kernel: per-thread buffers of a dynamic size (the block)."""
+    reduce_op, pre, post = ops[at], ops[:at], ops[at + 1:]
+    pre_set = set(pre)
+    crossing = []
+
+    def collect(op):
+        for v in op.operands:
+            if _defined_in(v, pre_set) and v not in crossing:
+                crossing.append(v)
+        return ir.WalkResult.ADVANCE
+    for op in post:
+        op.walk(collect)
+    partial = reduce_op.operands[0]
+    dyn = ir.ShapedType.get_dynamic_size()
+    buffers = {v: memref.alloc(ir.MemRefType.get([dyn], v.type), [bx], [])
+               for v in crossing + [partial]}
+    loop = scf.ForOp(_index(0), bx, _index(1))
+    with ir.InsertionPoint(loop.body):
+        m = dict(base)
+        kb.clone(pre, m, block_iv, loop.induction_variable)
+        for v, buf in buffers.items():
+            memref.store(m.get(v, v), buf, [loop.induction_variable])
+        scf.YieldOp([])
+    kind = str(reduce_op.attributes["op"]).split()[-1].rstrip(">")
+    t = partial.type
+    combine = _COMBINE[kind][0 if isinstance(t, ir.FloatType) else 1]
+    first = memref.load(buffers[partial], [_index(0)])
+    acc = scf.ForOp(_index(1), bx, _index(1), [first])
+    with ir.InsertionPoint(acc.body):
+        elem = memref.load(buffers[partial], [acc.induction_variable])
+        scf.YieldOp([combine(acc.inner_iter_args[0], elem)])
+    total = acc.results[0]
+    loop = scf.ForOp(_index(0), bx, _index(1))
+    with ir.InsertionPoint(loop.body):
+        m = dict(base)
+        for v in crossing:
+            m[v] = memref.load(buffers[v], [loop.induction_variable])
+        m[reduce_op.results[0]] = total
+        kb.clone(post, m, block_iv, loop.induction_variable)
+        scf.YieldOp([])
+    for buf in buffers.values():
+        memref.dealloc(buf)
+
+
+class EmulatedKernels:
+    """Every kernel of a module at the gpu stage, compiled for the CPU."""
+
+    def __init__(self, module):
+        from mlir import execution_engine
+        from mscc.dialects.ir_helpers import top_level_ops
+        ctx = module.context
+        with ctx, ir.Location.unknown():
+            emu = ir.Module.create()
+            self.signatures = {}
+            for gm in top_level_ops(module.operation, "gpu.module"):
+                for op in gm.regions[0].blocks[0].operations:
+                    if op.operation.name == "gpu.func" and "gpu.kernel" in op.attributes:
+                        kname = ir.StringAttr(op.attributes["sym_name"]).value
+                        self.signatures[kname] = _emulate_kernel(op.operation, emu.body)
+                    elif op.operation.name == "func.func":
+                        emu.body.append(op.operation.clone())
+            passmanager.PassManager.parse(_EMU_LOWERING).run(emu.operation)
+            self.engine = execution_engine.ExecutionEngine(emu, opt_level=2)
+        self._fns = {}
+
+    def launch(self, kernel, grid, block, params_address):
+        if tuple(grid[1:]) != (1, 1) or tuple(block[1:]) != (1, 1):
+            raise NotImplementedError(f"kernel {kernel}: only 1-D launches are emulated")
+        name, types = self.signatures[kernel]
+        fn = self._fns.get(name)
+        if fn is None:
+            fn = self._fns[name] = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+                self.engine.raw_lookup(name))
+        slots = (ctypes.c_void_p * max(1, len(types))).from_address(params_address)
+        keep, packed = [], []
+        for t, slot in zip(types, slots):
+            if isinstance(t, ir.MemRefType):
+                ptr = ctypes.c_uint64.from_address(slot).value
+                strides, offset = t.get_strides_and_offset()
+                vals = [ctypes.c_void_p(ptr), ctypes.c_void_p(ptr), ctypes.c_int64(offset)]
+                vals += [ctypes.c_int64(d) for d in t.shape]
+                vals += [ctypes.c_int64(s) for s in strides]
+                keep += vals
+                packed += [ctypes.addressof(v) for v in vals]
+            else:
+                packed.append(slot)  # the slot holds the scalar's bytes
+        dims = [ctypes.c_int64(grid[0]), ctypes.c_int64(block[0])]
+        keep += dims
+        packed += [ctypes.addressof(v) for v in dims]
+        arr = (ctypes.c_void_p * len(packed))(*packed)
+        fn(ctypes.addressof(arr))
+
+
+def emulating_driver(kernels):
+    from fake_cuda import FakeDriver
+
+    class EmulatingDriver(FakeDriver):
+        def module_get_function(self, module, name):
+            return ("function", name)
+
+        def launch(self, fn, grid, block, smem, stream, params_address, context=""):
+            super().launch(fn, grid, block, smem, stream, params_address, context)
+            kernels.launch(fn[1], grid, block, params_address)
+    return EmulatingDriver()
+
+
+def emulated_plan_executable(module, entry=None):
+    """A CudaExecutable running `module`'s launch plan (control nodes included) on a fake
+    driver whose kernels run on the CPU."""
+    from mscc.passes.launch_plan import read_launch_plan
+    from mscc.runtime.cuda import CudaExecutable, Device
+    sig = select_entry(module, entry)
+    for name, steps in pipeline.stage_steps("cuda"):
+        steps = [s for s in steps if s.name != "ms-gpu-matmul-schedule"]
+        pipeline.run_steps(module, steps, stage=name)
+        if name == "gpu":
+            break
+    plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
+    kernels = EmulatedKernels(module)
+    dev = Device(emulating_driver(kernels))
+    exe = CudaExecutable(plan, sig.inputs, sig.outputs, {"ptx": b"emulated"}, blobs, dev)
+    exe.kernels = kernels
+    return exe

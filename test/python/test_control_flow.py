@@ -612,12 +612,14 @@ def test_cpu_artifact_runs_control_flow_without_the_compiler(tmp_path):
     np.testing.assert_array_equal(got, f(T(x)).asnumpy())
 
 
-def test_cuda_refuses_control_flow():
+def test_cuda_compiles_control_flow_into_plan_nodes():
+    """On CUDA each region is its own function (passes/gpu_control.py): the entry calls a
+    declaration describing the loop; test_cuda_control_flow.py runs the plans."""
     f = ms.jit(lambda x: ops.ForiLoop()(0, 3, lambda i, c: c * 2.0, x, unroll=False),
                target="cuda")
-    with pytest.raises(CompileError, match=r"'scf.for' \(ForiLoop\): control flow is not yet "
-                                           r"supported on the CUDA target"):
-        f.lower(T(f32(3))).as_text("gpu")
+    text = f.lower(T(f32(3))).as_text("gpu")
+    assert "scf.for" not in text.split("gpu.module")[0]
+    assert re.search(r"func.func @\w+__for\d+_body", text) and '\\22kind\\22: \\22for' in text
 
 
 # ------------------------------------------------------------------ mistakes

@@ -153,7 +153,7 @@ def test_families_cover_every_lowered_op():
         "ms.conv_input_grad", "ms.conv_filter_grad"} | {
         "ms.max_pool", "ms.avg_pool", "ms.max_pool_grad", "ms.avg_pool_grad", "ms.max_pool_gather"}
     # Ops that lower to views or copies only (no kernel of their own), and the run-time row
-    # access of loops, which the CUDA target refuses with them (ms-gpu-reject-control-flow).
+    # access of loops (kernels inside loop bodies: test_cuda_control_flow.py).
     # ms.barrier is a call of an identity function (test_custom_grad_training_step_... below).
     views = {"ms.squeeze", "ms.assign", "ms.dynamic_index", "ms.dynamic_update_index",
              "ms.barrier"}

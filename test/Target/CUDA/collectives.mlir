@@ -1,5 +1,5 @@
 // Collectives run on the CPU over MPI: the CUDA target refuses them with a located error
-// (ms-gpu-reject-control-flow), and the CPU target compiles the same module.
+// (ms-gpu-reject-collectives), and the CPU target compiles the same module.
 // RUN: not mscc %s --target cuda --emit=ptx 2>&1 | FileCheck %s
 // RUN: mscc %s --emit=llvm-ir | FileCheck %s --check-prefix=CPU
 

@@ -33,6 +33,31 @@ def is_public(op) -> bool:
             or ir.StringAttr(op.attributes["sym_visibility"]).value == "public")
 
 
+def enclosing_module(op):
+    """The builtin.module holding `op` (at any depth)."""
+    m = op.operation
+    while m.name != "builtin.module":
+        m = m.parent
+    return m
+
+
+def fresh_symbol(module, base: str) -> str:
+    """`base`, or `base_<n>` for the first n the module's symbol table does not have."""
+    table = ir.SymbolTable(module.operation)
+    name, n = base, 0
+    while name in table:
+        n += 1
+        name = f"{base}_{n}"
+    return name
+
+
+def llvm_string_literal(raw: bytes) -> str:
+    """The contents of an MLIR string literal for `raw` (printable ASCII as is, the rest,
+    quotes and backslashes as \\XX escapes): the initializer of an llvm.mlir.global."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
+                   for b in raw)
+
+
 def callee_name(call) -> str:
     """The function a func.call calls."""
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value

@@ -117,6 +117,16 @@ def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=Tru
     # In graph mode a Cell compiles its construct on its own, keyed by its training flag too
     net.set_train()
 
+    losses, times = run_epochs(train_step, x_train, y_train,
+                               lambda: accuracy(net, x_test, y_test), epochs, batch, seed,
+                               verbose)
+    return accuracy(net, x_test, y_test), losses, times, net, optimizer
+
+
+def run_epochs(train_step, x_train, y_train, evaluate, epochs, batch, seed, verbose):
+    """The loop the examples share: each epoch a seeded shuffle, full batches through
+    `train_step(x, y) -> loss`, a progress bar and `evaluate()` (the test accuracy) when
+    verbose. Returns (mean loss per epoch, seconds per epoch)."""
     rng = np.random.default_rng(seed)
     steps = len(x_train) // batch
     losses, times = [], []
@@ -132,9 +142,8 @@ def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=Tru
         times.append(time.perf_counter() - start)
         losses.append(total / steps)
         if verbose:
-            acc = accuracy(net, x_test, y_test)
-            print(f"  test accuracy {acc:.3f}  ({times[-1]:.2f} s)")
-    return accuracy(net, x_test, y_test), losses, times, net, optimizer
+            print(f"  test accuracy {evaluate():.3f}  ({times[-1]:.2f} s)")
+    return losses, times
 
 
 def accuracy(net, x, y):

@@ -12,7 +12,6 @@ state. Both modes reach about 97% test accuracy.
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -20,7 +19,7 @@ import mscc as ms
 from mscc import nn, ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_digits import load_digits, progress  # noqa: E402
+from train_digits import load_digits, run_epochs  # noqa: E402
 
 
 class SequenceClassifier(nn.Cell):
@@ -53,22 +52,9 @@ def train(mode="graph", epochs=15, batch=64, seed=0, verbose=True):
 
     if mode == "graph":
         train_step = ms.jit(train_step)
-    rng = np.random.default_rng(seed)
-    steps = len(x_train) // batch
-    losses, times = [], []
-    for epoch in range(epochs):
-        order = rng.permutation(len(x_train))
-        start, total = time.perf_counter(), 0.0
-        for step in range(steps):
-            idx = order[step * batch:(step + 1) * batch]
-            loss = float(train_step(ms.Tensor(x_train[idx]), ms.Tensor(y_train[idx])).asnumpy())
-            total += loss
-            if verbose:
-                progress(epoch, epochs, step + 1, steps, total / (step + 1))
-        times.append(time.perf_counter() - start)
-        losses.append(total / steps)
-        if verbose:
-            print(f"  test accuracy {accuracy(net, x_test, y_test):.3f}  ({times[-1]:.2f} s)")
+    losses, times = run_epochs(train_step, x_train, y_train,
+                               lambda: accuracy(net, x_test, y_test), epochs, batch, seed,
+                               verbose)
     return accuracy(net, x_test, y_test), losses, times
 
 

@@ -12,6 +12,7 @@ from mlir.dialects import arith, func, vector
 from mlir.dialects import math as mmath
 
 from .base import PatternPass, register
+from ..dialects.ir_helpers import enclosing_module
 
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 _LOG2E = 1.44269504088896341
@@ -153,9 +154,7 @@ def _call_per_lane(name, x, op):
     """`name(x)` for a float64 scalar or each lane of a float64 vector, declaring the C
     function in the module once."""
     f64 = ir.F64Type.get()
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
+    module = enclosing_module(op)
     table = ir.SymbolTable(module)
     if name not in table:
         with ir.InsertionPoint.at_block_begin(module.regions[0].blocks[0]):

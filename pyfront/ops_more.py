@@ -781,6 +781,31 @@ def _roi_align(features, rois, pooled_height, pooled_width, spatial_scale, sampl
     the regions no gradient, nor does this). sample_num must be positive (MindSpore's
     adaptive count, <= 0, depends on the values)."""
     x, r = _t(features), _t(rois)
+    ph, pw, samples = _roi_align_checks(x, r, pooled_height, pooled_width, spatial_scale,
+                                        sample_num, roi_end_mode)
+    count = r.shape[0]
+    r = _ops.stop_gradient(_ops.cast(r, x.dtype))
+    cols = [_ops.reshape(_ops.slice(r, (0, i), (count, 1)), (-1,)) for i in
+            _builtins.range(r.shape[1])]
+    if len(cols) == 5:
+        batch = _ops.cast(_ops.round(_ops.add(cols[0], 0.00007)), _dt.int32)
+        cols = cols[1:]
+    else:
+        batch = _ops.zeros((count,), _dt.int32)
+    ys, xs = _roi_sample_positions(x, cols, ph, pw, samples, float(spatial_scale),
+                                   roi_end_mode)
+    out = _roi_bilinear(x, batch, ys, xs)                         # (R, PH, PW, C)
+    out = _ops.reshape(out, (count, ph, samples, pw, samples, x.shape[1]))
+    out = _ops.reduce_mean(out, (2, 4))                          # (R, ph, pw, C)
+    out = _ops.transpose(out, (0, 3, 1, 2))
+    empty = _ops.logical_and(_ops.less(_ops.abs(cols[0]), 0.001),
+                             _ops.less(_ops.abs(cols[2]), 0.001))
+    return _ops.select(_ops.reshape(empty, (count, 1, 1, 1)), _ops.zeros_like(out), out)
+
+
+def _roi_align_checks(x, r, pooled_height, pooled_width, spatial_scale, sample_num,
+                      roi_end_mode):
+    """ROIAlign's argument errors, as MindSpore's; returns (ph, pw, samples)."""
     name = "ROIAlign"
     if len(x.shape) != 4:
         raise ValueError(f"For '{name}', features must be 4-D (N, C, H, W), got {x.shape}")
@@ -799,17 +824,12 @@ def _roi_align(features, rois, pooled_height, pooled_width, spatial_scale, sampl
         raise ValueError(f"For '{name}', roi_end_mode must be 0 or 1, got {roi_end_mode}")
     if isinstance(spatial_scale, bool) or not isinstance(spatial_scale, _numbers.Real):
         raise TypeError(f"For '{name}', spatial_scale must be a float, got {spatial_scale!r}")
-    n, c, height, width = x.shape
-    count = r.shape[0]
-    r = _ops.stop_gradient(_ops.cast(r, x.dtype))
-    cols = [_ops.reshape(_ops.slice(r, (0, i), (count, 1)), (-1,)) for i in
-            _builtins.range(r.shape[1])]
-    if len(cols) == 5:
-        batch = _ops.cast(_ops.round(_ops.add(cols[0], 0.00007)), _dt.int32)
-        cols = cols[1:]
-    else:
-        batch = _ops.zeros((count,), _dt.int32)
-    scale = float(spatial_scale)
+    return ph, pw, samples
+
+
+def _roi_sample_positions(x, cols, ph, pw, samples, scale, roi_end_mode):
+    """The sample rows (R, ph * samples) and columns (R, pw * samples) of each region:
+    start + bin * (p + (s + 0.5) / samples)."""
     start_w, start_h = _ops.mul(cols[0], scale), _ops.mul(cols[1], scale)
     end_w = _ops.mul(_ops.add(cols[2], float(roi_end_mode)), scale)
     end_h = _ops.mul(_ops.add(cols[3], float(roi_end_mode)), scale)
@@ -817,7 +837,6 @@ def _roi_align(features, rois, pooled_height, pooled_width, spatial_scale, sampl
     if roi_end_mode == 0:
         roi_w, roi_h = _ops.maximum(roi_w, 1.0), _ops.maximum(roi_h, 1.0)
     bin_h, bin_w = _ops.div(roi_h, float(ph)), _ops.div(roi_w, float(pw))
-    # sample positions: start + bin * (p + (s + 0.5) / samples), (R, ph * samples) etc.
     steps_h = _np.repeat(_np.arange(ph), samples) + _np.tile(
         (_np.arange(samples) + 0.5) / samples, ph)
     steps_w = _np.repeat(_np.arange(pw), samples) + _np.tile(
@@ -826,6 +845,13 @@ def _roi_align(features, rois, pooled_height, pooled_width, spatial_scale, sampl
                                                            _constant_like(steps_h, x)))
     xs = _ops.add(_ops.expand_dims(start_w, 1), _ops.mul(_ops.expand_dims(bin_w, 1),
                                                            _constant_like(steps_w, x)))
+    return ys, xs
+
+
+def _roi_bilinear(x, batch, ys, xs):
+    """Bilinear samples of the (N, C, H, W) map at rows ys and columns xs of each region's
+    image: (R, len(ys), len(xs), C), four weighted gathers."""
+    n, c, height, width = x.shape
     y_lo, y_hi, y_w_lo, y_w_hi = _roi_axis(ys, height)
     x_lo, x_hi, x_w_lo, x_w_hi = _roi_axis(xs, width)
     flat = _ops.reshape(_ops.transpose(x, (0, 2, 3, 1)), (n * height * width, c))
@@ -838,12 +864,7 @@ def _roi_align(features, rois, pooled_height, pooled_width, spatial_scale, sampl
             weight = _ops.mul(_ops.expand_dims(wy, 2), _ops.expand_dims(wx, 1))
             term = _ops.mul(_ops.gather(flat, index, 0), _ops.expand_dims(weight, 3))
             out = term if out is None else _ops.add(out, term)
-    out = _ops.reshape(out, (count, ph, samples, pw, samples, c))
-    out = _ops.reduce_mean(out, (2, 4))                          # (R, ph, pw, C)
-    out = _ops.transpose(out, (0, 3, 1, 2))
-    empty = _ops.logical_and(_ops.less(_ops.abs(cols[0]), 0.001),
-                             _ops.less(_ops.abs(cols[2]), 0.001))
-    return _ops.select(_ops.reshape(empty, (count, 1, 1, 1)), _ops.zeros_like(out), out)
+    return out
 
 
 def _roi_axis(pos, size):

@@ -20,6 +20,7 @@ from mlir.dialects import func
 from ..dialects import dtypes as dt
 from ..dialects.builders import (PARAM_ATTR, build_op, constant, mlir_context, spec_of, tensor_type,
                            write_conflict)
+from ..dialects.ir_helpers import fresh_symbol
 from ..dialects.registry import DTypeError, ShapeError, lookup
 from ..dialects.verifier import check_dtypes
 from .location import LocatedIndexError, LocatedTypeError, LocatedValueError  # noqa: F401
@@ -47,7 +48,7 @@ class Trace:
                 self.module = ir.Module.create()
             else:
                 self.module = module
-                name = _unique_symbol(module, name)
+                name = fresh_symbol(module, name)
             with ir.InsertionPoint(self.module.body):
                 self.fn = func.FuncOp(name, ([], []),
                                       visibility="private" if module is not None else None)
@@ -276,16 +277,6 @@ class RegionTrace(Trace):
 
     def finish(self, outputs):
         raise RuntimeError("a RegionTrace ends in its region's terminator, not a return")
-
-
-def _unique_symbol(module, name):
-    taken = {ir.StringAttr(op.attributes["sym_name"]).value
-             for op in module.body.operations if "sym_name" in op.attributes}
-    candidate, n = name, 0
-    while candidate in taken:
-        n += 1
-        candidate = f"{name}_{n}"
-    return candidate
 
 
 def _loc(where, context):

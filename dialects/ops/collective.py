@@ -59,6 +59,7 @@ from .. import lowering
 from ..builders import element_type, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
+from ..ir_helpers import enclosing_module, fresh_symbol, llvm_string_literal
 from ..registry import ShapeError, define
 
 bufferization = LazyModule("mlir.dialects.bufferization")
@@ -187,13 +188,6 @@ def _declarations():
     return "\n".join(text)
 
 
-def _module_of(op):
-    m = op.operation
-    while m.name != "builtin.module":
-        m = m.parent
-    return m
-
-
 def _add_text(module, text):
     """Parse `text` (ops of a module, which may name the declarations) and move its ops
     whose symbols the module does not have yet into the module."""
@@ -206,19 +200,9 @@ def _add_text(module, text):
             body.append(op)
 
 
-def _fresh(module, base):
-    table = ir.SymbolTable(module)
-    name, n = base, 0
-    while name in table:
-        n += 1
-        name = f"{base}_{n}"
-    return name
-
-
 def _c_string(text):
     """MLIR string literal contents of a NUL-terminated C string."""
-    raw = text.encode() + b"\0"
-    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in raw)
+    return llvm_string_literal(text.encode() + b"\0")
 
 
 def _signature(*parts) -> int:
@@ -298,7 +282,7 @@ def _allreduce_call(lc, x, shape, work, op, parts, extra=(None, None)):
     """The op's MPI all-reduce of the lowered tensor `x` (storage type of dtype `work`,
     `shape`): a call of a private wrapper that checks agreement, then calls MPI_Allreduce
     from a flat view of x's buffer into a fresh buffer, read back as a tensor."""
-    module = _module_of(lc.op)
+    module = enclosing_module(lc.op)
     module.attributes[MPI_ATTR] = ir.UnitAttr.get()
     count = max(1, lowering._prod(shape))
     elem = element_type(work, storage=True)
@@ -308,7 +292,7 @@ def _allreduce_call(lc, x, shape, work, op, parts, extra=(None, None)):
     message = (f"mscc: rank %d: {lc.opdef.name} of {spec} ({spec.size} elements) at "
                f"{_where(lc).replace('%', '%%')}: the processes do not run the same "
                f"collective here (their counts range from %lld to %lld{note}); aborting\n")
-    wrapper, mismatch = _fresh(module, "ms_mpi_allreduce"), _fresh(module, "ms_mpi_mismatch")
+    wrapper, mismatch = fresh_symbol(module, "ms_mpi_allreduce"), fresh_symbol(module, "ms_mpi_mismatch")
     mt = f"memref<{count}x{elem}>"
     h = _htype()
     dtype_key = "float32" if work is dt.float32 else "float64" if work is dt.float64 else \
@@ -323,7 +307,7 @@ def _allreduce_call(lc, x, shape, work, op, parts, extra=(None, None)):
     body += [f"%count = llvm.mlir.constant({count} : i32) : i32",
              f"%rc = llvm.call @MPI_Allreduce(%send_p, %recv_p, %count, %dt, %op, %comm) : "
              f"(!llvm.ptr, !llvm.ptr, i32, {h}, {h}, {h}) -> i32", "return"]
-    _add_text(module, _mismatch_text(mismatch, _fresh(module, "ms_mpi_message"), message)
+    _add_text(module, _mismatch_text(mismatch, fresh_symbol(module, "ms_mpi_message"), message)
               + f"\nfunc.func private @{wrapper}(%send: {mt}, %recv: {mt}) {{\n  "
               + "\n  ".join(body) + "\n}")
     return _buffer_call(x, shape, count, elem, wrapper)
@@ -349,7 +333,7 @@ def _buffer_call(x, shape, count, elem, wrapper):
 
 def _rank(lc):
     """This process's rank (an i32), from the module's @ms_mpi_rank."""
-    module = _module_of(lc.op)
+    module = enclosing_module(lc.op)
     module.attributes[MPI_ATTR] = ir.UnitAttr.get()
     _add_text(module, "")
     return func.CallOp([ir.IntegerType.get_signless(32)], ir.FlatSymbolRefAttr.get("ms_mpi_rank"),

@@ -29,7 +29,7 @@ from ..lazy import func, ir
 
 from .. import batching
 from ..builders import build_op, spec_of
-from ..ir_helpers import ops_of_kind
+from ..ir_helpers import enclosing_module, fresh_symbol, ops_of_kind
 from ..grad import each
 from ..registry import ControlFlowError, define, define_upstream
 
@@ -45,14 +45,8 @@ def _lower_barrier(lc, x):
     """A call of a private identity function: CSE leaves calls alone, bufferization sees the
     result is the argument (drop-equivalent-buffer-results), and LLVM inlines it, so the
     barrier costs nothing at run time."""
-    module = lc.op.operation
-    while module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module)
-    name, n = "ms_barrier", 0
-    while name in table:
-        n += 1
-        name = f"ms_barrier_{n}"
+    module = enclosing_module(lc.op)
+    name = fresh_symbol(module, "ms_barrier")
     with ir.InsertionPoint(module.regions[0].blocks[0]), lc.loc:
         fn = func.FuncOp(name, ([x.type], [x.type]), visibility="private")
         entry = fn.add_entry_block()
@@ -85,10 +79,7 @@ def api_name(call) -> str:
 
 
 def _module_function(call, name):
-    op = call.operation
-    while op.name != "builtin.module":
-        op = op.parent
-    table = ir.SymbolTable(op)
+    table = ir.SymbolTable(enclosing_module(call))
     return table[name] if name in table else None
 
 

@@ -37,6 +37,7 @@ from .. import lowering
 from ..builders import element_type
 from ..dtypes import TensorSpec
 from ..grad import no_grad
+from ..ir_helpers import enclosing_module, fresh_symbol, llvm_string_literal
 from ..registry import ShapeError, define
 
 bufferization = LazyModule("mlir.dialects.bufferization")
@@ -50,25 +51,6 @@ def _print_infer(ins, attrs):
         if not isinstance(attrs.get(key), str):
             raise ShapeError(f"{key} must be a string, got {attrs.get(key)!r}")
     return TensorSpec((), dt.int32)
-
-
-def _module_of(op):
-    m = op.operation
-    while m.name != "builtin.module":
-        m = m.parent
-    return m
-
-
-def _fresh(table, base):
-    name, n = base, 0
-    while name in table:
-        n += 1
-        name = f"{base}_{n}"
-    return name
-
-
-def _c_string(raw: bytes):
-    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in raw)
 
 
 def _where(lc):
@@ -88,9 +70,10 @@ def _wrapper_text(name, desc_name, desc: bytes, mtype):
             else ["%data = llvm.mlir.zero : !llvm.ptr"])
     msg = b"mscc: a Print runs where no printer is installed (the code was loaded outside " \
           b"mscc's runtime); nothing printed\n\0"
-    return f"""llvm.mlir.global internal constant @{desc_name}("{_c_string(desc)}")
+    text = llvm_string_literal(desc)
+    return f"""llvm.mlir.global internal constant @{desc_name}("{text}")
     {{addr_space = 0 : i32}} : !llvm.array<{n} x i8>
-llvm.mlir.global internal constant @{desc_name}_none("{_c_string(msg)}")
+llvm.mlir.global internal constant @{desc_name}_none("{llvm_string_literal(msg)}")
     {{addr_space = 0 : i32}} : !llvm.array<{len(msg)} x i8>
 func.func private @{name}({arg}) {{
   {chr(10).join('  ' + line for line in data).strip()}
@@ -144,9 +127,8 @@ def _flat_buffer(x, spec):
 
 
 def _lower_print(lc, *operands):
-    module = _module_of(lc.op)
-    table = ir.SymbolTable(module)
-    name, desc_name = _fresh(table, "ms_print"), _fresh(table, "ms_print_desc")
+    module = enclosing_module(lc.op)
+    name, desc_name = fresh_symbol(module, "ms_print"), fresh_symbol(module, "ms_print_desc")
     item = {"before": lc.attrs["before"], "after": lc.attrs["after"], "where": _where(lc)}
     args, mtype = [], None
     if operands:

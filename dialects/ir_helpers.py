@@ -58,6 +58,18 @@ def llvm_string_literal(raw: bytes) -> str:
                    for b in raw)
 
 
+def remap_operands(op, mapping):
+    """Replace, in `op` and the ops nested in it, every operand found in `mapping` (a copy
+    of ops made to read other values: clones, outlined regions)."""
+    def visit(inner):
+        for i, v in enumerate(inner.operands):
+            new = mapping.get(v)
+            if new is not None:
+                inner.operands[i] = new
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit)
+
+
 def callee_name(call) -> str:
     """The function a func.call calls."""
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value

@@ -34,7 +34,7 @@ from mlir.dialects import arith, func
 
 from .base import ModulePass, fail, register
 from ..dialects.ops.control import api_name, free_values
-from ..dialects.ir_helpers import public_functions, symbol_name
+from ..dialects.ir_helpers import public_functions, remap_operands, symbol_name
 
 CTL_ATTR = "ms.ctl"            # on the private declaration standing for a region op
 RESULTS_ATTR = "ms.plan_results"  # on outlined functions: how many results they have
@@ -119,7 +119,7 @@ class _Outliner:
                 if inner in skip:
                     continue
                 copy = inner.clone()
-                _remap(copy, mapping)
+                remap_operands(copy, mapping)
                 mapping.update(zip(inner.results, copy.results))
             term = ops[-1]
             returned = [mapping.get(v, v) for v in term.operands]
@@ -256,16 +256,6 @@ def _set_results(fn, types):
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ftype.inputs, types))
     fn.attributes[RESULTS_ATTR] = ir.IntegerAttr.get(_i64(), len(types))
-
-
-def _remap(op, mapping):
-    def visit(inner):
-        for i, v in enumerate(inner.operands):
-            new = mapping.get(v)
-            if new is not None:
-                inner.operands[i] = new
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
 
 
 # Index arithmetic the induction variable may go through, as elementwise tensor ops.

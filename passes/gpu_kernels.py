@@ -31,7 +31,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf, vector
 
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, identity_layout, indexing_maps, iterator_kinds,
-                         loop_sizes, uses_dim)
+                         loop_sizes, remap_operands, uses_dim)
 
 BLOCK = 256           # threads per block for parallel and thread-reduction kernels
 VECTOR = 4            # points per thread of a vectorizable parallel kernel
@@ -145,21 +145,10 @@ class LoopNest:
                 mapping[op.result] = idx[ir.IntegerAttr(op.attributes["dim"]).value]
                 continue
             new = op.operation.clone()
-            _remap(new, mapping)
+            remap_operands(new, mapping)
             for old, res in zip(op.results, new.results):
                 mapping[old] = res
         return yielded
-
-
-def _remap(op, mapping):
-    """Point the operands of `op` and of every op nested in it at their clones."""
-    def visit(o):
-        for i, v in enumerate(o.operands):
-            new = mapping.get(v)
-            if new is not None:
-                o.operands[i] = new
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
 
 
 def delinearize(linear, sizes):

@@ -505,7 +505,7 @@ class _Splitter:
         (and of the graph's other functions, which calls may name), built with the bindings."""
         from mlir import ir
         from mlir.dialects import func
-        from ..dialects.ir_helpers import symbol_name
+        from ..dialects.ir_helpers import remap_operands, symbol_name
         with self.fn.context, self.fn.location:
             module = ir.Module.create()
             with ir.InsertionPoint(module.body):
@@ -518,25 +518,10 @@ class _Splitter:
             with ir.InsertionPoint(block):
                 for op in clones + ops:
                     copy = op.operation.clone()
-                    _remap(copy, mapping)
+                    remap_operands(copy, mapping)
                     mapping.update(zip(op.results, copy.results))
                 func.ReturnOp([mapping[v] for v in outputs])
         return module
-
-
-def _remap(op, mapping):
-    """Point the operands of `op` (and of the ops in its regions) that are keys of `mapping`
-    at the values they map to: the copy reads the fragment's own values."""
-    from mlir import ir
-
-    def visit(inner):
-        operands = inner.operands
-        for i in range(len(operands)):
-            new = mapping.get(operands[i])
-            if new is not None:
-                operands[i] = new
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
 
 
 def _through_implicit_cast(v):

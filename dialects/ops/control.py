@@ -57,6 +57,7 @@ from .. import lowering
 from ..builders import build_op, constant, spec_of, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
+from ..ir_helpers import remap_operands
 from ..registry import ControlFlowError, DTypeError, ShapeError, define, define_upstream
 
 API_ATTR = "ms.api"       # on scf ops made by the frontend: the API users called
@@ -271,17 +272,6 @@ def static_trip_count(loop):
     if None in (lb, ub, step) or step <= 0:
         return None
     return max(0, -(-(ub - lb) // step))
-
-
-def remap_operands(op, mapping):
-    """Replace, in `op` and the ops nested in it, every operand found in `mapping`."""
-    def visit(inner):
-        for i, v in enumerate(inner.operands):
-            new = mapping.get(v)
-            if new is not None:
-                inner.operands[i] = new
-        return ir.WalkResult.ADVANCE
-    op.operation.walk(visit)
 
 
 def clone_body(block, mapping):

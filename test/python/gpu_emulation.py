@@ -18,7 +18,7 @@ from mlir.dialects import arith, memref, scf
 from mscc.passes import pipeline
 from mscc.passes.compiler import select_entry
 from mscc.dialects.ir_helpers import public_functions
-from mscc.passes.gpu_kernels import _remap
+from mscc.dialects.ir_helpers import remap_operands
 from mscc.runtime.cpu import CpuExecutable
 
 # The matmul schedule's loops stay scf.forall, run sequentially.
@@ -48,7 +48,7 @@ def _const_value(v) -> int:
 def _clone_ops(ops, mapping):
     for op in ops:
         new = op.clone()
-        _remap(new, mapping)
+        remap_operands(new, mapping)
         for old, res in zip(op.results, new.results):
             mapping[old] = res
 
@@ -216,7 +216,7 @@ class _KernelBody:
                                               "gpu.grid_dim": self.ids["gx"]}[op.name]
                 continue
             new = op.clone()
-            _remap(new, mapping)
+            remap_operands(new, mapping)
             for old, res in zip(op.results, new.results):
                 mapping[old] = res
 

@@ -17,6 +17,7 @@ from .lazy import mlir_ext as _cext
 
 from . import dtypes as dt
 from .registry import OPS, NotConstant, OpDef, lookup
+from .symdim import ANY, Dim, has_dynamic
 
 IRDL_PATH = os.path.join(os.path.dirname(__file__), "ms.irdl.mlir")
 
@@ -125,8 +126,17 @@ def compute_type(dtype: dt.DType) -> ir.Type:
 
 
 def tensor_type(spec: dt.TensorSpec, storage=False) -> ir.Type:
+    """The ranked tensor type of a spec; a dynamic dimension (symdim.Dim) is `?`."""
     dt.check_shape(spec.shape, spec.dtype)  # a ValueError here, not an abort in lowering
-    return ir.RankedTensorType.get(list(spec.shape), element_type(spec.dtype, storage))
+    return ir.RankedTensorType.get(ir_shape(spec.shape), element_type(spec.dtype, storage))
+
+
+def ir_shape(shape) -> list:
+    """A shape for MLIR types: dynamic dimensions as ShapedType's dynamic size."""
+    if not has_dynamic(shape):
+        return list(shape)
+    dyn = ir.ShapedType.get_dynamic_size()
+    return [dyn if isinstance(d, Dim) else d for d in shape]
 
 
 
@@ -136,17 +146,19 @@ def dtype_of(elem: ir.Type) -> dt.DType | None:
 
 
 def spec_of(t: ir.Type) -> dt.TensorSpec | None:
-    """Shape and dtype of a ranked tensor type; None for anything else (or a dynamic shape)."""
+    """Shape and dtype of a ranked tensor type; None for anything else. A dynamic dimension
+    (`?`) reads as symdim.ANY, some size known at run time."""
     spec = _spec_cache.get(t)
     if spec is None:
         if not isinstance(t, ir.RankedTensorType):
             return None
-        if not t.has_static_shape:
-            return None
         d = dtype_of(t.element_type)
         if d is None:
             return None
-        spec = dt.TensorSpec(tuple(t.shape), d)
+        shape = tuple(t.shape)
+        if not t.has_static_shape:
+            shape = tuple(ANY if ir.ShapedType.is_dynamic_size(n) else n for n in shape)
+        spec = dt.TensorSpec(shape, d)
         _spec_cache[t] = spec
     return spec
 

@@ -152,12 +152,16 @@ def as_dtype(x) -> DType:
 MAX_TENSOR_BYTES = 2 ** 63 - 1
 
 
+from .symdim import Dim  # noqa: E402
+
+
 def shape_problem(shape, itemsize: int) -> str | None:
     """Why a shape of `itemsize`-byte elements cannot be a tensor (negative dimensions, or
-    more than MAX_TENSOR_BYTES bytes), else None. Dynamic dimensions (None) count as 1."""
+    more than MAX_TENSOR_BYTES bytes), else None. Dynamic dimensions (None or a
+    symdim.Dim) count as 1."""
     n = itemsize
     for d in shape:
-        if d is None:
+        if d is None or isinstance(d, Dim):
             continue
         if d < 0:
             return f"shape {tuple(shape)} has a negative dimension"

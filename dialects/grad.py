@@ -22,6 +22,7 @@ from . import shape_rules as rules
 from .dtypes import TensorSpec
 from .builders import build_op, cast_targets, constant, data_values, operand_groups, spec_of
 from .registry import lookup
+from .symdim import DynamicDimError, has_dynamic
 
 
 class GradRuleError(RuntimeError):
@@ -92,12 +93,30 @@ class GradCtx:
         return a if spec_of(a.type).dtype is dtype else self.emit("ms.cast", a, dtype=dtype)
 
     def reshape(self, a, shape):
-        return a if spec_of(a.type).shape == tuple(shape) else self.emit("ms.reshape", a,
-                                                                         shape=tuple(shape))
+        if spec_of(a.type).shape == tuple(shape):
+            return a
+        return self.emit("ms.reshape", a, shape=rules.shape_attr(shape))
 
     def broadcast_to(self, a, shape):
-        return a if spec_of(a.type).shape == tuple(shape) else self.emit("ms.broadcast_to", a,
-                                                                         shape=tuple(shape))
+        """a broadcast to `shape`; a size known only at run time is taken from the op's
+        operand or result of that shape (a + zeros_like(it): fused, it costs nothing)."""
+        shape = tuple(shape)
+        if spec_of(a.type).shape == shape:
+            return a
+        if not has_dynamic(shape):
+            return self.emit("ms.broadcast_to", a, shape=shape)
+        like = next((v for v in list(self.inputs) + [self.out]
+                     if spec_of(v.type).shape == shape), None)
+        if like is None:
+            raise DynamicDimError(f"a broadcast to {shape} needs its sizes at run time")
+        zeros = self.emit("ms.zeros_like", like)
+        if spec_of(like.type).dtype is not spec_of(a.type).dtype:
+            zeros = self.cast(zeros, spec_of(a.type).dtype)
+        return self.emit("ms.add", a, zeros)
+
+    def dim_size(self, x, axes, dtype):
+        """The number of elements of x along `axes` at run time (a 0-d tensor of dtype)."""
+        return self.emit("ms.dim_size", x, axis=tuple(axes), dtype=dtype)
 
     def reduce_sum(self, a, axes, keep_dims=False):
         """Sum over `axes` (an empty tuple sums nothing, unlike ms.reduce_sum's axis=())."""

@@ -7,6 +7,7 @@ dialects/ir.element_type); linalg bodies compute in compute types (bool as i1), 
 """
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 from .lazy import arith, ir, linalg, tensor
@@ -14,7 +15,8 @@ from .lazy import arith, ir, linalg, tensor
 from . import dtypes as dt
 from .dtypes import TensorSpec
 from .shape_rules import broadcast_shapes
-from .builders import compute_type, element_type, spec_of, tensor_type
+from .symdim import Dim, DynamicDimError, has_dynamic, recording_constraints
+from .builders import compute_type, element_type, ir_shape, spec_of, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
@@ -213,7 +215,74 @@ def to_storage(v, dtype: dt.DType):
 
 
 def empty(spec: TensorSpec):
-    return tensor.empty(list(spec.shape), element_type(spec.dtype, storage=True))
+    """A tensor.empty of `spec`; its dynamic sizes (symdim.Dim) are computed at run time
+    from the sizes of the function being lowered (DimValues)."""
+    shape = list(spec.shape)
+    if has_dynamic(shape):
+        shape = [index_value(d) if isinstance(d, Dim) else d for d in shape]
+    return tensor.empty(shape, element_type(spec.dtype, storage=True))
+
+
+# ------------------------------------------------------------------ dynamic sizes
+
+class DimValues:
+    """The dynamic sizes of the function being lowered: each atom (symdim) names a tensor
+    and an axis, read with tensor.dim where a size is needed (CSE merges the repeats)."""
+
+    def __init__(self):
+        self.atoms = {}   # atom name -> (tensor value, axis)
+        self._fresh = 0
+
+    def bind(self, name: str, value, axis: int):
+        self.atoms[name] = (value, axis)
+
+    def fresh(self, value, axis: int) -> Dim:
+        """A new atom for dimension `axis` of `value` (a size no rule derives)."""
+        self._fresh += 1
+        name = f"v{self._fresh}.{axis}"
+        self.bind(name, value, axis)
+        return Dim.atom(name)
+
+    def value(self, d):
+        """The index value of a size (an int or a Dim over bound atoms), at the current
+        insertion point."""
+        idx = ir.IndexType.get()
+        if not isinstance(d, Dim):
+            return arith.constant(idx, int(d))
+        total = None
+        for mono, c in sorted(d.terms.items()):
+            term = None if c == 1 else arith.constant(idx, c)
+            for a in mono:
+                if a not in self.atoms:
+                    raise DynamicDimError(f"the size {d} is not derived from the function's "
+                                          "arguments")
+                v, axis = self.atoms[a]
+                size = tensor.dim(v, arith.constant(idx, axis))
+                term = size if term is None else arith.muli(term, size)
+            total = term if total is None else arith.addi(total, term)
+        return total
+
+
+_DIM_VALUES: list = []  # the DimValues of the functions being lowered (innermost last)
+
+
+def index_value(d):
+    """A size as an index value: a constant, or computed from the dynamic sizes of the
+    function being lowered."""
+    if not isinstance(d, Dim):
+        return arith.constant(ir.IndexType.get(), int(d))
+    if not _DIM_VALUES:
+        raise DynamicDimError(f"the size {d} is known only at run time, and nothing here "
+                              "computes it")
+    return _DIM_VALUES[-1].value(d)
+
+
+def size_scalar(n, dtype: dt.DType):
+    """A size (an int or a Dim) as a scalar of `dtype`'s compute type (a mean's count)."""
+    if not isinstance(n, Dim):
+        return ScalarBuilder(dtype).const(n)
+    v = arith.index_cast(ir.IntegerType.get_signless(64), index_value(n))
+    return cast_scalar(v, dt.int64, dtype)
 
 
 def fill(spec: TensorSpec, value):
@@ -498,10 +567,9 @@ def _view(x, from_shape, to_shape, dtype: dt.DType, groups):
         value = x.owner.attributes["value"].get_splat_value()
         return arith.constant(t, ir.DenseElementsAttr.get_splat(t, value))
     if groups is not None and all(len(olds) == 1 for olds, _ in groups):
-        return tensor.expand_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
-                                   [list(news) for _, news in groups], [], list(to_shape))
+        return expand_shape(x, to_shape, elem, [list(news) for _, news in groups])
     if groups is not None and all(len(news) == 1 for _, news in groups):
-        return tensor.collapse_shape(ir.RankedTensorType.get(list(to_shape), elem), x,
+        return tensor.collapse_shape(ir.RankedTensorType.get(ir_shape(to_shape), elem), x,
                                      [list(olds) for olds, _ in groups])
     return reshape(x, from_shape, to_shape, dtype)
 
@@ -514,17 +582,26 @@ def reshape(x, from_shape, to_shape, dtype: dt.DType):
         return x
     elem = element_type(dtype, storage=True)
     if len(from_shape) > 1 or (len(from_shape) == 1 and len(to_shape) == 0):
-        flat = () if len(to_shape) == 0 else (max(1, _prod(from_shape)),)
+        total = _prod(from_shape)
+        flat = () if len(to_shape) == 0 else (total if isinstance(total, Dim)
+                                               else max(1, total),)
         reassoc = [list(range(len(from_shape)))] if flat else []
-        x = tensor.collapse_shape(ir.RankedTensorType.get(list(flat), elem), x, reassoc)
+        x = tensor.collapse_shape(ir.RankedTensorType.get(ir_shape(flat), elem), x, reassoc)
         from_shape = flat
     if from_shape == to_shape:
         return x
     if len(to_shape) == 0:
         return x
     reassoc = [list(range(len(to_shape)))] if from_shape else []
-    return tensor.expand_shape(ir.RankedTensorType.get(list(to_shape), elem), x, reassoc, [],
-                               list(to_shape))
+    return expand_shape(x, to_shape, elem, reassoc)
+
+
+def expand_shape(x, to_shape, elem, reassoc):
+    """tensor.expand_shape of x to `to_shape`; its dynamic sizes are computed (index_value)."""
+    static = ir_shape(to_shape)
+    dynamic = [index_value(d) for d in to_shape if isinstance(d, Dim)]
+    return tensor.expand_shape(ir.RankedTensorType.get(static, elem), x, reassoc, dynamic,
+                               static)
 
 
 def _prod(shape):
@@ -532,6 +609,92 @@ def _prod(shape):
     for d in shape:
         n *= d
     return n
+
+
+# Symbolic specs of lowered values with dynamic sizes: value -> TensorSpec whose Dims are
+# over the atoms of the function's DimValues (set by convert-ms-to-linalg per function).
+_SYMBOLIC: list = []
+
+
+def lowered_spec(value, origin) -> TensorSpec:
+    """The spec of a lowered value: static from its type, or with the symbolic sizes the
+    shape rules derived for it (fresh atoms for a size nothing derived, read from the value
+    itself)."""
+    spec = spec_of(origin.get(value, value.type))
+    if spec is None or not has_dynamic(spec.shape) or not _SYMBOLIC:
+        return spec
+    known = _SYMBOLIC[-1].get(value)
+    if known is None:
+        dims = _DIM_VALUES[-1]
+        known = TensorSpec(tuple(dims.fresh(value, i) if isinstance(d, Dim) else d
+                                 for i, d in enumerate(spec.shape)), spec.dtype)
+        _SYMBOLIC[-1][value] = known
+    return known
+
+
+def result_specs(opdef, op, ins, attrs) -> list:
+    """An op's result specs for lowering: from its result types, or, when an operand has
+    dynamic sizes, from its shape rule on the operands' symbolic specs (so each result
+    size is known as an expression of the function's sizes). `attrs()` gives the op's
+    attribute values."""
+    outs = [spec_of(r.type) for r in op.results]
+    if not any(has_dynamic(s.shape) for s in ins) or opdef.infer is None:
+        return outs
+    try:
+        inferred = opdef.infer_specs(ins, attrs())
+    except DynamicDimError as e:
+        raise DynamicDimError(f"'{opdef.name}' has no form for dynamic dimensions yet: "
+                              f"{e}") from None
+    # a static result type stays as declared; a dynamic one takes the rule's sizes
+    return [o if not has_dynamic(o.shape) else i for i, o in zip(inferred, outs)]
+
+
+class FunctionSizes:
+    """What lowering one function learned about its dynamic sizes: the DimValues, the
+    symbolic specs, and the run-time checks its shape rules asked for."""
+
+    def __init__(self):
+        self.dims = DimValues()
+        self.specs = {}
+        self.checks = []
+        self.dynamic = False
+
+
+@contextlib.contextmanager
+def lowering_function(fn, origin):
+    """Lower `fn` with its arguments' dynamic dimensions named `a<arg>.<axis>`."""
+    sizes = FunctionSizes()
+    block = fn.regions[0].blocks[0] if len(fn.regions[0].blocks) else None
+    for k, arg in enumerate(block.arguments if block is not None else []):
+        spec = spec_of(origin.get(arg, arg.type))
+        if spec is not None and has_dynamic(spec.shape):
+            sizes.dynamic = True
+            shape = []
+            for i, d in enumerate(spec.shape):
+                if isinstance(d, Dim):
+                    sizes.dims.bind(f"a{k}.{i}", arg, i)
+                    d = Dim.atom(f"a{k}.{i}")
+                shape.append(d)
+            sizes.specs[arg] = TensorSpec(tuple(shape), spec.dtype)
+    _DIM_VALUES.append(sizes.dims)
+    _SYMBOLIC.append(sizes.specs)
+    try:
+        with recording_constraints(sizes.checks, lambda: ir.Location.current):
+            yield sizes
+    finally:
+        _DIM_VALUES.pop()
+        _SYMBOLIC.pop()
+    sizes.dynamic = sizes.dynamic or bool(sizes.dims.atoms)
+
+
+def symbolic_specs() -> dict:
+    return _SYMBOLIC[-1] if _SYMBOLIC else {}
+
+
+def note_symbolic(value, spec: TensorSpec):
+    """Record the symbolic spec a rule derived for a lowered value."""
+    if _SYMBOLIC and has_dynamic(spec.shape):
+        _SYMBOLIC[-1][value] = spec
 
 
 class LowerCtx:
@@ -553,8 +716,9 @@ class LowerCtx:
         return self.outs[0]
 
     def spec_of(self, value) -> TensorSpec:
-        """The ms spec of an already-lowered value (uint8 and bool are stored as i8)."""
-        return spec_of(self.origin.get(value, value.type))
+        """The ms spec of an already-lowered value (uint8 and bool are stored as i8), its
+        dynamic sizes as the function's symbolic sizes (lowered_spec)."""
+        return lowered_spec(value, self.origin)
 
 
 def group_dtype(opdef, in_specs) -> dt.DType:
@@ -628,7 +792,7 @@ def lower_fused(lc: LowerCtx):
                 value, spec = env.get(v) or (v, lc.spec_of(v))
                 data.append(value)
                 ins.append(spec)
-            outs = [spec_of(r.type) for r in op.results]
+            outs = result_specs(opdef, op, ins, lambda: op_attrs(opdef, op, groups))
             with op.location:
                 if opdef.scalar is not None:
                     value = elementwise_expr(opdef, ins, outs[0], data)
@@ -655,6 +819,9 @@ def lower_fused(lc: LowerCtx):
                 into = anchor  # the epilogue updates the matmul's result in place
             if root is not None:
                 result = materialize(root, out=into)
+    yielded = region.blocks[0].operations[len(region.blocks[0].operations) - 1].operands[0]
+    if yielded in env:
+        note_symbolic(result, env[yielded][1])
     ident = ir.DictAttr.get({"id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                       next(lc.regions) if lc.regions else 0),
                              "kind": ir.StringAttr.get(kind)})

@@ -763,4 +763,13 @@ irdl.dialect @ms {
     irdl.results(output: %output)
     irdl.attributes {"shape" = %shape_attr, "begin" = %begin_attr, "end" = %end_attr, "strides" = %strides_attr}
   }
+  irdl.operation @dim_size {
+    %x = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %axis_attr = irdl.base "#builtin.dense_array"
+    %dtype_attr = irdl.base "#builtin.type"
+    irdl.operands(x: %x)
+    irdl.results(output: %output)
+    irdl.attributes {"axis" = %axis_attr, "dtype" = %dtype_attr}
+  }
 }

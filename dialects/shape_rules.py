@@ -9,20 +9,45 @@ from __future__ import annotations
 from . import dtypes as dt
 from .dtypes import TensorSpec
 from .registry import DTypeError, NotConstant, ShapeError
+from .symdim import Dim, DynamicDimError, unify
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """numpy broadcasting of shapes."""
+    """numpy broadcasting of shapes. A dynamic size (symdim.Dim) never broadcasts: it meets
+    1 or itself, and any other size must equal it at run time (symdim.unify)."""
     rank = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(rank):
-        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
-            raise ShapeError("shapes " + ", ".join(str(tuple(s)) for s in shapes)
-                             + " cannot be broadcast together")
-        out.append(dims.pop() if dims else 1)
+        dims = []
+        for s in shapes:
+            if len(s) - rank + i >= 0 and s[len(s) - rank + i] != 1 \
+                    and s[len(s) - rank + i] not in dims:
+                dims.append(s[len(s) - rank + i])
+        size = dims[0] if dims else 1
+        for d in dims[1:]:
+            size = unify(size, d, f"dimension {i} of broadcast operands")
+            if size is None:
+                raise ShapeError("shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                                 + " cannot be broadcast together")
+        out.append(size)
     return tuple(out)
+
+
+def same_size(a, b, what: str):
+    """The size where `a` and `b` must agree (a run-time check when one is dynamic), or
+    None when two static sizes differ."""
+    return unify(a, b, what)
+
+
+def shape_attr(shape) -> tuple:
+    """A target shape as reshape's attribute: its one dynamic size (if any) as -1, which
+    reshape infers from the input's size (two are not expressible: DynamicDimError)."""
+    shape = tuple(shape)
+    dynamic = [i for i, d in enumerate(shape) if isinstance(d, Dim)]
+    if len(dynamic) > 1:
+        raise DynamicDimError(f"a reshape to {shape} has more than one size known only at "
+                              "run time")
+    return tuple(-1 if i in dynamic else d for i, d in enumerate(shape))
 
 
 def prod(dims) -> int:

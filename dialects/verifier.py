@@ -8,6 +8,7 @@ from . import dtypes as dt
 from .builders import (AttrError, attr_to_py, const_to_py, constant_value, data_values, operand_groups,
                  resolved_specs, spec_of, tensor_type)
 from .registry import DTypeError, NotConstant, OpDef, ShapeError
+from .symdim import Dim, DynamicDimError
 
 
 def check_op(opdef: OpDef, op) -> str | None:
@@ -34,7 +35,7 @@ def check_op(opdef: OpDef, op) -> str | None:
     for i, v in enumerate(data):
         spec = spec_of(v.type)
         if spec is None:
-            return (f"operand #{i} must be a statically shaped tensor of a supported element "
+            return (f"operand #{i} must be a ranked tensor of a supported element "
                     f"type, got {v.type}")
         specs.append(spec)
     if opdef.name == "ms.constant" and not (spec_of(op.results[0].type)
@@ -53,14 +54,27 @@ def check_op(opdef: OpDef, op) -> str | None:
         expected = opdef.infer_specs(resolved_specs(opdef, data), attrs)
     except (ShapeError, DTypeError) as e:
         return str(e)
+    except DynamicDimError as e:
+        return f"has no form for dynamic dimensions yet ({e})"
     results = list(op.results)
     if len(results) != len(expected):
         return f"has {len(results)} results, but its shape rule gives {len(expected)}"
     for i, (r, e) in enumerate(zip(results, expected)):
-        if spec_of(r.type) != e:
+        if not compatible(spec_of(r.type), e):
             given = tensor_type(e) if not dt.shape_problem(e.shape, e.dtype.itemsize) else e
             return f"result #{i} has type {r.type}, but its inputs give {given}"
     return None
+
+
+def compatible(declared, inferred) -> bool:
+    """Whether a declared result spec agrees with the one the shape rule gives: the same
+    dtype and rank, and equal sizes wherever both are static (a `?` in the IR, or a size
+    known only at run time, agrees with any size, as MLIR's types do)."""
+    if declared is None or declared.dtype is not inferred.dtype \
+            or len(declared.shape) != len(inferred.shape):
+        return False
+    return all(a == b or isinstance(a, Dim) or isinstance(b, Dim)
+               for a, b in zip(declared.shape, inferred.shape))
 
 
 # Const inputs are shapes, axes, permutations: tiny. The verifier reads them into numpy, and

@@ -29,7 +29,7 @@ from mlir.dialects import gpu
 
 from ..runtime.artifact import Artifact, entry_symbol, signature_symbol, signature_text
 from . import pipeline
-from .compiler import EntrySignature, entry_manifest, select_entry
+from .compiler import EntrySignature, dynamic_description, entry_manifest, select_entry
 from .diagnostics import CompileError, Diagnostic
 from .launch_plan import read_launch_plan
 
@@ -70,6 +70,9 @@ def build_artifact(module: ir.Module, entry: str | None = None, target: str = "c
 
 def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> Artifact:
     pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after)
+    dynamic = dynamic_description(module, sig.name)
+    if dynamic is not None:
+        manifest["dynamic"] = dynamic
     llvm_ir = pipeline.translate_to_llvm_ir(module)
     library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
     lib_name = f"lib/{sig.name}.so"

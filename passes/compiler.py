@@ -164,7 +164,7 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         return cached
     exe = _compile_in_process(module, sig, opt_level, start_after)
     if key:  # the engine's machine code becomes the cache entry, linked in the background
-        exe_cache.store_later(key, exe, entry_manifest(sig, target))
+        exe_cache.store_later(key, exe, entry_manifest(sig, target, exe.dynamic_description))
     if os.environ.get("MSCC_TIME_REPORT"):
         print(time_report(sig.name, exe.compile_times), file=sys.stderr)
         print(pass_report(sig.name, exe.pass_times), file=sys.stderr)
@@ -184,17 +184,34 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
                           on_stage=times.__setitem__, on_pass=on_pass)
     t0 = time.perf_counter()
     with module.context:
-        exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level)
+        exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level,
+                            dynamic=dynamic_description(module, sig.name))
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
     exe.compile_times, exe.pass_times = times, passes
     return exe
 
 
-def entry_manifest(sig: EntrySignature, target: str) -> dict:
-    """The artifact manifest's description of an entry (runtime/artifact.py)."""
-    return {"format": FORMAT, "version": FORMAT_VERSION, "target": target, "entry": sig.name,
-            "inputs": [spec_to_json(s) for s in sig.inputs],
-            "outputs": [spec_to_json(s) for s in sig.outputs]}
+def dynamic_description(module, entry: str):
+    """What convert-ms-to-linalg recorded about the entry's dynamic sizes (its results'
+    sizes, the checks a call must pass: runtime/dynamic.py), or None for static shapes."""
+    import json
+    from .ms_to_linalg import DYNAMIC_ATTR
+    attrs = module.operation.attributes
+    name = DYNAMIC_ATTR + entry
+    if name not in attrs:
+        return None
+    return json.loads(ir.StringAttr(attrs[name]).value)
+
+
+def entry_manifest(sig: EntrySignature, target: str, dynamic=None) -> dict:
+    """The artifact manifest's description of an entry (runtime/artifact.py); `dynamic`
+    describes its dynamic sizes (dynamic_description)."""
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "target": target,
+                "entry": sig.name, "inputs": [spec_to_json(s) for s in sig.inputs],
+                "outputs": [spec_to_json(s) for s in sig.outputs]}
+    if dynamic is not None:
+        manifest["dynamic"] = dynamic
+    return manifest
 
 
 def time_report(entry, times) -> str:

@@ -32,7 +32,9 @@ def _reads(op, operand: int, dims) -> bool:
 
 def _transposed(value):
     t = ir.RankedTensorType(value.type)
-    out = tensor.empty(list(reversed(t.shape)), t.element_type)
+    sizes = [tensor.dim(value, arith.constant(ir.IndexType.get(), i))
+             if ir.ShapedType.is_dynamic_size(d) else d for i, d in enumerate(t.shape)]
+    out = tensor.empty(list(reversed(sizes)), t.element_type)
     return linalg.transpose(value, outs=[out], permutation=[1, 0]).results[0]
 
 
@@ -326,6 +328,9 @@ class CpuMatmulSchedule(ModulePass):
             matmuls = ops_of_kind(fn, "linalg.matmul")
             if not matmuls:
                 continue  # folded away (an epilogue that ignores the product): plain loops
+            if not all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
+                       if isinstance(t, ir.MemRefType)):
+                continue  # dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             nr = max(8, NR_BYTES // _elem_bytes(matmuls[0]))
             for mm in matmuls:
                 if _should_pack(mm, nr):

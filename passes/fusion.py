@@ -28,6 +28,8 @@ from __future__ import annotations
 import heapq
 
 from mlir import ir
+
+from ..dialects.symdim import estimated_numel
 from mlir.dialects import gpu
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
@@ -43,10 +45,8 @@ CHEAP = 2
 
 
 def _numel(value) -> int:
-    n = 1
-    for d in spec_of(value.type).shape:
-        n *= d
-    return n
+    """Elements of a value, for the cost rules (a dynamic size estimated: symdim.estimate)."""
+    return estimated_numel(spec_of(value.type).shape)
 
 
 class Region:

@@ -6,12 +6,15 @@ bool become i8; dialects/ir.element_type says why), so the rules choose unsigned
 semantics from the ms dtypes. Function signatures are converted the same way.
 """
 import itertools
+import json
 
 from mlir import ir
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.builders import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
-from ..dialects.lowering import LowerCtx
+from ..dialects.lowering import (LowerCtx, lowered_spec, lowering_function, note_symbolic,
+                                 result_specs, symbolic_specs)
+from ..dialects.symdim import DynamicDimError
 from ..dialects.registry import OPS, UPSTREAM, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
 from ..dialects.ir_helpers import function_type, functions, set_function_type
@@ -42,8 +45,12 @@ def lower_op(op, origin: dict, regions=None, options=None):
     opdef = OPS[op.name]
     groups = operand_groups(opdef, op)
     data = data_values(opdef, groups)
-    ins = [spec_of(origin.get(v, v.type)) for v in data]
-    outs = [spec_of(r.type) for r in op.results]
+    ins = [lowered_spec(v, origin) for v in data]
+    try:
+        with op.location:
+            outs = result_specs(opdef, op, ins, lambda: op_attrs(opdef, op, groups))
+    except DynamicDimError as e:
+        fail(op, str(e))
     sig = opdef.signature or ("T",) * len(ins)
     group_dtypes = {s.dtype for s, g in zip(ins, sig) if g == "T"}
     if len(group_dtypes) > 1:
@@ -55,9 +62,14 @@ def lower_op(op, origin: dict, regions=None, options=None):
         fail(op, str(e))
     lc = LowerCtx(op, opdef, ins, outs, op_attrs(opdef, op, groups), origin, regions, options)
     with ir.InsertionPoint(op), op.location:
-        new = lower(lc, *data)
+        try:
+            new = lower(lc, *data)
+        except DynamicDimError as e:
+            fail(op, f"'{op.name}' has no form for dynamic dimensions yet: {e}")
     new = list(new) if isinstance(new, (list, tuple)) else [new]
-    for old, value in zip(op.results, new):
+    for old, value, spec in zip(op.results, new, outs):
+        if value not in symbolic_specs():
+            note_symbolic(value, spec)
         if old.type != value.type:
             origin[value] = old.type
         old.replace_all_uses_with(value)
@@ -104,11 +116,14 @@ class ConvertMsToLinalg(ModulePass):
                     check_const_inputs(op)
             origin, regions = {}, itertools.count()
             convert_signature(fn, origin)
-            for op in items:
-                if op.operation.name in OPS:
-                    lower_op(op, origin, regions, self.opts)
-                else:  # control flow and its glue: storage types (dialects/ops/control.py)
-                    UPSTREAM[op.operation.name].lower(op, origin)
+            with lowering_function(fn, origin) as sizes:
+                for op in items:
+                    if op.operation.name in OPS:
+                        lower_op(op, origin, regions, self.opts)
+                    else:  # control flow and its glue: storage types (dialects/ops/control.py)
+                        UPSTREAM[op.operation.name].lower(op, origin)
+                if sizes.dynamic:
+                    record_dynamic_sizes(fn, sizes, origin)
             leftover = []
 
             def find_leftover(op):
@@ -121,6 +136,42 @@ class ConvertMsToLinalg(ModulePass):
                 fail(leftover[0], f"'{leftover[0].name}' could not be lowered here: ms ops are "
                                   "lowered in function bodies and in the regions of loops "
                                   "and conditionals")
+
+
+DYNAMIC_ATTR = "ms.dynamic."  # + entry name: its result sizes and checks (JSON)
+
+
+def record_dynamic_sizes(fn, sizes, origin):
+    """For a public function with dynamic sizes: the sizes of its results as expressions of
+    its arguments' sizes and the equalities a call must satisfy, as a module attribute the
+    runtime reads (runtime/dynamic.py): outputs are allocated by the caller."""
+    from ..dialects.ir_helpers import enclosing_module, symbol_name
+    from ..runtime.dynamic import dim_to_json
+    if "sym_visibility" in fn.attributes and \
+            ir.StringAttr(fn.attributes["sym_visibility"]).value == "private":
+        return
+    ret = fn.regions[0].blocks[0].operations[len(fn.regions[0].blocks[0].operations) - 1]
+    results = []
+    for i, v in enumerate(ret.operands):
+        spec = lowered_spec(v, origin)
+        shape = []
+        for d in spec.shape:
+            try:
+                shape.append(dim_to_json(d))
+            except ValueError:
+                fail(ret, f"the size of result #{i} ({d}) is known only while the function "
+                          "runs, not from its arguments' sizes: the caller cannot allocate it")
+        results.append(shape)
+    checks = []
+    for c in sizes.checks:
+        try:
+            checks.append({"a": dim_to_json(c.a), "b": dim_to_json(c.b), "what": c.what,
+                           "where": str(c.location) if c.location is not None else ""})
+        except ValueError:  # between sizes inside the function (a loop's): not checkable
+            continue
+    module = enclosing_module(fn)
+    module.attributes[DYNAMIC_ATTR + symbol_name(fn)] = ir.StringAttr.get(
+        json.dumps({"results": results, "checks": checks}, sort_keys=True))
 
 
 def _items(fn) -> list:

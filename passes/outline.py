@@ -76,8 +76,15 @@ def outline(ops, name: str, kind: str, module_block):
 
 
 # Ops of a fused matmul region that stay with the caller: its output's allocation and
-# initialization (so that the kernel's result is the caller's buffer: no copy).
-_CALLER_SIDE = {"tensor.empty", "linalg.fill", "arith.constant"}
+# initialization (so that the kernel's result is the caller's buffer: no copy), and the
+# sizes that allocation reads (tensor.dim and index arithmetic, for dynamic sizes).
+_CALLER_SIDE = {"tensor.empty", "linalg.fill", "arith.constant", "tensor.dim"}
+
+
+def _caller_side(op) -> bool:
+    results = list(op.results)
+    return op.name in _CALLER_SIDE or (
+        bool(results) and all(isinstance(r.type, ir.IndexType) for r in results))
 
 
 def kernel_ops(matmul):
@@ -89,7 +96,7 @@ def kernel_ops(matmul):
         return [matmul]
     return [op.operation for op in matmul.operation.block.operations
             if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region
-            and op.operation.name not in _CALLER_SIDE]
+            and not _caller_side(op.operation)]
 
 
 @register

@@ -16,6 +16,8 @@ import weakref
 import numpy as np
 
 from ..dialects import dtypes as dt
+from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import ANY, has_dynamic
 from . import pytree
 from .context import _context, default_target
 from .keys import static_key
@@ -45,6 +47,8 @@ class CompiledEntry:
         self.n_outputs = n_outputs
         self.writebacks = writebacks        # per assigned Parameter: the object or a leaf index
         self.out_specs = exe.out_specs[:n_outputs]
+        if getattr(exe, "dynamic", None) is not None:  # each call's sizes (runtime/dynamic.py)
+            self.out_specs = [_DynamicSpec(s.dtype) for s in self.out_specs]
         self.single_output = treedef == ("leaf",)
         self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
         self.last_used = 0          # JitFunction's call counter at the last use (LRU)
@@ -65,9 +69,13 @@ class CompiledEntry:
                 t = leaves[target] if type(target) is int else target
                 t._data, t._device = new, None  # a GPU copy of the old value is stale
         wrap = Tensor._wrap_spec
+        if type(self.out_specs[0] if self.out_specs else None) is _DynamicSpec:
+            specs = [TensorSpec(o.shape, s.dtype) for o, s in zip(outs, self.out_specs)]
+        else:
+            specs = self.out_specs
         if self.single_output:
-            return wrap(outs[0], self.out_specs[0])
-        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
+            return wrap(outs[0], specs[0])
+        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, specs)])
 
     def _host_arrays(self, leaves):
         """The inputs when some are not plain host arrays: Tensors in GPU memory are copied
@@ -90,6 +98,47 @@ class CompiledEntry:
             t._device, t._data = new, None
         wrap = Tensor._wrap_device
         return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
+
+
+class _DynamicSpec:
+    """An output whose sizes each call gives (an entry compiled with dynamic dimensions)."""
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def _generalized(old_key, new_key):
+    """The cache key serving both calls with dynamic dimensions where their Tensors' sizes
+    differ (same structure, target, static values, ranks and dtypes), else None."""
+    if old_key[:2] != new_key[:2] or len(old_key[2]) != len(new_key[2]):
+        return None
+    out, changed = [], False
+    for a, b in zip(old_key[2], new_key[2]):
+        if a == b:
+            out.append(a)
+        elif (type(a) is TensorSpec and type(b) is TensorSpec and a.dtype is b.dtype
+              and len(a.shape) == len(b.shape)):
+            out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
+                                  a.dtype))
+            changed = True
+        else:
+            return None
+    return (old_key[0], old_key[1], tuple(out)) if changed else None
+
+
+def _matches(pattern, key) -> bool:
+    """Whether a call's key fits a key with dynamic dimensions (ANY: any size)."""
+    if pattern[:2] != key[:2] or len(pattern[2]) != len(key[2]):
+        return False
+    for p, k in zip(pattern[2], key[2]):
+        if p == k:
+            continue
+        if not (type(p) is TensorSpec and type(k) is TensorSpec and p.dtype is k.dtype
+                and len(p.shape) == len(k.shape)
+                and all(x is ANY or x == y for x, y in zip(p.shape, k.shape))):
+            return False
+    return True
 
 
 def _device_input(t):
@@ -149,7 +198,7 @@ class JitFunction:
 
     @user_api("ms.jit")
     def __init__(self, fn, input_signature=None, target=None, cache_size=None, loops="auto",
-                 fullgraph=False):
+                 fullgraph=False, dynamic=0):
         from .autograph import LOOP_MODES, JitOptions
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -167,6 +216,10 @@ class JitFunction:
                     raise TypeError(f"input_signature entry #{i} must be a Tensor, got {type(t).__name__}")
                 specs.append(t._spec)
             self.input_signature = tuple(specs)
+        # dynamic=1: after a second size, one compile with those dimensions dynamic
+        self.dynamic = dynamic
+        self._patterns: list = []    # keys with dynamic dimensions (ANY), newest first
+        self._static_only: set = set()  # generalized keys whose dynamic compile failed
         self.cache_size = DEFAULT_CACHE_SIZE if cache_size is None else int(cache_size)
         if self.cache_size < 1:
             raise ValueError(f"cache_size must be at least 1, got {cache_size}")
@@ -249,15 +302,15 @@ class JitFunction:
     def _call_general(self, args, tape=None, array_key=None):
         leaves, treedef = self._leaves(args)
         key = self._key(leaves, treedef)
-        entry = self._cache.get(key)
+        entry = self._cache.get(key) or self._dynamic_entry(key)
         if entry is None:
             with compiler_lock:  # one thread compiles a key; the others then find it
-                entry = self._cache.get(key)
+                entry = self._cache.get(key) or self._dynamic_entry(key)
                 if entry is None:
-                    entry = self._compile(args, leaves, key)
-                    if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
-                        flat = (_context["target"], *[a._spec for a in args])
-                        self._flat_cache[flat] = entry
+                    entry = self._compile_for(args, leaves, key)
+        if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
+            flat = (_context["target"], *[a._spec for a in args])
+            self._flat_cache[flat] = entry
         if array_key is not None and _serves_arrays(entry, leaves, args):
             self._flat_cache[array_key] = entry
         self._calls += 1
@@ -267,15 +320,64 @@ class JitFunction:
                 tape.note_write(leaves[target] if type(target) is int else target)
         return entry.run(leaves)
 
+    # -------------------------------------------------------------- dynamic dimensions
+    def _dynamic_entry(self, key):
+        """The entry compiled with dynamic dimensions that serves this call, if any."""
+        for pattern in self._patterns:
+            if _matches(pattern, key):
+                return self._cache.get(pattern)
+        return None
+
+    def _compile_for(self, args, leaves, key):
+        """Compile for a call no entry serves: with the dynamic dimensions of the
+        input_signature, or (dynamic=1) of the sizes in which it differs from an earlier
+        call; static when that compile cannot be made (an op without a dynamic form yet:
+        one warning names it)."""
+        general = self._signature_key(leaves, key)
+        if general is None and self.dynamic:
+            general = next((g for g in (_generalized(k, key) for k in reversed(self._cache))
+                            if g is not None and g not in self._static_only), None)
+        if general is not None and general not in self._static_only:
+            try:
+                entry = self._compile(args, _as_traced(leaves, general), general)
+            except Exception as e:  # noqa: BLE001 - the static compile reports real errors
+                if os.environ.get("MSCC_DEBUG"):
+                    import traceback
+                    traceback.print_exc()
+                self._static_only.add(general)
+                _warn_static(self.__name__, e)
+            else:
+                self._patterns.insert(0, general)
+                return entry
+        return self._compile(args, leaves, key)
+
+    def _signature_key(self, leaves, key):
+        """The call's key with the input_signature's dynamic dimensions (None without
+        them); a ValueError naming the argument that does not fit the signature."""
+        if self.input_signature is None or not any(
+                has_dynamic(s.shape) for s in self.input_signature):
+            return None
+        specs = iter(self.input_signature)
+        out = []
+        for k in key[2]:
+            out.append(next(specs, k) if type(k) is TensorSpec else k)
+        return (key[0], key[1], tuple(out))
+
     def _check_signature(self, leaves):
         if self.input_signature is None:
             return
         specs = tuple(x._spec for x in leaves if isinstance(x, Tensor))
-        if specs != self.input_signature:
+        if len(specs) != len(self.input_signature):
             raise TypeError(
                 f"'{self.__name__}' was declared with input_signature "
                 f"({', '.join(map(str, self.input_signature))}) but called with "
                 f"({', '.join(map(str, specs))})")
+        for i, (want, got) in enumerate(zip(self.input_signature, specs)):
+            if want.dtype is not got.dtype or len(want.shape) != len(got.shape) or any(
+                    w is not ANY and w != g for w, g in zip(want.shape, got.shape)):
+                raise ValueError(
+                    f"argument #{i} of '{self.__name__}' is {got}, but its input_signature "
+                    f"says {want}" + (" (None: any size)" if has_dynamic(want.shape) else ""))
 
     # -------------------------------------------------------------- tracing and compiling
     def trace(self, args, leaves=None):
@@ -347,6 +449,30 @@ class JitFunction:
         return {"entries": len(self._cache), "compiles": self.compile_count,
                 "traces": self.trace_count, "evictions": self.evictions,
                 "max_entries": self.cache_size}
+
+
+def _as_traced(leaves, key):
+    """The leaves to trace for a key with dynamic dimensions: placeholders of its specs in
+    place of the Tensors (Parameters keep their identity and shapes)."""
+    out = list(leaves)
+    for i, k in enumerate(key[2]):
+        if type(k) is TensorSpec and has_dynamic(k.shape) and type(leaves[i]) is Tensor:
+            out[i] = Tensor._make(k)
+    return out
+
+
+_warned_static: set = set()
+
+
+def _warn_static(name, error):
+    if name in _warned_static:
+        return
+    _warned_static.add(name)
+    import logging
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    logging.getLogger("mscc").warning(
+        "jit: '%s' is compiled for each input shape, not once with dynamic dimensions "
+        "(%s)", name, reason)
 
 
 class Lowered:
@@ -425,8 +551,9 @@ def jit(function=None, *, input_signature=None, target=None, cache_size=None,
     if os.environ.get("MS_JIT") == "0":
         return (lambda f: f) if function is None else function
     if function is None:
-        return lambda f: JitFunction(f, input_signature, target, cache_size, loops, fullgraph)
-    return JitFunction(function, input_signature, target, cache_size, loops, fullgraph)
+        return lambda f: JitFunction(f, input_signature, target, cache_size, loops, fullgraph,
+                                     dynamic)
+    return JitFunction(function, input_signature, target, cache_size, loops, fullgraph, dynamic)
 
 
 _CAPTURE_MODES = ("ast", "bytecode", "trace")
@@ -435,9 +562,9 @@ _CAPTURE_MODES = ("ast", "bytecode", "trace")
 def _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backend, options):
     """MindSpore's jit options. mscc captures a function the one way it has, by tracing it
     whole (its control flow converted first), so every capture_mode compiles the same graph;
-    it always fuses (O0 and O1 alike) on its own backend. dynamic=1 asks for one compile serving every shape,
-    which mscc does not do yet: each shape is compiled (same results, more compiles), and a
-    warning says so once."""
+    it always fuses (O0 and O1 alike) on its own backend. dynamic=1: the first call compiles
+    for its shapes; a call differing only in some sizes compiles once with those dimensions
+    dynamic, and that executable serves every later size."""
     if capture_mode not in _CAPTURE_MODES:
         raise ValueError(f"For 'jit', capture_mode must be one of {', '.join(_CAPTURE_MODES)}, "
                          f"got {capture_mode!r}")
@@ -453,15 +580,6 @@ def _check_mindspore_keywords(capture_mode, jit_level, dynamic, fullgraph, backe
     if options:
         raise ValueError(f"For 'jit', backend options are not supported by mscc: "
                          f"{', '.join(sorted(options))}")
-    if dynamic == 1 and not _warned_dynamic:
-        _warned_dynamic.append(True)
-        import logging
-        logging.getLogger("mscc").warning(
-            "jit(dynamic=1): mscc compiles each input shape separately (dynamic shape "
-            "compilation is not implemented yet); results are the same")
-
-
-_warned_dynamic: list = []
 
 
 _released = [0]  # executables released since malloc last returned memory

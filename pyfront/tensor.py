@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import ANY
 from .location import CONVERTED, as_user_error, located_error, mark_boundary, user_api
 
 
@@ -382,14 +383,18 @@ class Parameter(Tensor):
 
 
 def _placeholder_shape(shape) -> tuple:
-    """A placeholder's shape: non-negative ints (a float or a string is a mistake, not a size
-    to truncate)."""
+    """A placeholder's shape: non-negative ints, and None or -1 for a dimension of any size
+    (MindSpore's dynamic dimension, for input_signature and Cell.set_inputs; a float or a
+    string is a mistake, not a size to truncate)."""
     try:
-        dims = tuple(map(operator.index, shape))
+        dims = tuple(ANY if d is None or d is ANY else operator.index(d) for d in shape)
     except TypeError:
-        raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"shape {dims} has a negative dimension")
+        raise TypeError(f"shape must be a tuple of ints (None or -1: any size), got "
+                        f"{shape!r}") from None
+    dims = tuple(ANY if d is not ANY and d == -1 else d for d in dims)
+    if any(d is not ANY and d < 0 for d in dims):
+        raise ValueError(f"shape {tuple(shape)} has a negative dimension (only -1 or None "
+                         "mark a dimension of any size)")
     return dims
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import ANY, Dim
 from .plan import LaunchPlan, PlanError
 
 FORMAT = "mscc-executable"
@@ -49,14 +50,18 @@ class ArtifactError(ValueError):
 
 
 def spec_to_json(spec: TensorSpec) -> dict:
-    return {"shape": list(spec.shape), "dtype": spec.dtype.name}
+    """A spec for the manifest: a dynamic size as null (the manifest's "dynamic" says how
+    outputs' sizes follow from the inputs', runtime/dynamic.py)."""
+    return {"shape": [None if isinstance(d, Dim) else d for d in spec.shape],
+            "dtype": spec.dtype.name}
 
 
 def spec_from_json(d: dict) -> TensorSpec:
     shape = d["shape"]
-    if not isinstance(shape, list) or not all(type(x) is int and x >= 0 for x in shape):
+    if not isinstance(shape, list) or not all(x is None or (type(x) is int and x >= 0)
+                                              for x in shape):
         raise ValueError(f"shape {shape!r} is not a list of sizes")
-    return TensorSpec(tuple(shape), dt.by_name(d["dtype"]))
+    return TensorSpec(tuple(ANY if x is None else x for x in shape), dt.by_name(d["dtype"]))
 
 
 def entry_symbol(entry: str) -> str:
@@ -226,10 +231,26 @@ def _validate(manifest, blobs):
             spec_from_json(d)
     except (KeyError, TypeError, ValueError) as e:
         raise ArtifactError(f"bad input/output description: {e}") from None
+    if "dynamic" in manifest:
+        _validate_dynamic(manifest)
+    elif any(x is None for d in manifest["inputs"] + manifest["outputs"] for x in d["shape"]):
+        raise ArtifactError("dynamic sizes (null) without a description of them")
     if target == "cpu":
         _validate_cpu(manifest["entry"], manifest["cpu"], blobs)
     else:
         _validate_cuda(manifest, blobs)
+
+
+def _validate_dynamic(manifest):
+    """The description of dynamic sizes must fit the inputs and outputs it describes."""
+    from .dynamic import DynamicShapes
+    try:
+        DynamicShapes.from_description(manifest["entry"],
+                                       [spec_from_json(d) for d in manifest["inputs"]],
+                                       [spec_from_json(d) for d in manifest["outputs"]],
+                                       manifest["dynamic"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ArtifactError(f"bad description of dynamic sizes: {e}") from None
 
 
 def _need_blob(blobs, name, what):

@@ -30,3 +30,17 @@ def check_inputs(entry: str, specs, arrays, accept=()):
             a = np.asarray(a, dtype=spec.dtype.np, order="C")
         out.append(a)
     return out
+
+
+def check_dtypes(entry: str, specs, arrays):
+    """Inputs as C-contiguous arrays of the declared dtypes, their shapes left to the caller
+    (an entry with dynamic sizes checks them: runtime/dynamic.py)."""
+    if len(arrays) != len(specs):
+        raise CallError(f"'{entry}' takes {len(specs)} inputs, got {len(arrays)}")
+    out = []
+    for a, spec in zip(arrays, specs):
+        a = np.asarray(a)
+        if a.dtype != spec.dtype.np or not a.flags.c_contiguous:
+            a = np.asarray(a, dtype=spec.dtype.np, order="C")
+        out.append(a)
+    return out

@@ -12,7 +12,8 @@ import os
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
-from .calls import CallError
+from .calls import CallError, check_dtypes
+from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays
 
@@ -24,10 +25,11 @@ def mlir_lib(name: str) -> str:
     return os.path.join(list(mlir.__path__)[0], "lib", name)
 
 
-class CpuExecutable:
+class CpuExecutable(DynamicCalls):
     """A compiled entry point: `exe(*arrays) -> list of numpy arrays`."""
 
-    def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3):
+    def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3,
+                 dynamic=None):
         from mlir.execution_engine import ExecutionEngine
 
         from .malloc import keep_freed_memory
@@ -48,6 +50,7 @@ class CpuExecutable:
         self._fn = _PACKED(addr)
         from .debug_print import install_in_engine
         install_in_engine(self.engine)  # compiled Print ops (runtime/debug_print.py)
+        self._setup_dynamic(dynamic)  # (runtime/dynamic.py; None: static shapes)
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]
@@ -55,6 +58,8 @@ class CpuExecutable:
         self._outputs = OutputArrays(self._out_np)
 
     def check_inputs(self, arrays):
+        if self.dynamic is not None:  # (run() checks the sizes)
+            return check_dtypes(self.entry, self.in_specs, arrays)
         if len(arrays) != self._n_in:
             raise CallError(f"'{self.entry}' takes {self._n_in} inputs, got {len(arrays)}")
         out = []
@@ -85,6 +90,8 @@ class CpuExecutable:
     def run(self, arrays):
         """Unchecked call (the jit cache-hit path): `arrays` are C-contiguous with the entry's
         shapes and dtypes."""
+        if self.dynamic is not None:
+            return self._run_dynamic(arrays, lambda: self._fn(self._args.address))
         ptr = data_pointer
         with self._outputs.lock:
             outputs = self._outputs.take()

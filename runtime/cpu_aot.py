@@ -25,7 +25,8 @@ import tempfile
 import weakref
 
 from .artifact import ArtifactError, signature_symbol, signature_text
-from .calls import CallError, check_inputs
+from .calls import CallError, check_dtypes, check_inputs
+from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays
 
@@ -64,11 +65,11 @@ def _unload(handle):
     _ctypes.dlclose(handle)
 
 
-class CpuLibraryExecutable:
+class CpuLibraryExecutable(DynamicCalls):
     """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
 
     def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs,
-                 openmp=False):
+                 openmp=False, dynamic=None):
         from .malloc import keep_freed_memory
         keep_freed_memory()
         self.entry = entry
@@ -82,6 +83,7 @@ class CpuLibraryExecutable:
         # disk cache stayed mapped after its jit cache entry was evicted or collected.
         weakref.finalize(self, _unload, self._lib._handle)
         self._check_signature(symbol)
+        self._setup_dynamic(dynamic)  # (runtime/dynamic.py; None: static shapes)
         from .debug_print import install_in_library
         install_in_library(self._lib)  # compiled Print ops (runtime/debug_print.py)
         fn = getattr(self._lib, symbol)
@@ -130,17 +132,21 @@ class CpuLibraryExecutable:
             f.write(artifact.blobs[cpu["library"]])
         try:
             return cls(path, cpu["symbol"], artifact.entry, artifact.inputs, artifact.outputs,
-                       openmp=bool(cpu.get("openmp")))
+                       openmp=bool(cpu.get("openmp")), dynamic=artifact.manifest.get("dynamic"))
         finally:
             os.unlink(path)
             os.rmdir(folder)
 
     def __call__(self, *arrays):
         """Checked call: inputs are converted to the entry's dtypes; returns new arrays."""
+        if self.dynamic is not None:
+            return self.run(check_dtypes(self.entry, self.in_specs, arrays))
         return self.run(check_inputs(self.entry, self.in_specs, arrays))
 
     def run(self, arrays):
         """Unchecked call (as runtime/cpu.CpuExecutable.run)."""
+        if self.dynamic is not None:
+            return self._run_dynamic(arrays, lambda: self._fn(*self._ptrs))
         with self._outputs.lock:
             outputs = self._outputs.take()
             descriptors = self._args.descriptors

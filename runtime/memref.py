@@ -13,6 +13,8 @@ import ctypes
 
 import numpy as np
 
+from ..dialects.symdim import Dim
+
 _DESCRIPTORS: dict[int, type] = {}
 
 
@@ -58,7 +60,8 @@ class ArgBlock:
         self.descriptors = []
         for shape in shapes:
             d = descriptor_class(len(shape))()
-            if shape:
+            if shape:  # (a dynamic size is set per call: runtime/dynamic.set_sizes)
+                shape = [0 if isinstance(d, Dim) else d for d in shape]
                 d.sizes[:] = list(shape)
                 d.strides[:] = contiguous_strides(shape)
             self.descriptors.append(d)

@@ -26,7 +26,7 @@ def _matmul_infer(ins, attrs):
         raise ShapeError(f"expects 2-D inputs, got shapes {a.shape} and {b.shape}")
     m, k = _mk(a, attrs.get("transpose_a", False))
     k2, n = _mk(b, attrs.get("transpose_b", False))
-    if k != k2:
+    if rules.same_size(k, k2, "the contracting dimensions of a matmul") is None:
         raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape} "
                          f"(transpose_a={attrs.get('transpose_a', False)}, "
                          f"transpose_b={attrs.get('transpose_b', False)})")
@@ -122,7 +122,7 @@ def _batch_matmul_infer(ins, attrs):
         raise ShapeError(f"expects inputs of rank >= 3, got shapes {a.shape} and {b.shape}")
     m, k = _mk(a, attrs.get("transpose_a", False))
     k2, n = _mk(b, attrs.get("transpose_b", False))
-    if k != k2:
+    if rules.same_size(k, k2, "the contracting dimensions of a batch_matmul") is None:
         raise ShapeError(f"contracting dimensions differ: {a.shape} @ {b.shape}")
     batch = rules.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return TensorSpec(batch + (m, n), rules.same_group_dtype(ins))

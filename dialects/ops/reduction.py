@@ -9,6 +9,7 @@ from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
 from ..registry import FusionRole, ShapeError, define
+from ..symdim import Dim
 
 # Elementwise producers of the input fuse into the reduction loop (read once).
 _REDUCTION = FusionRole("reduction", prologue=True)
@@ -100,6 +101,9 @@ def _sum_reduce(x, spec, axes, acc, init, combine):
         s = lowering.ScalarBuilder(dtype, reassoc=True)
         return lowering.reduce(x, spec, axes, dtype, init(dtype),
                                lambda a, e: combine(s, a, e)), dtype
+    if any(isinstance(spec.shape[a], Dim) for a in axes):
+        # a run-time count: no blocks to plan, so the sum is exact enough in float64
+        return plain(dt.float64 if acc.is_float and acc.bits < 64 else acc)
     if not acc.is_float or _prod(spec.shape[a] for a in axes) <= 2 * SUM_BLOCK:
         return plain(acc)
     x, spec, axes = _merge_reduced_runs(x, spec, axes)
@@ -143,11 +147,14 @@ def _lower_reduce(init, combine, finish=None, blocked=False):
         count = 1
         for a in axes:
             count *= spec.shape[a]
+        runtime_count = None
+        if isinstance(count, Dim):  # computed before the loop that divides by it
+            runtime_count = lowering.size_scalar(count, acc_dtype)
         if finish is not None or acc_dtype is not out.dtype:
             def body(v):
                 sb = lowering.ScalarBuilder(acc_dtype)
                 if finish is not None:
-                    v = finish(sb, v, count)
+                    v = finish(sb, v, count if not isinstance(count, Dim) else runtime_count)
                 return lowering.cast_scalar(v, acc_dtype, out.dtype)
             r = lowering.elementwise([r], [flat], TensorSpec(flat.shape, out.dtype), body)
         return lowering.reshape(r, flat.shape, out.shape, out.dtype)
@@ -185,6 +192,8 @@ def _sum_grad(g, d):
 
 def _mean_grad(g, d):
     count = rules.prod(g.in_specs[0].shape[a] for a in g.reduction_axes())
+    if isinstance(count, Dim):  # a run-time count (ms.dim_size)
+        return g.div(_spread(g, d), g.dim_size(g.x, g.reduction_axes(), g.in_specs[0].dtype))
     return g.mul(_spread(g, d), g.const(1 / count, d))
 
 
@@ -207,7 +216,8 @@ define("ms.reduce_mean", ["x", ("axis", "optional")], _reduce_infer(rules.float_
        attrs={"keep_dims": "bool"}, const_inputs={"axis": "ints"}, signature=(None,),
        canonicalize=_canonical_axes, fusion=_REDUCTION,
        lower=_lower_reduce(lambda d: 0, lambda s, a, e: s.add(a, e),
-                           finish=lambda s, v, n: s.div(v, s.const(n)), blocked=True),
+                           finish=lambda s, v, n: s.div(v, n if isinstance(n, ir.Value)
+                                                    else s.const(n)), blocked=True),
        grad=each(_mean_grad), batch=batching.reducing, doc="mean over `axis`; integers average in float32")
 
 define("ms.reduce_max", ["x", ("axis", "optional")], _reduce_infer(lambda d: d),

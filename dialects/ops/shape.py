@@ -10,7 +10,7 @@ from .. import batching
 from .. import lowering
 from .. import shape_rules as rules
 from ..dtypes import TensorSpec
-from ..grad import broadcasting, each
+from ..grad import broadcasting, each, no_grad
 from ..builders import tensor_type
 from ..registry import ShapeError, define
 
@@ -402,3 +402,23 @@ define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
        batch=lambda b: _batched_slicing(b, shape=b.attrs["shape"]),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
            "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")
+
+
+# ------------------------------------------------------------------ run-time sizes
+
+def _dim_size_infer(ins, attrs):
+    rules.normalize_axes(attrs["axis"], ins[0].rank)
+    return TensorSpec((), attrs["dtype"])
+
+
+def _lower_dim_size(lc, x):
+    shape = lc.ins[0].shape
+    n = rules.prod(shape[a] for a in rules.normalize_axes(lc.attrs["axis"], len(shape)))
+    scalar = lowering.to_storage(lowering.size_scalar(n, lc.out.dtype), lc.out.dtype)
+    return tensor.from_elements(tensor_type(lc.out, storage=True), [scalar])
+
+
+define("ms.dim_size", ["x"], _dim_size_infer, attrs={"axis": "ints", "dtype": "type"},
+       signature=(None,), lower=_lower_dim_size, grad=no_grad,
+       doc="the number of elements of x along `axis` (their sizes' product), as a 0-d "
+           "tensor of `dtype`: a mean's count when a size is known only at run time")

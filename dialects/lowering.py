@@ -277,6 +277,19 @@ def index_value(d):
     return _DIM_VALUES[-1].value(d)
 
 
+def insert_slice(source, dest, offsets, sizes):
+    """tensor.insert_slice of `source` at `offsets` (unit strides); offsets and sizes may be
+    dynamic (symdim.Dim), computed at run time."""
+    dyn_offset = ir.ShapedType.get_dynamic_stride_or_offset()
+    dyn_size = ir.ShapedType.get_dynamic_size()
+    values = [index_value(o) for o in offsets if isinstance(o, Dim)]
+    values_sizes = [index_value(d) for d in sizes if isinstance(d, Dim)]
+    return tensor.insert_slice(
+        source, dest, values, values_sizes, [],
+        [dyn_offset if isinstance(o, Dim) else o for o in offsets],
+        [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
+
+
 def size_scalar(n, dtype: dt.DType):
     """A size (an int or a Dim) as a scalar of `dtype`'s compute type (a mean's count)."""
     if not isinstance(n, Dim):

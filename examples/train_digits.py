@@ -112,23 +112,25 @@ def train(mode="graph", amp_level="O0", epochs=20, batch=64, seed=0, verbose=Tru
         optimizer(grads)
         return loss
 
-    if mode == "graph":
-        train_step = ms.jit(train_step)
+    if mode == "graph":  # the partial last batch: one more compile, with a dynamic batch
+        train_step = ms.jit(train_step, dynamic=1)
     # In graph mode a Cell compiles its construct on its own, keyed by its training flag too
     net.set_train()
 
     losses, times = run_epochs(train_step, x_train, y_train,
                                lambda: accuracy(net, x_test, y_test), epochs, batch, seed,
-                               verbose)
+                               verbose, drop_remainder=False)
     return accuracy(net, x_test, y_test), losses, times, net, optimizer
 
 
-def run_epochs(train_step, x_train, y_train, evaluate, epochs, batch, seed, verbose):
-    """The loop the examples share: each epoch a seeded shuffle, full batches through
-    `train_step(x, y) -> loss`, a progress bar and `evaluate()` (the test accuracy) when
+def run_epochs(train_step, x_train, y_train, evaluate, epochs, batch, seed, verbose,
+               drop_remainder=True):
+    """The loop the examples share: each epoch a seeded shuffle, batches through
+    `train_step(x, y) -> loss` (the last, partial one too unless `drop_remainder`, as
+    MindSpore's Dataset.batch), a progress bar and `evaluate()` (the test accuracy) when
     verbose. Returns (mean loss per epoch, seconds per epoch)."""
     rng = np.random.default_rng(seed)
-    steps = len(x_train) // batch
+    steps = len(x_train) // batch if drop_remainder else -(-len(x_train) // batch)
     losses, times = [], []
     for epoch in range(epochs):
         order = rng.permutation(len(x_train))

@@ -192,6 +192,10 @@ def loop_ranges(op, maps_attr=None):
     return shape, [PARALLEL] * len(shape)
 
 
+# What heuristics take a dynamic loop size for (a batch known only at run time).
+DYNAMIC_ESTIMATE = 256
+
+
 def _forall_script(threads):
     from mlir.dialects.transform import structured
     return transform_script(lambda root: structured.TileUsingForallOp(
@@ -205,6 +209,8 @@ def _thread_split(op, n):
     if ranges is None:
         return None
     sizes, kinds = ranges
+    # a dynamic size (a batch) is taken as large: splitting a small one costs a fork
+    sizes = [DYNAMIC_ESTIMATE if ir.ShapedType.is_dynamic_size(s) else s for s in sizes]
     total = 1
     for s in sizes:
         total *= s

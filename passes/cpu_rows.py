@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from .base import register
-from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, loop_ranges
+from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, ThreadedPass, loop_ranges
 from ..dialects.ir_helpers import (PARALLEL, defined_functions, element_bytes, indexing_maps,
                          uses_dim)
 from .outline import is_kernel
@@ -97,7 +97,7 @@ def _row_access(op):
     if ranges is None or _reads_by_position(op):
         return None
     sizes, kinds = ranges
-    if not sizes or kinds[0] != PARALLEL or sizes[0] < 2:
+    if not sizes or kinds[0] != PARALLEL or (not _dynamic(sizes[0]) and sizes[0] < 2):
         return None
     rows = sizes[0]
     access = []
@@ -117,7 +117,8 @@ def _row_access(op):
         first = m.results[0].maybe_downcast() if m.results else None
         if uses != [0] or not isinstance(first, ir.AffineDimExpr) or first.position != 0:
             return None
-        if ir.MemRefType(v.type).shape[0] != rows:
+        shape = ir.MemRefType(v.type).shape
+        if shape[0] != rows or any(_dynamic(d) for d in shape[1:]):
             return None
         access.append((i, v, True))
     return rows, access
@@ -136,16 +137,24 @@ def _n_inputs(op):
     return sizes[0]
 
 
+def _dynamic(size) -> bool:
+    return ir.ShapedType.is_dynamic_size(size)
+
+
 class _Run:
     def __init__(self, rows):
-        self.rows = rows
+        self.rows = rows       # static, or the dynamic size: known only at run time
         self.ops = []          # (op, access)
         self.written = set()   # roots written by ops of the run
         self.whole = set()     # roots read whole (broadcast) by ops of the run
+        self.row_roots = set()  # roots the run's ops access by rows
 
     def admits(self, rows, op, access):
         if rows != self.rows:
             return False
+        if _dynamic(rows) and not any(row_local and _root(v) in self.row_roots
+                                      for _, v, row_local in access):
+            return False  # two dynamic row counts are the same only through a shared buffer
         writes = _writes(op)
         for i, v, row_local in access:
             root = _root(v)
@@ -163,6 +172,8 @@ class _Run:
                 self.written.add(root)
             if not row_local:
                 self.whole.add(root)
+            else:
+                self.row_roots.add(root)
         self.ops.append((op, access))
 
     def worth_tiling(self) -> bool:
@@ -191,7 +202,10 @@ class _Run:
                     for d in t.shape[1:]:
                         n *= d
                     widest = max(widest, n * element_bytes(t))
-        rows = max(1, min(self.rows, ROW_TILE_BYTES // widest))
+        rows = max(1, ROW_TILE_BYTES // widest)
+        if _dynamic(self.rows):  # full tiles, then single rows (_tile)
+            return rows
+        rows = min(self.rows, rows)
         while self.rows % rows:
             rows -= 1
         return rows
@@ -202,9 +216,16 @@ class _Run:
             ranges = loop_ranges(op)
             n = 1
             for s in ranges[0]:
-                n *= s
+                n *= DYNAMIC_ESTIMATE if _dynamic(s) else s
             total += n
         return total
+
+    def row_count(self, idx):
+        """The run's row count as an index value (a tensor's dim 0 for a dynamic one)."""
+        if not _dynamic(self.rows):
+            return arith.constant(idx, self.rows)
+        _, v, _ = next(a for a in self.ops[0][1] if a[2])
+        return memref.dim(v, arith.constant(idx, 0))
 
 
 def _runs(block):
@@ -237,17 +258,57 @@ def _tile(run, threads):
     parallel = threads > 1 and run.work() >= MIN_PARALLEL_ITERATIONS
     index = ir.IndexType.get()
     with ir.InsertionPoint(last), loc:
+        if not _dynamic(run.rows):
+            loops = [_tile_loop(run, rows, arith.constant(index, 0), run.rows // rows,
+                                parallel)]
+        else:  # full tiles, then the remaining rows one at a time
+            total = run.row_count(index)
+            full = arith.divui(total, arith.constant(index, rows))
+            loops = [_tile_loop(run, rows, arith.constant(index, 0), full, parallel),
+                     _tile_loop(run, 1, arith.muli(full, arith.constant(index, rows)),
+                                arith.remui(total, arith.constant(index, rows)), False)]
+    # Buffers of the run freed before the loops are freed after them.
+    roots = {_root(v) for _, access in run.ops for _, v, _ in access}
+    block = loops[0].operation.block
+    for op in list(block.operations):
+        op = op.operation
+        if op == loops[0].operation:
+            break
+        if op.name == "memref.dealloc" and _root(op.operands[0]) in roots:
+            op.move_after(loops[-1].operation)
+    for op, _ in run.ops:
+        op.erase()
+    return True
+
+
+def _tile_loop(run, rows, first, count, parallel):
+    """At the insertion point: a loop over `count` tiles of `rows` rows starting at row
+    `first` (an index value; count an int or an index value), each computing the run's ops
+    on the tile's rows."""
+    index = ir.IndexType.get()
+    if isinstance(count, int):  # static: rows [0, count * rows) in steps of `rows`
         if parallel:
-            loop = scf.ForallOp([0], [run.rows], [rows])
+            loop = scf.ForallOp([0], [count * rows], [rows])
             body = loop.regions[0].blocks[0]
             start = body.arguments[0]
         else:
-            lb, ub, step = (arith.constant(index, v) for v in (0, run.rows, rows))
+            lb, ub, step = (arith.constant(index, v) for v in (0, count * rows, rows))
             loop = scf.ForOp(lb, ub, step)
             body = loop.body
             start = loop.induction_variable
+    elif parallel:
+        loop = scf.ForallOp([0], [count], [1])
+        body = loop.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            start = arith.addi(first, arith.muli(body.arguments[0],
+                                                 arith.constant(index, rows)))
+    else:
+        end = arith.addi(first, arith.muli(count, arith.constant(index, rows)))
+        loop = scf.ForOp(first, end, arith.constant(index, rows))
+        body = loop.body
+        start = loop.induction_variable
     tiles = {}  # buffer -> its rows in this tile
-    with ir.InsertionPoint(body), loc:
+    with ir.InsertionPoint(body):
         for op, access in run.ops:
             operands = list(op.operands)
             for i, v, row_local in access:
@@ -265,18 +326,7 @@ def _tile(run, threads):
             scf.InParallelOp()
         else:
             scf.YieldOp([])
-    # Buffers of the run freed before the loop are freed after it.
-    roots = {_root(v) for _, access in run.ops for _, v, _ in access}
-    block = loop.operation.block
-    for op in list(block.operations):
-        op = op.operation
-        if op == loop.operation:
-            break
-        if op.name == "memref.dealloc" and _root(op.operands[0]) in roots:
-            op.move_after(loop.operation)
-    for op, _ in run.ops:
-        op.erase()
-    return True
+    return loop
 
 
 @register

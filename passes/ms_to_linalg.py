@@ -166,12 +166,21 @@ def record_dynamic_sizes(fn, sizes, origin):
     for c in sizes.checks:
         try:
             checks.append({"a": dim_to_json(c.a), "b": dim_to_json(c.b), "what": c.what,
-                           "where": str(c.location) if c.location is not None else ""})
+                           "where": _where(c.location)})
         except ValueError:  # between sizes inside the function (a loop's): not checkable
             continue
     module = enclosing_module(fn)
     module.attributes[DYNAMIC_ATTR + symbol_name(fn)] = ir.StringAttr.get(
         json.dumps({"results": results, "checks": checks}, sort_keys=True))
+
+
+def _where(location) -> str:
+    """`file:line:col` of a check's location ("" when it has none)."""
+    from .diagnostics import file_location
+    if location is None:
+        return ""
+    path, line, col = file_location(location)
+    return f"{path}:{line}:{col}" if path else ""
 
 
 def _items(fn) -> list:

@@ -24,7 +24,7 @@ from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_loops,  # noqa: F401,E402
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_loops,  # noqa: F401,E402
                buffer_lifetimes, cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
                implicit_cast, inline, gpu_control, math_approx, ms_to_linalg, outline, symbols, verify)
 
@@ -68,7 +68,7 @@ _CPU_STAGES = _FRONT_STAGES + (
     # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
                "ms-keep-heap-buffers", "ms-late-alloc", "ms-early-dealloc"),
-    ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
+    ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
               "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",

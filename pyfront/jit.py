@@ -201,6 +201,8 @@ class JitFunction:
                  fullgraph=False, dynamic=0):
         from .autograph import LOOP_MODES, JitOptions
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__name__"):  # a Cell or another callable object
+            self.__name__ = type(fn).__name__
         self.fn = fn
         self.target = target
         if loops not in LOOP_MODES:
@@ -220,6 +222,7 @@ class JitFunction:
         self.dynamic = dynamic
         self._patterns: list = []    # keys with dynamic dimensions (ANY), newest first
         self._static_only: set = set()  # generalized keys whose dynamic compile failed
+        self._static_only_warned = False
         self.cache_size = DEFAULT_CACHE_SIZE if cache_size is None else int(cache_size)
         if self.cache_size < 1:
             raise ValueError(f"cache_size must be at least 1, got {cache_size}")
@@ -333,7 +336,10 @@ class JitFunction:
         input_signature, or (dynamic=1) of the sizes in which it differs from an earlier
         call; static when that compile cannot be made (an op without a dynamic form yet:
         one warning names it)."""
+        self._check_signature(leaves)  # (a call that does not fit it: ValueError)
         general = self._signature_key(leaves, key)
+        if general is not None and general in self._cache:
+            return self._cache[general]
         if general is None and self.dynamic:
             general = next((g for g in (_generalized(k, key) for k in reversed(self._cache))
                             if g is not None and g not in self._static_only), None)
@@ -345,7 +351,9 @@ class JitFunction:
                     import traceback
                     traceback.print_exc()
                 self._static_only.add(general)
-                _warn_static(self.__name__, e)
+                if not self._static_only_warned:
+                    self._static_only_warned = True
+                    _warn_static(self.__name__, e)
             else:
                 self._patterns.insert(0, general)
                 return entry
@@ -461,13 +469,7 @@ def _as_traced(leaves, key):
     return out
 
 
-_warned_static: set = set()
-
-
 def _warn_static(name, error):
-    if name in _warned_static:
-        return
-    _warned_static.add(name)
     import logging
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     logging.getLogger("mscc").warning(

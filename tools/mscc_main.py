@@ -28,7 +28,7 @@ def _parser():
     p = _Parser(prog="mscc", description=__doc__.split("\n\n")[0], add_help=True)
     p.add_argument("file", help="an ms module (.mlir) or a Python file (.py)")
     p.add_argument("--entry", help="function to compile (default: the only one)")
-    p.add_argument("--input-signature", help='e.g. "f32[8,16],f32[16]" (for .py entries)')
+    p.add_argument("--input-signature", help='e.g. "f32[8,16],f32[16]"; ? for a dynamic size, "f32[?,784]" (for .py entries)')
     p.add_argument("--emit", default=None, help="stage to print: " + ", ".join(_stages()))
     p.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("-o", dest="output",
@@ -71,8 +71,9 @@ def default_stage(output, target):
 
 
 def parse_input_signature(text: str):
-    """`f32[8,16],i64[],bool[3]` -> TensorSpecs."""
+    """`f32[8,16],i64[],bool[3]` -> TensorSpecs; `f32[?,784]`: dimension 0 dynamic."""
     from ..dialects import dtypes as dt
+    from ..dialects.symdim import ANY
     specs = []
     for item in _split_signature(text):
         name, _, rest = item.partition("[")
@@ -80,10 +81,12 @@ def parse_input_signature(text: str):
             raise UsageError(f"bad input signature entry '{item}': expected like f32[8,16]")
         try:
             dtype = dt.by_name(name.strip())
-            dims = tuple(int(d) for d in rest[:-1].split(",") if d.strip())
+            # `?` (or -1): a dynamic dimension, any size at run time
+            dims = tuple(ANY if d.strip() in ("?", "-1") else int(d)
+                         for d in rest[:-1].split(",") if d.strip())
         except (TypeError, ValueError) as e:
             raise UsageError(f"bad input signature entry '{item}': {e}") from None
-        if any(d < 0 for d in dims):
+        if any(d is not ANY and d < 0 for d in dims):
             raise UsageError(f"bad input signature entry '{item}': negative dimension")
         specs.append(dt.TensorSpec(dims, dtype))
     return specs
@@ -183,6 +186,11 @@ def _run_inputs(args, sig, params):
     if not args.inputs:
         rng = np.random.default_rng(args.seed)
         explicit = sig.inputs[:len(sig.inputs) - len(params)]
+        from ..dialects.symdim import has_dynamic
+        for i, s in enumerate(explicit):
+            if has_dynamic(s.shape):
+                raise UsageError(f"input #{i} of '{sig.name}' ({s}) has a dynamic size: "
+                                 "give the arrays with --inputs")
         return [random_input(rng, s) for s in explicit] + list(params)
     if len(args.inputs) != len(sig.inputs):
         raise UsageError(f"'{sig.name}' takes {len(sig.inputs)} inputs, got "

@@ -57,7 +57,7 @@ def _reshape_back(g, d):
 define("ms.reshape", ["x", ("shape", "optional")], _reshape_infer,
        const_inputs={"shape": "ints"}, signature=(None,), lower=_lower_reshape,
        grad=each(_reshape_back), batch=batching.reshaping,
-       canonicalize=lambda ins, a: {**a, "shape": _reshape_infer(ins, a).shape},
+       canonicalize=lambda ins, a: {**a, "shape": rules.shape_attr(_reshape_infer(ins, a).shape)},
        doc="new shape with the same elements; one -1 is inferred")
 
 
@@ -175,10 +175,16 @@ define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(N
 def _concat_infer(ins, attrs):
     x, y = ins
     axis = rules.normalize_axis(attrs["axis"], x.rank)
-    if x.rank != y.rank or any(a != b for i, (a, b) in enumerate(zip(x.shape, y.shape))
-                               if i != axis):
-        raise ShapeError(f"shapes {x.shape} and {y.shape} cannot be joined along axis {axis}")
-    shape = list(x.shape)
+    joined = f"shapes {x.shape} and {y.shape} cannot be joined along axis {axis}"
+    if x.rank != y.rank:
+        raise ShapeError(joined)
+    shape = []
+    for i, (a, b) in enumerate(zip(x.shape, y.shape)):
+        size = a if i == axis else rules.same_size(
+            a, b, f"dimension {i} of concatenated tensors")
+        if size is None:
+            raise ShapeError(joined)
+        shape.append(size)
     shape[axis] += y.shape[axis]
     return TensorSpec(tuple(shape), rules.same_group_dtype(ins))
 
@@ -193,8 +199,7 @@ def _lower_concat(lc, x, y):
     for value, spec in zip((x, y), lc.ins):
         offsets = [0] * out.rank
         offsets[axis] = offset
-        acc = tensor.insert_slice(value, acc, [], [], [], offsets, list(spec.shape),
-                                  [1] * out.rank)
+        acc = lowering.insert_slice(value, acc, offsets, list(spec.shape))
         offset += spec.shape[axis]
     return acc
 

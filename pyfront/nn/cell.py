@@ -88,8 +88,11 @@ class Cell:
             if (self.always_compiled or get_context("mode") == GRAPH_MODE) and not active_traces.items:
                 if self._graph_fn is None:
                     from ..jit import JitFunction
-                    object.__setattr__(self, "_graph_fn",
-                                       JitFunction(lambda static_state, *a: self._run(*a)))
+                    # MindSpore's rule for graphs: a second input size compiles once with
+                    # that dimension dynamic; set_inputs declares the dynamic dimensions
+                    object.__setattr__(self, "_graph_fn", JitFunction(
+                        lambda static_state, *a: self._run(*a),
+                        input_signature=self.__dict__.get("_declared_inputs"), dynamic=1))
                     self._graph_fn.__name__ = type(self).__name__
                 return self._graph_fn(self._static_state(), *args)
             return self._run(*args)
@@ -250,6 +253,24 @@ class Cell:
         whenever grad/value_and_grad asks, so this records the flag and returns the cell."""
         object.__setattr__(self, "requires_grad", bool(requires_grad))
         return self
+
+    def set_inputs(self, *inputs):
+        """MindSpore's declaration of the inputs a graph is compiled for: Tensors, or
+        placeholders `Tensor(shape=[None, 784], dtype=...)` whose None (or -1) dimensions
+        take any size. In GRAPH_MODE the Cell then compiles once for every size there, and a
+        call whose rank, dtype or static sizes differ raises ValueError naming the argument."""
+        from ..tensor import Tensor
+        for i, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"For 'set_inputs', input #{i} must be a Tensor, got "
+                                f"{type(t).__name__}")
+        object.__setattr__(self, "_declared_inputs", tuple(inputs))
+        object.__setattr__(self, "_graph_fn", None)  # compiled anew for the declaration
+        return self
+
+    def get_inputs(self):
+        """The inputs given to set_inputs (None when it was not called)."""
+        return self.__dict__.get("_declared_inputs")
 
     def set_train(self, mode=True):
         for _, cell in self.cells_and_names():

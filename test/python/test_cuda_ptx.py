@@ -161,6 +161,9 @@ def test_families_cover_every_lowered_op():
     views |= set(COLLECTIVES)
     # ms.print calls the CPU runtime's printer; the CUDA target refuses it (test_ops_last.py)
     views |= {"ms.print"}
+    # ms.dim_size reads a dynamic size (ms-autodiff's count of a mean): the CUDA target does
+    # not compile dynamic dimensions yet (test_dynamic_shapes.py)
+    views |= {"ms.dim_size"}
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= covered | views, lowered - covered - views
 

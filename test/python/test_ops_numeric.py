@@ -152,7 +152,8 @@ def test_every_op_with_a_lowering_is_tested_here():
               | {"ms.barrier"}  # test_custom_grad.py
               | {"ms.all_reduce", "ms.all_gather", "ms.reduce_scatter", "ms.broadcast",
                  "ms.comm_rank"}  # test_distributed.py (on 1, 2 and 3 processes)
-              | {"ms.print"})  # test_ops_last.py (the printed text, in both modes)
+              | {"ms.print"}  # test_ops_last.py (the printed text, in both modes)
+              | {"ms.dim_size"})  # below (and test_dynamic_shapes.py's means)
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
 
@@ -403,6 +404,22 @@ def test_data_movement(dtype, name, shapes, attrs, ref):
     exe = compile_fn([spec(s, dtype) for s in shapes], lambda *a: op(name, *a, **attrs))
     got, = exe(*inputs)
     assert_matches(got, ref(*inputs), dtype)
+
+
+@pytest.mark.parametrize("shape,axes,dtype", [((3, 4), (0, 1), dt.float32), ((5, 2), (0,), dt.int64),
+                                               ((None, 4), (0,), dt.float64),
+                                               ((None, 4, 2), (0, 2), dt.float32)])
+def test_dim_size(shape, axes, dtype):
+    """The element count along `axes`, static or read at run time (a dynamic size: None)."""
+    from mscc.dialects.symdim import ANY
+    ms_shape = tuple(ANY if d is None else d for d in shape)
+    exe = compile_fn([spec(ms_shape, dt.float32)],
+                     lambda x: op("ms.dim_size", x, axis=axes, dtype=dtype))
+    for n in ((3, 7, 0) if None in shape else (None,)):
+        x = np.zeros(tuple(n if d is None else d for d in shape), np.float32)
+        got, = exe(x)
+        assert got.shape == () and got.dtype == dtype.np
+        assert got == math.prod(x.shape[a] for a in axes)
 
 
 @pytest.mark.parametrize("scatter", ["loops", "reduction"])

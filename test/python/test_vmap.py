@@ -416,6 +416,8 @@ NO_RULE = {
     **{name: "a collective across processes (dialects/ops/collective.py): no rule yet"
        for name in ("ms.all_reduce", "ms.all_gather", "ms.reduce_scatter", "ms.broadcast")},
     "ms.comm_rank": "no operands: never mapped",
+    "ms.dim_size": "made by ms-autodiff for a size known only at run time (a mean's "
+                   "count), after vmap",
     "ms.print": "a side effect: one print per element or one of the whole batch would both "
                 "differ from the program as written (print outside ops.vmap)",
 }

@@ -42,16 +42,33 @@ func.func @not_a_tensor(%a: memref<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @dynamic_shape(%a: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error@+1 {{'ms.exp' op operand #0 must be a statically shaped tensor of a supported element type, got tensor<?xf32>}}
-  %0 = "ms.exp"(%a) : (tensor<?xf32>) -> tensor<?xf32>
-  return %0 : tensor<?xf32>
+// A dynamic size agrees with any size, but static sizes must still broadcast.
+func.func @dynamic_shape_static_mismatch(%a: tensor<?x4xf32>, %b: tensor<?x5xf32>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{'ms.add' op shapes (?, 4), (?, 5) cannot be broadcast together}}
+  %0 = "ms.add"(%a, %b) : (tensor<?x4xf32>, tensor<?x5xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dynamic_shape_wrong_result(%a: tensor<?x4xf32>) -> tensor<?x5xf32> {
+  // expected-error@+1 {{'ms.exp' op result #0 has type tensor<?x5xf32>, but its inputs give tensor<?x4xf32>}}
+  %0 = "ms.exp"(%a) : (tensor<?x4xf32>) -> tensor<?x5xf32>
+  return %0 : tensor<?x5xf32>
+}
+
+// -----
+
+func.func @unranked(%a: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error@+1 {{expected base type 'builtin.tensor' but got 'builtin.unranked_tensor'}}
+  %0 = "ms.exp"(%a) : (tensor<*xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
 }
 
 // -----
 
 func.func @unsupported_element_type(%a: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
-  // expected-error@+1 {{'ms.exp' op operand #0 must be a statically shaped tensor of a supported element type, got tensor<4xf8E4M3FN>}}
+  // expected-error@+1 {{'ms.exp' op operand #0 must be a ranked tensor of a supported element type, got tensor<4xf8E4M3FN>}}
   %0 = "ms.exp"(%a) : (tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   return %0 : tensor<4xf8E4M3FN>
 }

@@ -1,0 +1,328 @@
+"""Dynamic dimensions (issue 16): one executable per jit function serves every size of the
+dimensions its input_signature leaves open (None), forward and backward, through an optimizer
+step, an artifact and dynamic=1; mismatched sizes are reported at the user's line.
+
+Each program runs through ONE jit function for every size; `compiles == 1` after the sweep
+checks that the dynamic path served it (an op without a dynamic form falls back to one static
+compile per shape, which this assertion catches)."""
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import mscc as ms
+import mscc.runtime
+from mscc import nn, ops
+from mscc.runtime.artifact import read
+from mstest import finite_differences, line_of
+
+F32, I32 = ms.float32, ms.int32
+SIZES = (1, 2, 7, 64, 1000, 0)
+HERE = os.path.basename(__file__)
+
+
+def T(*shape, dtype=F32):
+    """A placeholder of the input_signature (None: any size)."""
+    return ms.Tensor(shape=list(shape), dtype=dtype)
+
+
+def arrays(sig, n, seed):
+    """Inputs fitting `sig` with every None replaced by n: normal floats, ints in [0, high)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, dtype, high in sig:
+        shape = tuple(n if d is None else d for d in shape)
+        out.append(rng.integers(0, high, shape).astype(np.int32) if dtype is I32
+                   else rng.standard_normal(shape).astype(np.float32))
+    return out
+
+
+def softmax_np(z, axis=-1):
+    e = np.exp(z - z.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def log_softmax_np(z, axis=-1):
+    z = z - z.max(axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis, keepdims=True))
+
+
+def xent_np(logits, labels):
+    return -np.mean(log_softmax_np(logits)[np.arange(len(labels)), labels])
+
+
+def params_np(cell):
+    return [p.asnumpy().astype(np.float64) for p in cell.trainable_params()]
+
+
+ms.set_seed(0)
+DENSE = nn.Dense(16, 8)
+MLP = nn.SequentialCell([nn.Dense(16, 32, activation="relu"), nn.Dense(32, 4)])
+NORM = nn.LayerNorm((16,))
+NORM.gamma.set_data(np.linspace(0.5, 1.5, 16).astype(np.float32))  # (not the identity)
+NORM.beta.set_data(np.linspace(-1, 1, 16).astype(np.float32))
+LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+
+def mlp_np(x):
+    w1, b1, w2, b2 = params_np(MLP)
+    return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+
+def layer_norm_np(x):
+    g, b = params_np(NORM)
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-7) * g + b
+
+
+@dataclass
+class Program:
+    name: str
+    fn: object
+    sig: tuple             # (shape with None for the dynamic dims, dtype, int high) per input
+    ref: object            # numpy float64 reference
+    zero: bool = True      # whether size 0 is meaningful (not a mean/max over no elements)
+    atol: float = 1e-5
+
+
+def flt(*shape):
+    return (shape, F32, None)
+
+
+def idx(*shape, high):
+    return (shape, I32, high)
+
+
+PROGRAMS = [
+    Program("bias_add", lambda x, b: x + b, (flt(None, 8), flt(8)), lambda x, b: x + b),
+    Program("outer_broadcast", lambda x, y: x * y - y, (flt(None, 1), flt(1, 8)),
+            lambda x, y: x * y - y),
+    Program("exp", ops.exp, (flt(None, 8),), np.exp),
+    Program("tanh", ops.tanh, (flt(None, 8),), np.tanh),
+    Program("sigmoid", ops.sigmoid, (flt(None, 8),), lambda x: 1 / (1 + np.exp(-x))),
+    Program("matmul", ops.matmul, (flt(None, 16), flt(16, 8)), lambda x, w: x @ w),
+    Program("batch_matmul", ops.batch_matmul, (flt(None, 3, 4), flt(None, 4, 5)), np.matmul),
+    # reductions over the dynamic axis: the mean divides by the run-time row count
+    Program("sum_dynamic_axis", lambda x: ops.reduce_sum(x, 0), (flt(None, 8),),
+            lambda x: x.sum(0), atol=1e-4),
+    Program("mean_dynamic_axis", lambda x: ops.reduce_mean(x, 0), (flt(None, 8),),
+            lambda x: x.mean(0), zero=False),
+    Program("max_dynamic_axis", lambda x: ops.reduce_max(x, 0), (flt(None, 8),),
+            lambda x: x.max(0), zero=False),
+    Program("sum_static_axis", lambda x: ops.reduce_sum(x, 1), (flt(None, 8),),
+            lambda x: x.sum(1)),
+    Program("mean_static_axis_keep", lambda x: ops.reduce_mean(x, 1, keep_dims=True),
+            (flt(None, 8),), lambda x: x.mean(1, keepdims=True)),
+    Program("mean_all_axes", lambda x: ops.reduce_mean(x), (flt(None, 8),), np.mean,
+            zero=False),
+    Program("softmax", lambda x: ops.softmax(x, -1), (flt(None, 10),), softmax_np),
+    Program("log_softmax", lambda x: ops.log_softmax(x, -1), (flt(None, 10),), log_softmax_np),
+    Program("layer_norm", lambda x: NORM(x), (flt(None, 16),), layer_norm_np, atol=1e-4),
+    Program("reshape_minus_one", lambda x: ops.reshape(x, (-1, 16)) * 2.0, (flt(None, 4, 4),),
+            lambda x: x.reshape(-1, 16) * 2),
+    # concat of two values of one dynamic size (the same symbol), then of two inputs whose
+    # row counts the compiler can only check at run time
+    Program("concat_same_rows", lambda x: ops.concat((x, ops.tanh(x)), 1), (flt(None, 3),),
+            lambda x: np.concatenate([x, np.tanh(x)], 1)),
+    Program("concat_two_inputs", lambda x, y: ops.concat((x, y), 1),
+            (flt(None, 3), flt(None, 5)), lambda x, y: np.concatenate([x, y], 1)),
+    Program("gather_rows", lambda p, k: ops.gather(p, k, 0), (flt(10, 4), idx(None, high=10)),
+            lambda p, k: p[k]),
+    Program("one_hot", lambda k: ops.one_hot(k, 6, 1.0, 0.0), (idx(None, high=6),),
+            lambda k: np.eye(6)[k]),
+    Program("sparse_xent_mean", lambda z, k: LOSS(z, k), (flt(None, 5), idx(None, high=5)),
+            xent_np, zero=False),
+    Program("dense", lambda x: DENSE(x), (flt(None, 16),),
+            lambda x: x @ params_np(DENSE)[0].T + params_np(DENSE)[1]),
+    Program("mlp", lambda x: MLP(x), (flt(None, 16),), mlp_np),
+]
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.name)
+def test_one_compile_serves_every_size(prog):
+    sig = tuple(T(*shape, dtype=dtype) for shape, dtype, _ in prog.sig)
+    jitted = ms.jit(prog.fn, input_signature=sig)
+    for n in (s for s in SIZES if s or prog.zero):
+        args = arrays(prog.sig, n, seed=n)
+        got = jitted(*[ms.Tensor(a) for a in args]).asnumpy()
+        want = np.asarray(prog.ref(*[a.astype(np.float64) if a.dtype.kind == "f" else a
+                                     for a in args]))
+        assert got.dtype == np.float32 and got.shape == want.shape, (n, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=prog.atol, err_msg=f"n={n}")
+    assert jitted.cache_info()["compiles"] == 1
+
+
+# ---------------------------------------------------------------- gradients
+def make_mlp(dtype=F32, seed=3):
+    ms.set_seed(seed)
+    return nn.SequentialCell([nn.Dense(16, 32, dtype=dtype), nn.ReLU(),
+                              nn.Dense(32, 4, dtype=dtype)])
+
+
+def train_grad_fn(net):
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net(x), y), None, net.trainable_params())
+
+    def step(x, y):
+        return grad_fn(x, y)
+    return step
+
+
+def batch(n, seed, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, 16)).astype(dtype), rng.integers(0, 4, n).astype(np.int32)
+
+
+def test_dynamic_batch_gradients_equal_static_ones():
+    net = make_mlp()
+    step = train_grad_fn(net)
+    dynamic = ms.jit(step, input_signature=(T(None, 16), T(None, dtype=I32)))
+    static = ms.jit(step)
+    for n in (1, 5, 64):
+        x, y = (ms.Tensor(a) for a in batch(n, seed=n))
+        (loss_d, grads_d), (loss_s, grads_s) = dynamic(x, y), static(x, y)
+        np.testing.assert_allclose(loss_d.asnumpy(), loss_s.asnumpy(), rtol=1e-5)
+        assert len(grads_d) == len(grads_s) == 4
+        for gd, gs in zip(grads_d, grads_s):
+            assert gd.shape == gs.shape
+            np.testing.assert_allclose(gd.asnumpy(), gs.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert dynamic.cache_info()["compiles"] == 1 and static.cache_info()["compiles"] == 3
+
+
+def test_dynamic_batch_gradient_matches_finite_differences():
+    """d loss / d x of the float64 network, one compile for every batch size, against
+    central differences of the numpy loss (a mean over the run-time batch: 1/n in both)."""
+    net = make_mlp(ms.float64)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    grad_x = ms.jit(ms.grad(lambda x, y: loss_fn(net(x), y), grad_position=0),
+                    input_signature=(T(None, 16, dtype=ms.float64), T(None, dtype=I32)))
+    w1, b1, w2, b2 = params_np(net)
+    for n in (1, 5, 9):
+        x, y = batch(n, seed=10 + n, dtype=np.float64)
+        got = grad_x(ms.Tensor(x), ms.Tensor(y)).asnumpy()
+        want = finite_differences(
+            lambda v: xent_np(np.maximum(v @ w1.T + b1, 0) @ w2.T + b2, y), x)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    assert grad_x.cache_info()["compiles"] == 1
+
+
+# ---------------------------------------------------------------- dynamic=1
+def test_dynamic_1_compiles_at_most_twice_for_twenty_sizes():
+    def fn(x, b):
+        return ops.reduce_mean(ops.tanh(x) * b, 1) + ops.reduce_sum(x, 1)
+
+    jitted = ms.jit(fn, dynamic=1)
+    b = np.linspace(-1, 1, 8).astype(np.float32)
+    for n in [3, 5, 1, 40, 2, 17, 100, 4, 8, 9, 31, 6, 64, 11, 250, 7, 12, 13, 1000, 21]:
+        x = np.random.default_rng(n).standard_normal((n, 8)).astype(np.float32)
+        got = jitted(ms.Tensor(x), ms.Tensor(b)).asnumpy()
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(got, (np.tanh(x64) * b).mean(1) + x64.sum(1), rtol=1e-5,
+                                   atol=1e-5)
+    assert jitted.cache_info()["compiles"] <= 2
+
+
+# ---------------------------------------------------------------- errors
+def add(x, y):
+    return x + y
+
+
+def matmul(x, w):
+    return ops.matmul(x, w)
+
+
+def concat(x, y):
+    return ops.concat((x, y), 1)
+
+
+MISMATCHES = [  # (function, signature, shapes of calls whose sizes agree (for n) and not, message)
+    pytest.param(add, (T(None, 4), T(None, 4)), lambda n: [(n, 4), (n, 4)], [(3, 4), (5, 4)],
+                 "dimension 0 of broadcast operands must be equal, got 3 and 5", id="add"),
+    pytest.param(matmul, (T(4, None), T(None, 3)), lambda n: [(4, n), (n, 3)],
+                 [(4, 5), (6, 3)], "contracting dimensions of a matmul must be equal, got 5 and 6",
+                 id="matmul"),
+    pytest.param(concat, (T(None, 3), T(None, 5)), lambda n: [(n, 3), (n, 5)], [(4, 3), (6, 5)],
+                 "dimension 0 of concatenated tensors must be equal, got 4 and 6",
+                 id="concat"),
+]
+
+
+@pytest.mark.parametrize("fn,sig,good,bad,message", MISMATCHES)
+def test_mismatched_dynamic_sizes_name_the_users_line(fn, sig, good, bad, message):
+    jitted = ms.jit(fn, input_signature=sig)
+    for n in (2, 7):  # agreeing sizes run (through the one dynamic executable)
+        jitted(*[ms.Tensor(np.ones(s, np.float32)) for s in good(n)])
+    with pytest.raises(ValueError, match=message) as info:
+        jitted(*[ms.Tensor(np.ones(s, np.float32)) for s in bad])
+    assert f"{HERE}:{line_of(__file__, 'for s in bad])')}" in str(info.value)  # the call's line
+    assert jitted.cache_info()["compiles"] == 1
+
+
+SIGNATURE_MISTAKES = [  # (argument index, the bad array) against (x: f32[?,4], y: f32[?,4])
+    pytest.param(1, np.ones((3, 5), np.float32), id="static_size"),
+    pytest.param(0, np.ones((3, 4, 1), np.float32), id="rank"),
+    pytest.param(1, np.ones((3, 4), np.float64), id="dtype_float64"),
+    pytest.param(0, np.ones((3, 4), np.int32), id="dtype_int32"),
+]
+
+
+@pytest.mark.parametrize("k,bad", SIGNATURE_MISTAKES)
+def test_calls_that_do_not_fit_the_signature_name_the_argument(k, bad):
+    jitted = ms.jit(add, input_signature=(T(None, 4), T(None, 4)))
+    good = np.ones((3, 4), np.float32)
+    jitted(ms.Tensor(good), ms.Tensor(good))
+    args = [ms.Tensor(good), ms.Tensor(good)]
+    args[k] = ms.Tensor(bad)
+    with pytest.raises(ValueError, match=f"argument #{k} of 'add'.*input_signature"):
+        jitted(*args)
+    assert jitted.cache_info()["compiles"] == 1  # a refused call compiles nothing
+
+
+# ---------------------------------------------------------------- optimizer step
+@pytest.mark.parametrize("make_opt", [
+    pytest.param(lambda ps: nn.Momentum(ps, learning_rate=0.1, momentum=0.9), id="momentum"),
+    pytest.param(lambda ps: nn.SGD(ps, learning_rate=0.2), id="sgd")])
+def test_optimizer_step_with_dynamic_batch_equals_static_steps(make_opt):
+    def training(net):
+        opt = make_opt(net.trainable_params())
+        grad_fn = train_grad_fn(net)
+
+        def step(x, y):
+            loss, grads = grad_fn(x, y)
+            opt(grads)
+            return loss
+        return step
+
+    dyn_net, ref_net = make_mlp(seed=5), make_mlp(seed=5)
+    start = params_np(dyn_net)
+    dynamic = ms.jit(training(dyn_net), input_signature=(T(None, 16), T(None, dtype=I32)))
+    static = ms.jit(training(ref_net))
+    for n in (8, 3, 200):
+        x, y = (ms.Tensor(a) for a in batch(n, seed=20 + n))
+        np.testing.assert_allclose(dynamic(x, y).asnumpy(), static(x, y).asnumpy(), rtol=1e-5)
+        for p, q in zip(dyn_net.trainable_params(), ref_net.trainable_params()):
+            np.testing.assert_allclose(p.asnumpy(), q.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert all(np.abs(p - s).max() > 1e-4 for p, s in zip(params_np(dyn_net), start))
+    assert dynamic.cache_info()["compiles"] == 1 and static.cache_info()["compiles"] == 3
+
+
+# ---------------------------------------------------------------- artifacts
+def test_artifact_with_a_dynamic_dimension_runs_every_size(tmp_path):
+    def head(x, w):
+        return ops.softmax(ops.matmul(x, w), -1)
+
+    sig = (T(None, 16), T(16, 8))
+    path = str(tmp_path / "head.msx")
+    ms.jit(head, input_signature=sig).lower(*sig).compile().save(path)
+    assert read(path).manifest["inputs"][0]["shape"] == [None, 16]  # (not one traced size)
+    exe = mscc.runtime.load(path)
+    w = np.random.default_rng(1).standard_normal((16, 8)).astype(np.float32)
+    for n in (0, 3, 50):
+        x = np.random.default_rng(n).standard_normal((n, 16)).astype(np.float32)
+        got, = exe(x, w)
+        assert got.shape == (n, 8)
+        np.testing.assert_allclose(got, softmax_np(x.astype(np.float64) @ w), rtol=1e-5,
+                                   atol=1e-6)
+    with pytest.raises(ValueError, match=r"input #0 .*\(3, 15\)"):
+        exe(np.ones((3, 15), np.float32), w)

@@ -2,7 +2,7 @@
 (`input_signature` with None) next to the executable compiled for the one size, in the same
 process, and the compiles each needs over a sweep of sizes.
 
-    python bench/dynamic_shapes.py [--repeat N] [--json PATH]
+    python bench/dynamic_shapes.py [--seconds S] [--json PATH]
 
 Rows: the MLP 784-512-10 forward and training step (forward, gradients, SGD) at batch 256,
 softmax over 4096x1024 with a dynamic row count, and the digits example's training epoch
@@ -35,15 +35,23 @@ from mscc import nn, ops  # noqa: E402
 from harness import cpu_description  # noqa: E402
 
 
-def per_call(fn, repeat):
-    """Median seconds per call after two warm-up calls."""
-    fn()
-    fn()
-    times = []
-    for _ in range(repeat):
+def per_call(fn, seconds):
+    """Median seconds per call over batches of calls filling `seconds`, after as long a
+    warm-up (the first hundred calls of an executable are slower: page faults, the OpenMP
+    team starting)."""
+    def batch(n):
         t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t0) / n
+    n = max(1, int(0.05 / max(batch(3), 1e-7)))  # calls per ~50 ms batch
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        batch(n)
+    times = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        times.append(batch(n))
     return statistics.median(times)
 
 
@@ -84,7 +92,7 @@ def inputs_for(rows, tails, rng):
     return out
 
 
-def compare(name, make, rows, repeat):
+def compare(name, make, rows, seconds):
     """(static seconds, dynamic seconds, dynamic compiles over a sweep of sizes)."""
     rng = np.random.default_rng(0)
     fn, tails = make()
@@ -93,8 +101,8 @@ def compare(name, make, rows, repeat):
     dtypes = [a.dtype for a in args]
     signature = tuple(ms.Tensor(shape=(None,) + t, dtype=d) for t, d in zip(tails, dtypes))
     dynamic = ms.jit(fn, input_signature=signature)
-    t_static = per_call(lambda: static(*args), repeat)
-    t_dynamic = per_call(lambda: dynamic(*args), repeat)
+    t_static = per_call(lambda: static(*args), seconds)
+    t_dynamic = per_call(lambda: dynamic(*args), seconds)
     for n in (1, 7, 100, rows + 3):  # the same executable serves the other sizes
         dynamic(*inputs_for(n, tails, rng))
     return {"name": name, "static_ms": t_static * 1e3, "dynamic_ms": t_dynamic * 1e3,
@@ -124,12 +132,13 @@ def digits_epoch(epochs=5):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--seconds", type=float, default=1.0,
+                   help="measuring time per program and form (after as long a warm-up)")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args()
-    rows = [compare("MLP 784-512-10 forward, batch 256", forward_programs, 256, args.repeat),
-            compare("MLP training step (SGD), batch 256", step_programs, 256, args.repeat),
-            compare("softmax 4096x1024 (dynamic rows)", softmax_programs, 4096, args.repeat)]
+    rows = [compare("MLP 784-512-10 forward, batch 256", forward_programs, 256, args.seconds),
+            compare("MLP training step (SGD), batch 256", step_programs, 256, args.seconds),
+            compare("softmax 4096x1024 (dynamic rows)", softmax_programs, 4096, args.seconds)]
     print(f"# dynamic vs static dimensions on {cpu_description()}\n")
     print("| program | static | dynamic | static/dynamic | compiles (5 sizes) |")
     print("| --- | --- | --- | --- | --- |")

@@ -55,6 +55,64 @@ def _blockable(op) -> bool:
     return all(d % BLOCK == 0 for d in t.shape)
 
 
+_STRIP = "ms.transpose_strip"  # a strip of a dynamic transpose (vectorized already)
+
+
+def _strippable(op):
+    """For a 2-D transpose of 32-bit elements with one dynamic size and the other a multiple
+    of the block: the input's dynamic dimension, else None."""
+    t = ir.MemRefType(op.operands[0].type)
+    if t.rank != 2 or getattr(t.element_type, "width", None) != 32:
+        return None
+    dynamic = [i for i, d in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(d)]
+    if len(dynamic) != 1 or t.shape[1 - dynamic[0]] % BLOCK:
+        return None
+    return dynamic[0]
+
+
+def _in_strips(op, axis, parallel):
+    """A transpose with a dynamic size as transposes of static strips of BLOCK (then of
+    single) rows of the input along `axis`: full strips over the threads, each a static
+    transpose this pass vectorizes in blocks. Returns the strips' transposes."""
+    from mlir.dialects import arith, linalg, memref, scf
+    from .cpu_dynamic import _block_type
+    src, dst = op.operands[0], op.operands[1]
+    idx = ir.IndexType.get()
+    made = []
+    with ir.InsertionPoint(op), op.location:
+        total = memref.dim(src, arith.constant(idx, axis))
+        full = arith.divui(total, arith.constant(idx, BLOCK))
+        start = arith.constant(idx, 0)
+        for size, count in ((BLOCK, full), (1, arith.remui(total, arith.constant(idx, BLOCK)))):
+            if parallel and size == BLOCK:
+                loop = scf.ForallOp([0], [count], [1])
+                body = loop.regions[0].blocks[0]
+                with ir.InsertionPoint(body):
+                    first = arith.addi(start, arith.muli(body.arguments[0],
+                                                         arith.constant(idx, size)))
+            else:
+                end = arith.addi(start, arith.muli(count, arith.constant(idx, size)))
+                loop = scf.ForOp(start, end, arith.constant(idx, size))
+                body, first = loop.body, loop.induction_variable
+            with ir.InsertionPoint(body):
+                views = []
+                for value, dim in ((src, axis), (dst, 1 - axis)):
+                    t = ir.MemRefType(value.type)
+                    offsets, sizes = [0, 0], list(t.shape)
+                    offsets[dim], sizes[dim] = first, size
+                    views.append(memref.subview(value, offsets, sizes, [1, 1],
+                                                result_type=_block_type(t, sizes)))
+                strip = linalg.transpose(views[0], outs=[views[1]], permutation=[1, 0])
+                strip = getattr(strip, "operation", strip)
+                strip.attributes[_STRIP] = ir.UnitAttr.get()
+                made.append(strip)
+                scf.InParallelOp() if isinstance(loop, scf.ForallOp) else scf.YieldOp([])
+            start = end if not isinstance(loop, scf.ForallOp) else \
+                arith.muli(full, arith.constant(idx, BLOCK))
+    op.erase()
+    return made[:1]  # (single rows are copied as they are)
+
+
 @register
 class VectorizeTransposes(ThreadedPass):
     name = "ms-cpu-vectorize-transposes"
@@ -63,9 +121,19 @@ class VectorizeTransposes(ThreadedPass):
 
     def run(self, module):
         threads = self.threads()
-        found = [op for fn in defined_functions(module) if not is_kernel(fn)
-                 for op in ops_of_kind(fn, "linalg.transpose") if _blockable(op)]
         scripts = ScriptCache()
+        for fn in defined_functions(module):  # dynamic sizes: static strips, blocked below
+            if is_kernel(fn):
+                continue
+            for op in ops_of_kind(fn, "linalg.transpose"):
+                axis = _strippable(op)
+                if axis is not None:
+                    for strip in _in_strips(op, axis, threads > 1):
+                        apply_script(strip, scripts.get(False, lambda: transpose_script(False)),
+                                     "transpose vectorization")
+        found = [op for fn in defined_functions(module) if not is_kernel(fn)
+                 for op in ops_of_kind(fn, "linalg.transpose") if _blockable(op)
+                 and _STRIP not in op.attributes]
         for op in found:
             rows, cols = ir.MemRefType(op.operands[0].type).shape
             parallel = threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS

@@ -590,6 +590,15 @@ irdl.dialect @ms {
     irdl.results(output: %output)
     irdl.attributes {"shape" = %shape_attr, "seed" = %seed_attr}
   }
+  irdl.operation @random_uniform_like {
+    %counter = irdl.base "!builtin.tensor"
+    %like = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %seed_attr = irdl.base "#builtin.integer"
+    irdl.operands(counter: %counter, like: %like)
+    irdl.results(output: %output)
+    irdl.attributes {"seed" = %seed_attr}
+  }
   irdl.operation @reduce_sum {
     %x = irdl.base "!builtin.tensor"
     %axis = irdl.base "!builtin.tensor"
@@ -771,5 +780,15 @@ irdl.dialect @ms {
     irdl.operands(x: %x)
     irdl.results(output: %output)
     irdl.attributes {"axis" = %axis_attr, "dtype" = %dtype_attr}
+  }
+  irdl.operation @broadcast_like {
+    %x = irdl.base "!builtin.tensor"
+    %like = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %shape_attr = irdl.base "#builtin.dense_array"
+    %axes_attr = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %x, like: %like)
+    irdl.results(output: %output)
+    irdl.attributes {"shape" = %shape_attr, "axes" = %axes_attr}
   }
 }

@@ -13,6 +13,10 @@ import operator as _operator
 import numpy as _np
 
 from ..dialects import dtypes as _dt
+from ..dialects import shape_rules as _rules
+from ..dialects.symdim import Dim as _Dim
+from ..dialects.symdim import DynamicDimError as _DynamicDimError
+from ..dialects.symdim import has_dynamic as _has_dynamic
 from ..dialects.registry import plain_elementwise_ops as _plain_elementwise_ops
 from .dispatch import call as _call
 from .location import located_error as _located_error
@@ -100,6 +104,35 @@ def _ints(v, what="shape"):
                         f"{v!r}") from None
 
 
+def _sizes(v, what="shape"):
+    """A shape: ints, and dynamic sizes (symdim.Dim, from a traced Tensor's `shape`)."""
+    if isinstance(v, (tuple, list)) and _builtins.any(isinstance(d, _Dim) for d in v):
+        return tuple(d if isinstance(d, _Dim) else _int(d, what) for d in v)
+    return _ints(v, what)
+
+
+def _dynamic_like(shape):
+    """A shape with dynamic sizes as (like, static shape, axes) for ms.broadcast_like: each
+    dynamic size is a dimension of one traced argument, `like`."""
+    from .trace import current_trace
+    tr = current_trace()
+    if tr is None:
+        raise _DynamicDimError(f"a tensor of shape {shape} has sizes known only at run time")
+    sources = [tr.size_source(d) if isinstance(d, _Dim) else None for d in shape]
+    like = next(s[0] for s in sources if s is not None)
+    if _builtins.any(s is not None and s[0] is not like for s in sources):
+        raise _DynamicDimError(f"the dynamic sizes of {shape} come from different tensors")
+    return (like, tuple(-1 if s is not None else d for s, d in zip(sources, shape)),
+            tuple(s[1] if s is not None else -1 for s in sources))
+
+
+def _dim_size(x, axis, dtype=None):
+    """The number of elements of x along `axis` as a 0-d Tensor of `dtype` (float32 unless
+    given): a count that is known only at run time when a size is dynamic."""
+    dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+    return _call("ms.dim_size", (x,), {"axis": _axes(axis), "dtype": dtype})
+
+
 def _axes(axis):
     """A reduction's axis: None or () for every axis, an int, or a tuple of ints."""
     return () if axis is None else _ints(axis, "axis")
@@ -128,7 +161,11 @@ def log_softmax(x, axis=-1):
 
 
 def reshape(x, shape):
-    return _call("ms.reshape", (x,), consts={"shape": _ints(shape)})
+    shape = _sizes(shape)
+    if _has_dynamic(shape):  # (x.shape[0], -1): the -1 is known; the dynamic size becomes -1
+        from ..dialects.ops.shape import resolve_shape
+        shape = _rules.shape_attr(resolve_shape(x.shape, shape))
+    return _call("ms.reshape", (x,), consts={"shape": shape})
 
 
 def transpose(x, perm):
@@ -136,7 +173,16 @@ def transpose(x, perm):
 
 
 def broadcast_to(x, shape):
-    return _call("ms.broadcast_to", (x,), consts={"shape": _ints(shape)})
+    shape = _sizes(shape)
+    if _has_dynamic(shape):
+        off = len(shape) - len(x.shape)
+        kept = tuple(-1 if isinstance(d, _Dim) and 0 <= i - off and x.shape[i - off] == d
+                     else d for i, d in enumerate(shape))  # (-1: x's own size)
+        if _has_dynamic(kept):
+            like, static, axes = _dynamic_like(kept)
+            return _call("ms.broadcast_like", (x, like), {"shape": static, "axes": axes})
+        shape = kept
+    return _call("ms.broadcast_to", (x,), consts={"shape": shape})
 
 
 def expand_dims(x, axis):
@@ -203,7 +249,12 @@ def full(size, fill_value, *, dtype=None):
     """A tensor of `size` filled with `fill_value` (float32 unless `dtype`), MindSpore's
     ops.full: a broadcast scalar, so inside jit one constant, not one of the whole size."""
     dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
-    return broadcast_to(Tensor(_np.array(fill_value, dtype.np)), _ints(size))
+    size = _sizes(size, "size")
+    if _has_dynamic(size):
+        like, static, axes = _dynamic_like(size)
+        return _call("ms.broadcast_like", (Tensor(_np.array(fill_value, dtype.np)), like),
+                     {"shape": static, "axes": axes})
+    return broadcast_to(Tensor(_np.array(fill_value, dtype.np)), size)
 
 
 def cat(tensors, axis=0):
@@ -273,7 +324,11 @@ def uniform(shape, seed=None):
     """float32 numbers uniform in [0, 1) of `shape` (a counter-based generator)."""
     counter = _RandomState.counter()
     seed = _RandomState.seed if seed is None else _int(seed, "seed")
-    u = _call("ms.random_uniform", (counter,), {"shape": _ints(shape), "seed": seed})
+    shape = _sizes(shape)
+    if _has_dynamic(shape):  # the same numbers, for a shape known at run time
+        u = _call("ms.random_uniform_like", (counter, full(shape, 0)), {"seed": seed})
+    else:
+        u = _call("ms.random_uniform", (counter,), {"shape": shape, "seed": seed})
     assign(counter, counter + 1)
     return u
 

@@ -12,6 +12,7 @@ attributes, input specs, scalar values), as MindSpore's PyNative mode does. Trac
 per thread (pyfront/state.py); building one holds the compiler lock.
 """
 from __future__ import annotations
+from ..dialects.symdim import Dim, DynamicDimError, has_dynamic
 
 import numpy as np
 from mlir import ir
@@ -61,6 +62,10 @@ class Trace:
         self.constants: dict[int, tuple] = {}    # id(concrete Tensor) -> (Tensor, value)
         self.explicit_params: dict[int, int] = {}  # id(Parameter) -> explicit argument index
         self.n_explicit = 0
+        # a dynamic size of an argument (its atom a<arg>.<axis>) -> (the traced Tensor, axis):
+        # where ops that make a tensor of a dynamic shape (zeros, a dropout mask) take it from
+        self.dim_sources: dict[str, tuple] = {}
+        self.sym_specs: dict = {}  # ir.Value -> its spec with named dynamic sizes
 
     # ------------------------------------------------------------------ context manager
     def __enter__(self):
@@ -75,8 +80,29 @@ class Trace:
     def add_argument(self, spec: dt.TensorSpec, attrs=None) -> Tensor:
         with self.context, self.fn_loc:
             value = self.block.add_argument(tensor_type(spec), self.fn_loc)
+        k = len(self.arg_attrs)
         self.arg_attrs.append(attrs or {})
-        return Tensor._traced(value, spec, self)
+        if not has_dynamic(spec.shape):
+            return Tensor._traced(value, spec, self)
+        # each dynamic size gets its name (what the shape rules compute with)
+        shape = tuple(Dim.atom(f"a{k}.{i}") if isinstance(d, Dim) else d
+                      for i, d in enumerate(spec.shape))
+        t = self._traced_value(value, dt.TensorSpec(shape, spec.dtype))
+        for i, d in enumerate(shape):
+            if isinstance(d, Dim):
+                self.dim_sources[f"a{k}.{i}"] = (t, i)
+        return t
+
+    def size_source(self, d):
+        """(traced Tensor, axis) holding the dynamic size `d` (one argument's dimension);
+        DynamicDimError for a size computed from several."""
+        sources = getattr(self, "root", self).dim_sources
+        if isinstance(d, Dim) and len(d.terms) == 1:
+            (mono, c), = d.terms.items()
+            if c == 1 and len(mono) == 1 and mono[0] in sources:
+                return sources[mono[0]]
+        raise DynamicDimError(f"a tensor of size {d!r} needs that size at run time, and no "
+                              "argument's dimension is it")
 
     def add_input(self, x, keep_parameters=True) -> Tensor:
         """An explicit argument of the traced function. A Parameter passed explicitly keeps
@@ -172,7 +198,35 @@ class Trace:
                 raise LocatedValueError(_located(f"For '{op_name}', {e}", where), where) from None
             except DTypeError as e:
                 raise LocatedTypeError(_located(f"For '{op_name}', {e}", where), where) from None
-        return [Tensor._traced(r, spec_of(r.type), self) for r in op.results]
+        specs = [spec_of(r.type) for r in op.results]
+        if any(has_dynamic(sp.shape) for sp in specs):
+            specs = self._symbolic_specs(opdef, op, operands, specs)
+        return [self._traced_value(r, sp) for r, sp in zip(op.results, specs)]
+
+    def _traced_value(self, value, spec):
+        """A traced Tensor; its symbolic spec remembered for the ops that read it."""
+        if has_dynamic(spec.shape):
+            getattr(self, "root", self).sym_specs[value] = spec
+        return Tensor._traced(value, spec, self)
+
+    def _symbolic_specs(self, opdef, op, operands, specs):
+        """The results' specs with the dynamic sizes the shape rule derives from the operands'
+        (a batch's name, not just `?`), so that an op that makes a tensor of that size finds
+        where the size comes from (size_source); the types' specs where it cannot."""
+        known = getattr(self, "root", self).sym_specs
+        ins = [known.get(v) for v in operands]
+        if all(sp is None for sp in ins):
+            return specs
+        from ..dialects.builders import op_attrs, resolved_specs
+        typed = resolved_specs(opdef, list(operands))
+        ins = [dt.TensorSpec(sp.shape, t.dtype) if sp is not None else t
+               for sp, t in zip(ins, typed)]
+        try:
+            inferred = opdef.infer_specs(ins, op_attrs(opdef, op))
+        except Exception:  # noqa: BLE001 - the types already hold what the rule allows
+            return specs
+        return [dt.TensorSpec(i.shape, t.dtype) if len(i.shape) == len(t.shape) else t
+                for i, t in zip(inferred, specs)]
 
     def assign(self, param: Parameter, value: Tensor, where):
         """ms.assign into a Parameter: later reads see the new value; it becomes a result."""

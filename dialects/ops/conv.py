@@ -26,6 +26,7 @@ from .. import shape_rules as rules
 from ..builders import tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
+from ..symdim import Dim
 from ..registry import FusionRole, ShapeError, define
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
@@ -297,7 +298,9 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
 def _over_images(result: TensorSpec, image):
     """An scf.forall over the images (result.shape[0] of them) building `result`: image(i,
     shared) gives image i's slice (1, ...), which goes to row i of the shared result."""
-    loop = scf.ForallOp([0], [result.shape[0]], [1], shared_outs=[lowering.empty(result)])
+    images = result.shape[0]  # (a dynamic batch: its size at run time)
+    loop = scf.ForallOp([0], [lowering.index_value(images) if isinstance(images, Dim)
+                              else images], [1], shared_outs=[lowering.empty(result)])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         i, shared = body.arguments
@@ -431,8 +434,9 @@ def _lower_filter_grad(lc, x, dy):
     win = _Windows(_padded(lo, hi), out.shape[2:], sdy.shape[2:], stride, dilation)
     acc = _accumulator(out.dtype)
     n, og, ckk = sx.shape[0], out.shape[0] // groups, rules.prod(out.shape[1:])
-    per_image = (groups == 1 and n > 1 and lc.options.get("conv") == "per-image"
-                 and 4 * out.shape[0] <= rules.prod(win.spatial))
+    per_image = groups == 1 and lc.options.get("conv") == "per-image" and (
+        isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
+        or (n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
     if per_image:
         c = _filter_grad_per_image(x, sx, dy, sdy, win, acc, out)
     else:

@@ -49,6 +49,8 @@ from ..lazy import arith, ir, linalg, scf, tensor
 from .. import batching
 from .. import dtypes as dt
 from .. import lowering
+from .. import shape_rules as rules
+from ..symdim import Dim as SymDim
 from ..builders import element_type, numpy_to_dense, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
@@ -160,7 +162,10 @@ def _pool_infer(ins, attrs):
 
 
 def _same_shape(what, spec, shape):
-    if spec.shape != tuple(shape):
+    """(dynamic sizes must agree at run time: a check of the call)"""
+    if len(spec.shape) != len(shape) or any(
+            rules.same_size(a, b, f"dimension {i} of {what} and of the pooled input") is None
+            for i, (a, b) in enumerate(zip(spec.shape, shape))):
         raise ShapeError(f"{what} has shape {spec.shape}, but pooling gives {tuple(shape)}")
 
 
@@ -381,7 +386,8 @@ def _over_window(out, init, box, dims, shift, elems, at_window, vectors, body, d
     offsets (_Nest.offsets): it gets the nest first."""
     nest = _Nest(box, short_rows=short_rows)
     whole = _whole_box(box, dims)
-    shape = list(ir.RankedTensorType(elems[0].type).shape[:2]) + [p.o1 - p.o0 for p in box]
+    # (N and C as the shape rules know them: a dynamic batch is a size computed at run time)
+    shape = list(lowering.lowered_spec(elems[0], {}).shape[:2]) + [p.o1 - p.o0 for p in box]
     # (the box's own fill, not a slice of a filled tensor: canonicalize folds that slice into
     # a fill of its own, whose insert_slice then bufferizes as a copy)
     part = lowering.fill(TensorSpec(tuple(shape), dtypes[-1]), init)
@@ -591,7 +597,9 @@ def _add_at_first_maxima(idx, dy, out: TensorSpec, acc, dims):
         at = [_c(0), ch] + pos
         return tensor.insert(s.add(tensor.extract(dx, at), arith.select(found, g, s.const(0))),
                              dx, at)
-    loop = scf.ForallOp([0], [out.shape[0]], [1],
+    images = out.shape[0]  # (a dynamic batch: its size at run time)
+    loop = scf.ForallOp([0], [lowering.index_value(images) if isinstance(images, SymDim)
+                              else images], [1],
                         shared_outs=[lowering.empty(TensorSpec(out.shape, acc))])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):

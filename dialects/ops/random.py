@@ -10,6 +10,7 @@ from .. import shape_rules as rules
 from ..dtypes import TensorSpec
 from ..grad import no_grad
 from ..registry import ShapeError, define
+from ..symdim import Dim
 
 _GOLDEN = 0x9E3779B9  # spreads consecutive counters over the 32-bit space
 
@@ -23,7 +24,7 @@ def _uniform_infer(ins, attrs):
     return TensorSpec(tuple(attrs["shape"]), dt.float32)
 
 
-def _lower_uniform(lc, counter):
+def _lower_uniform(lc, counter, *_like):
     """u = lowbias32(index + counter * golden + seed) >> 8, times 2^-24: in [0, 1), exact in
     float32, 2^24 levels."""
     out = lc.out
@@ -33,12 +34,18 @@ def _lower_uniform(lc, counter):
     def c(v):
         return arith.constant(i32, v - (1 << 32) if v >= 1 << 31 else v)
 
+    # the row-major strides; a dynamic one computed before the loop (modulo 2^32 as well)
+    strides = [rules.prod(out.shape[d + 1:]) for d in range(rank)]
+    strides = [arith.index_cast(i32, lowering.index_value(s)) if isinstance(s, Dim) else s
+               for s in strides]
+
     def body(k, _out):
         index = arith.constant(i32, 0)
         for d in range(rank):  # the row-major linear index, modulo 2^32
-            stride = rules.prod(out.shape[d + 1:])
+            stride = strides[d]
             pos = arith.index_cast(i32, linalg.IndexOp(d).result)
-            index = arith.addi(index, arith.muli(pos, c(stride % (1 << 32))))
+            index = arith.addi(index, arith.muli(pos, stride if isinstance(stride, ir.Value)
+                                                 else c(stride % (1 << 32))))
         x = arith.addi(arith.addi(index, arith.muli(arith.trunci(i32, k), c(_GOLDEN))),
                        c(lc.attrs["seed"] % (1 << 32)))
         for shift, mul in ((16, 0x7FEB352D), (15, 0x846CA68B), (16, None)):
@@ -54,3 +61,15 @@ def _lower_uniform(lc, counter):
 define("ms.random_uniform", ["counter"], _uniform_infer, attrs={"shape": "ints", "seed": "int"},
        dtypes=(dt.int64,), signature=(None,), lower=_lower_uniform, grad=no_grad,
        doc="float32 numbers uniform in [0, 1) of `shape`, a hash of (seed, counter, index)")
+
+
+def _uniform_like_infer(ins, attrs):
+    counter, like = ins
+    _uniform_infer([counter], {**attrs, "shape": ()})
+    return TensorSpec(like.shape, dt.float32)
+
+
+define("ms.random_uniform_like", ["counter", "like"], _uniform_like_infer,
+       attrs={"seed": "int"}, signature=(None, None), lower=_lower_uniform, grad=no_grad,
+       doc="ms.random_uniform of like's shape (the same numbers for the same shape), for a "
+           "shape known only at run time (a dropout mask of a dynamic batch)")

@@ -13,6 +13,7 @@ from ..dtypes import TensorSpec
 from ..grad import broadcasting, each, no_grad
 from ..builders import tensor_type
 from ..registry import ShapeError, define
+from ..symdim import Dim, exact_quotient
 
 
 
@@ -34,8 +35,10 @@ def resolve_shape(in_shape, shape):
     if sum(d == -1 for d in shape) > 1 or any(d < -1 for d in shape):
         raise ShapeError(f"shape {tuple(shape)} may hold one -1 and otherwise sizes >= 0")
     known = rules.prod(d for d in shape if d != -1)
-    if -1 in shape and known and size % known == 0:
-        shape = tuple(size // known if d == -1 else d for d in shape)
+    inferred = (exact_quotient(size, known) if -1 in shape and (isinstance(known, Dim) or known)
+                else None)
+    if inferred is not None:  # (a dynamic size divides exactly or not at all)
+        shape = tuple(inferred if d == -1 else d for d in shape)
     if -1 in shape or rules.prod(shape) != size:
         raise ShapeError(f"cannot reshape {tuple(in_shape)} ({size} elements) into {tuple(shape)}")
     return tuple(shape)
@@ -427,3 +430,26 @@ define("ms.dim_size", ["x"], _dim_size_infer, attrs={"axis": "ints", "dtype": "t
        signature=(None,), lower=_lower_dim_size, grad=no_grad,
        doc="the number of elements of x along `axis` (their sizes' product), as a 0-d "
            "tensor of `dtype`: a mean's count when a size is known only at run time")
+
+
+def _broadcast_like_infer(ins, attrs):
+    x, like = ins
+    shape, axes = tuple(attrs["shape"]), tuple(attrs["axes"])
+    if len(shape) != len(axes) or any(a >= like.rank for a in axes):
+        raise ShapeError(f"shape {shape} and axes {axes} must have one entry per result "
+                         f"dimension, each axis one of like's {like.rank}")
+    out = tuple(like.shape[a] if a >= 0 else d for d, a in zip(shape, axes))
+    if any(a < 0 and d < 0 for d, a in zip(shape, axes)):
+        raise ShapeError(f"shape {shape} has a negative dimension")
+    if len(out) < x.rank or rules.broadcast_shapes(x.shape, out) != out:
+        raise ShapeError(f"cannot broadcast {x.shape} to {out}")
+    return TensorSpec(out, x.dtype)
+
+
+define("ms.broadcast_like", ["x", "like"], _broadcast_like_infer,
+       attrs={"shape": "ints", "axes": "ints"}, signature=(None, None),
+       lower=lambda lc, x, like: lowering.elementwise([x], lc.ins[:1], lc.out, lambda v: v),
+       grad=each(lambda g, d: g.unbroadcast(d, g.in_specs[0]), None),
+       doc="x broadcast to `shape`, whose dimensions with an axis >= 0 in `axes` take the "
+           "size of that axis of `like` (a size known only at run time: zeros, ones or a "
+           "random mask shaped like a batch)")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 from ...dialects import dtypes as dt
+from ...dialects.symdim import Dim
 from .. import ops
 from ..tensor import Parameter
 from . import activation as _act
@@ -172,7 +173,12 @@ class _BatchNorm(Cell):
             batch_var = ops.cast(ops.reshape(var, (self.num_features,)), moving_var.dtype)
             m = self.momentum
             ops.assign(moving_mean, m * moving_mean + (1 - m) * batch_mean)
-            ops.assign(moving_var, m * moving_var + (1 - m) * batch_var * (count / max(count - 1, 1)))
+            if isinstance(count, Dim):  # the batch is dynamic: its count at run time
+                count = ops._dim_size(x, axes, moving_var.dtype)
+                unbias = count / ops.maximum(count - 1, 1)
+            else:
+                unbias = count / max(count - 1, 1)
+            ops.assign(moving_var, m * moving_var + (1 - m) * batch_var * unbias)
         else:
             centered = x - ops.reshape(self.moving_mean, per_channel)
             var = ops.reshape(self.moving_variance, per_channel)

@@ -326,3 +326,85 @@ def test_artifact_with_a_dynamic_dimension_runs_every_size(tmp_path):
                                    atol=1e-6)
     with pytest.raises(ValueError, match=r"input #0 .*\(3, 15\)"):
         exe(np.ones((3, 15), np.float32), w)
+
+
+# ------------------------------------------------------------------ CNN layers
+# Each layer through one jit function with a dynamic batch, against the same layer compiled for
+# each batch size (the static path, itself tested against numpy in test_conv*.py and
+# test_pooling.py): equal results, one dynamic compile.
+
+def cnn_layers():
+    ms.set_seed(5)
+    return [("conv2d", nn.Conv2d(3, 4, 3, pad_mode="pad", padding=1)),
+            ("conv2d_stride", nn.Conv2d(3, 4, 3, stride=2)),
+            ("max_pool", nn.MaxPool2d(2, 2)), ("avg_pool", nn.AvgPool2d(2, 2)),
+            ("flatten", nn.Flatten()),
+            ("batch_norm_train", nn.BatchNorm2d(3).set_train()),
+            ("dropout_train", nn.Dropout(p=0.5).set_train())]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in cnn_layers()])
+def test_cnn_layer_with_a_dynamic_batch_equals_static(name):
+    layer = dict(cnn_layers())[name]
+    dynamic = ms.jit(lambda x: layer(x), input_signature=(T(None, 3, 8, 8),))
+    for n in (1, 5, 2):
+        x = ms.Tensor(np.random.default_rng(n).standard_normal((n, 3, 8, 8)).astype(np.float32))
+        state = [p.asnumpy().copy() for p in layer.get_parameters()]
+        ms.set_seed(11)  # (the dropout mask: the same counter for both)
+        got = dynamic(x).asnumpy()
+        after = [p.asnumpy().copy() for p in layer.get_parameters()]
+        for p, v in zip(layer.get_parameters(), state):  # the static call starts alike
+            p.set_data(v)
+        ms.set_seed(11)
+        want = ms.jit(lambda x: layer(x))(x).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        for p, a in zip(layer.get_parameters(), after):  # BatchNorm's moving statistics
+            np.testing.assert_allclose(a, p.asnumpy(), rtol=1e-5, atol=1e-7)
+    assert dynamic.cache_info()["compiles"] == 1
+
+
+def test_lenet_like_training_step_with_a_dynamic_batch_equals_static():
+    """Convolutions, pooling, flatten and dense layers, their gradients and an optimizer step
+    over a dynamic batch: the losses and parameters of static compiles, one compile."""
+    def make():
+        ms.set_seed(2)
+        net = nn.SequentialCell([nn.Conv2d(1, 4, 3, pad_mode="valid"), nn.ReLU(),
+                                 nn.MaxPool2d(2, 2), nn.Flatten(), nn.Dense(4 * 3 * 3, 3)])
+        opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+        grad_fn = ms.value_and_grad(lambda x, y: LOSS(net(x), y), None, opt.parameters)
+
+        def step(x, y):
+            loss, grads = grad_fn(x, y)
+            opt(grads)
+            return loss
+        return net, step
+    net_d, step_d = make()
+    net_s, step_s = make()
+    dynamic = ms.jit(step_d, input_signature=(T(None, 1, 8, 8), T(None, dtype=I32)))
+    for n in (4, 1, 9):
+        rng = np.random.default_rng(n)
+        x = rng.standard_normal((n, 1, 8, 8)).astype(np.float32)
+        y = rng.integers(0, 3, n).astype(np.int32)
+        got = dynamic(ms.Tensor(x), ms.Tensor(y)).asnumpy()
+        want = ms.jit(step_s)(ms.Tensor(x), ms.Tensor(y)).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        for a, b in zip(net_d.trainable_params(), net_s.trainable_params()):
+            np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-4, atol=1e-6)
+    assert dynamic.cache_info()["compiles"] == 1
+
+
+def test_broadcast_to_a_dynamic_size_and_its_gradient():
+    """ops.broadcast_to(x, y.shape) with y's dynamic batch (ms.broadcast_like): the values,
+    and x's gradient (the sum over the batch) against finite differences."""
+    def f(x, y):
+        return (ops.broadcast_to(x, y.shape) * y * y).sum()
+    grad = ms.jit(ms.grad(f, 0), input_signature=(T(4, dtype=ms.float64),
+                                                  T(None, 4, dtype=ms.float64)))
+    x = np.random.default_rng(1).standard_normal(4)
+    for n in (1, 6, 3):
+        y = np.random.default_rng(n).standard_normal((n, 4))
+        got = grad(ms.Tensor(x), ms.Tensor(y)).asnumpy()
+        np.testing.assert_allclose(got, (y * y).sum(0), rtol=1e-12)
+        fd = finite_differences(lambda v: (np.broadcast_to(v, y.shape) * y * y).sum(), x)
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+    assert grad.cache_info()["compiles"] == 1

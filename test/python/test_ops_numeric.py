@@ -153,7 +153,7 @@ def test_every_op_with_a_lowering_is_tested_here():
               | {"ms.all_reduce", "ms.all_gather", "ms.reduce_scatter", "ms.broadcast",
                  "ms.comm_rank"}  # test_distributed.py (on 1, 2 and 3 processes)
               | {"ms.print"}  # test_ops_last.py (the printed text, in both modes)
-              | {"ms.dim_size"})  # below (and test_dynamic_shapes.py's means)
+              | {"ms.dim_size", "ms.broadcast_like", "ms.random_uniform_like"})  # below
     lowered = {n for n, d in OPS.items() if d.lower is not None}
     assert lowered <= tested, lowered - tested
 
@@ -420,6 +420,36 @@ def test_dim_size(shape, axes, dtype):
         got, = exe(x)
         assert got.shape == () and got.dtype == dtype.np
         assert got == math.prod(x.shape[a] for a in axes)
+
+
+@pytest.mark.parametrize("dtype", [dt.float32, dt.int32, dt.bool_], ids=lambda d: d.name)
+@pytest.mark.parametrize("x_shape,shape,axes", [((), (-1, 3), (1, -1)), ((3,), (-1, 3), (0, -1)),
+                                                ((2, 1), (2, -1), (-1, 0))])
+def test_broadcast_like(dtype, x_shape, shape, axes):
+    """x broadcast to `shape`, the -1 sizes taken from axes of `like` (a dynamic one too)."""
+    from mscc.dialects.symdim import ANY
+    x = values(x_shape, dtype, seed=3)
+    for like_shape in ((5, 4), (ANY, 4)):
+        exe = compile_fn([spec(x_shape, dtype), spec(like_shape, dt.float32)],
+                         lambda a, b: op("ms.broadcast_like", a, b, shape=shape, axes=axes))
+        like = np.zeros((5, 4), np.float32)
+        got, = exe(x, like)
+        want_shape = tuple(like.shape[a] if a >= 0 else d for d, a in zip(shape, axes))
+        assert_matches(got, np.broadcast_to(x, want_shape), dtype)
+
+
+def test_random_uniform_like_draws_what_random_uniform_draws():
+    """The same numbers for the same shape, whether it is an attribute or like's (dynamic)."""
+    from mscc.dialects.symdim import ANY
+    counter = np.array(7, np.int64)
+    fixed = compile_fn([spec((), dt.int64)],
+                       lambda c: op("ms.random_uniform", c, shape=(6, 5), seed=3))
+    like = compile_fn([spec((), dt.int64), spec((ANY, 5), dt.float32)],
+                      lambda c, v: op("ms.random_uniform_like", c, v, seed=3))
+    want, = fixed(counter)
+    got, = like(counter, np.zeros((6, 5), np.float32))
+    np.testing.assert_array_equal(got, want)
+    assert like(counter, np.zeros((2, 5), np.float32))[0].shape == (2, 5)
 
 
 @pytest.mark.parametrize("scatter", ["loops", "reduction"])

@@ -418,6 +418,8 @@ NO_RULE = {
     "ms.comm_rank": "no operands: never mapped",
     "ms.dim_size": "made by ms-autodiff for a size known only at run time (a mean's "
                    "count), after vmap",
+    **{name: "made by the frontend for a shape with a dynamic size only (vmap traces "
+             "static shapes)" for name in ("ms.broadcast_like", "ms.random_uniform_like")},
     "ms.print": "a side effect: one print per element or one of the whole batch would both "
                 "differ from the program as written (print outside ops.vmap)",
 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import ANY
 from .context import default_target
 from .keys import static_key
 from .location import located_error, user_location
@@ -78,8 +80,8 @@ def _eager(op_name, operands, attrs, consts):
         with compiler_lock:  # (another thread may have compiled this key meanwhile)
             exe = _EAGER_CACHE.get(key)
             if exe is None:
-                exe = _compile_single_op(op_name, operands, attrs, consts, target)
-                _EAGER_CACHE[key] = exe
+                exe = _EAGER_CACHE[key] = _eager_executable(key, op_name, operands, attrs,
+                                                            consts, target)
     if on_device:
         outs = [Tensor._wrap_device(o, s) for o, s in zip(exe.run(arrays), exe.out_specs)]
     else:
@@ -89,15 +91,69 @@ def _eager(op_name, operands, attrs, consts):
     return outs[0] if len(outs) == 1 else outs
 
 
-def _compile_single_op(op_name, operands, attrs, consts, target):
+# An op's sizes seen before, per (op, attributes, const inputs, ranks and dtypes, target):
+# after a second size, one kernel with the sizes that changed dynamic serves every size
+# (as jit(dynamic=1)); the patterns (specs with ANY) and their executables.
+_EAGER_SIZES: dict = {}
+
+
+def _eager_executable(key, op_name, operands, attrs, consts, target):
+    """The kernel for an eager call: a dynamic one serving this size when the op was called
+    with other sizes before, else one for these shapes."""
+    if target != "cpu":
+        return _compile_single_op(op_name, operands, attrs, consts, target)
+    loose = key[:3] + (tuple(_loose_part(p) for p in key[3]), target)
+    seen = _EAGER_SIZES.setdefault(loose, [])
+    for pattern, exe in seen:
+        if exe is not None and all(_fits(p, q) for p, q in zip(pattern, key[3])):
+            return exe
+    general = next((g for g in (_generalize(p, key[3]) for p, _ in seen) if g), None)
+    if general is not None and not any(p == general for p, _ in seen):
+        try:
+            exe = _compile_single_op(op_name, operands, attrs, consts, target, specs=general)
+        except Exception:  # noqa: BLE001 - an op without a dynamic form: per shape
+            seen.append((general, None))
+        else:
+            seen.append((general, exe))
+            return exe
+    seen.append((key[3], None))  # (a size seen: the next one generalizes)
+    return _compile_single_op(op_name, operands, attrs, consts, target)
+
+
+def _loose_part(p):
+    return ("spec", len(p.shape), p.dtype) if isinstance(p, TensorSpec) else p
+
+
+def _fits(pattern, part):
+    if not isinstance(pattern, TensorSpec):
+        return pattern == part
+    return (isinstance(part, TensorSpec) and part.dtype is pattern.dtype
+            and all(a is ANY or a == b for a, b in zip(pattern.shape, part.shape)))
+
+
+def _generalize(old, new):
+    """The operands' specs with ANY where two calls' sizes differ, or None (no difference)."""
+    out, changed = [], False
+    for a, b in zip(old, new):
+        if isinstance(a, TensorSpec) and a != b:
+            out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
+                                  a.dtype))
+            changed = True
+        else:
+            out.append(a)
+    return tuple(out) if changed else None
+
+
+def _compile_single_op(op_name, operands, attrs, consts, target, specs=None):
     global eager_compiles
     from ..passes.compiler import compile_module
     from .trace import Trace
     where = user_location()
     tr = Trace("eager_" + op_name.split(".", 1)[1], where)
     with tr:
-        values = [tr.add_argument(x._spec)._value if isinstance(x, Tensor) else tr.scalar(x, where)
-                  for x in operands]
+        specs = specs or [x._spec if isinstance(x, Tensor) else None for x in operands]
+        values = [tr.add_argument(spec)._value if isinstance(x, Tensor) else tr.scalar(x, where)
+                  for x, spec in zip(operands, specs)]
         tr.finish(tr.emit(op_name, values, attrs, consts, where))
     eager_compiles += 1
     return compile_module(tr.module, tr.name, target=target)

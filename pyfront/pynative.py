@@ -14,6 +14,7 @@ import copy
 
 import numpy as np
 
+from ..dialects.dtypes import TensorSpec
 from . import pytree
 from .keys import Static
 from .state import active_tapes
@@ -105,6 +106,18 @@ class Tape:
         return (tuple(self.nodes), output_refs)
 
 
+def _without_sizes(key):
+    """A recording's key with every TensorSpec reduced to its rank and dtype: recordings that
+    differ only in sizes (a batch) have the same ops, attributes and scalar values, so one
+    replay serves them (a size an op's attributes hold, as a reshape's target, still
+    differs)."""
+    if isinstance(key, TensorSpec):
+        return ("spec", len(key.shape), key.dtype)
+    if isinstance(key, tuple):
+        return tuple(_without_sizes(k) for k in key)
+    return key
+
+
 def _replay_function(tape: Tape, output_refs, out_tree, n_args):
     """A Python function that re-emits the recorded ops on its arguments (the recorded
     function's Tensor arguments, then the external Tensors)."""
@@ -159,6 +172,7 @@ class PyNativeGrad:
     def __init__(self, grad_fn):
         self.grad_fn = grad_fn
         self._cache = {}
+        self._by_structure = {}  # the keys without sizes (_without_sizes) -> compiled
         self.records = 0     # recordings that built a new gradient (cache misses)
         self.reuses = 0      # calls served by a cached gradient
 
@@ -187,9 +201,17 @@ class PyNativeGrad:
                                       out_tree)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._cache[key] = self._build(tape, output_refs, out_tree, len(args),
-                                                      tuple(tensor_args))
-            self.records += 1
+            # the same recording at other sizes reuses its compiled gradient, which compiles
+            # once more with those sizes dynamic (JitFunction dynamic=1)
+            loose = _without_sizes(key)
+            compiled = self._by_structure.get(loose)
+            if compiled is None:
+                compiled = self._by_structure[loose] = self._build(
+                    tape, output_refs, out_tree, len(args), tuple(tensor_args))
+                self.records += 1
+            else:
+                self.reuses += 1
+            self._cache[key] = compiled
         else:
             self.reuses += 1
         # The compiled function runs the recorded function again, writes included: it starts
@@ -210,4 +232,4 @@ class PyNativeGrad:
             positions = positions[0]
         inner = GradFunction(replay, positions, gf.weights, gf.has_aux, gf.return_value,
                              gf.sens_param)
-        return JitFunction(lambda *a: inner.trace_into(active_traces[-1], a))
+        return JitFunction(lambda *a: inner.trace_into(active_traces[-1], a), dynamic=1)

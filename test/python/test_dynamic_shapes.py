@@ -408,3 +408,35 @@ def test_broadcast_to_a_dynamic_size_and_its_gradient():
         fd = finite_differences(lambda v: (np.broadcast_to(v, y.shape) * y * y).sum(), x)
         np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
     assert grad.cache_info()["compiles"] == 1
+
+
+def test_pynative_training_with_varying_batches_stops_compiling():
+    """PyNative: eager kernels and the recorded gradient compile once more for a second batch
+    size, with that size dynamic, then serve every size; the losses equal graph mode's."""
+    from mscc.pyfront import dispatch
+
+    def run(mode_jit):
+        net = make_mlp()
+        opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+        grad_fn = ms.value_and_grad(lambda x, y: LOSS(net(x), y), None, opt.parameters)
+
+        def step(x, y):
+            loss, grads = grad_fn(x, y)
+            opt(grads)
+            return loss
+        step = ms.jit(step, dynamic=1) if mode_jit else step
+        losses, compiles = [], []
+        for n in (8, 5, 7, 64, 1, 3):
+            x, y = batch(n, seed=n)
+            before = dispatch.eager_compiles
+            losses.append(float(step(ms.Tensor(x), ms.Tensor(y)).asnumpy()))
+            compiles.append(dispatch.eager_compiles - before)
+        return losses, compiles, grad_fn
+    eager_losses, eager_compiles, grad_fn = run(False)
+    graph_losses, _, _ = run(True)
+    np.testing.assert_allclose(eager_losses, graph_losses, rtol=1e-5)
+    assert eager_compiles[0] > 0 and eager_compiles[1] > 0  # the first two sizes
+    assert eager_compiles[2:] == [0] * 4, eager_compiles
+    assert grad_fn._pynative.records == 1  # one replay for every size...
+    compiled = next(iter(grad_fn._pynative._by_structure.values()))
+    assert compiled.cache_info()["compiles"] == 2  # ...static, then dynamic

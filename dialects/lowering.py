@@ -594,6 +594,8 @@ def reshape(x, from_shape, to_shape, dtype: dt.DType):
     if from_shape == to_shape:
         return x
     elem = element_type(dtype, storage=True)
+    if has_dynamic(from_shape) or has_dynamic(to_shape):
+        return _reshape_dynamic(x, from_shape, to_shape, elem)
     if len(from_shape) > 1 or (len(from_shape) == 1 and len(to_shape) == 0):
         total = _prod(from_shape)
         flat = () if len(to_shape) == 0 else (total if isinstance(total, Dim)
@@ -607,6 +609,39 @@ def reshape(x, from_shape, to_shape, dtype: dt.DType):
         return x
     reassoc = [list(range(len(to_shape)))] if from_shape else []
     return expand_shape(x, to_shape, elem, reassoc)
+
+
+def _reshape_dynamic(x, from_shape, to_shape, elem):
+    """reshape() with dynamic sizes, through views whose every group holds at most one
+    dynamic size (MLIR's reshapes need that): unit dims added or removed (expand_dims,
+    squeeze) collapse to the common dims and expand again; a merge of runs into one dynamic
+    dim (a flatten of the batch) or a split off a dynamic one goes through 1-D; two dynamic
+    sizes in one group have no view (DynamicDimError)."""
+    def nonunit(shape):
+        return [i for i, d in enumerate(shape) if isinstance(d, Dim) or d != 1]
+
+    def groups(shape):
+        keep = nonunit(shape)
+        return [list(range(0 if k == 0 else keep[k - 1] + 1,
+                           len(shape) if k == len(keep) - 1 else j + 1))
+                for k, j in enumerate(keep)]
+    core = tuple(from_shape[i] for i in nonunit(from_shape))
+    if core == tuple(to_shape[i] for i in nonunit(to_shape)):
+        if core != from_shape:
+            x = tensor.collapse_shape(ir.RankedTensorType.get(ir_shape(core), elem), x,
+                                      groups(from_shape))
+        return x if core == to_shape else expand_shape(x, to_shape, elem, groups(to_shape))
+    if sum(isinstance(d, Dim) for d in from_shape) > 1 or \
+            sum(isinstance(d, Dim) for d in to_shape) > 1:
+        raise DynamicDimError(f"a reshape of {from_shape} to {to_shape} merges or splits "
+                              "several sizes known only at run time")
+    flat = (_prod(from_shape),)
+    if len(from_shape) != 1:
+        x = tensor.collapse_shape(ir.RankedTensorType.get(ir_shape(flat), elem), x,
+                                  [list(range(len(from_shape)))] if from_shape else [])
+    if len(to_shape) == 1:
+        return x
+    return expand_shape(x, to_shape, elem, [list(range(len(to_shape)))] if to_shape else [])
 
 
 def expand_shape(x, to_shape, elem, reassoc):

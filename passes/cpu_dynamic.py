@@ -14,8 +14,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
-from .base import ModulePass, register
+from .base import register
 from .cpu import KC, MC, MIN_PARALLEL_FLOPS, MR, _plain_matmul
+from .cpu_loops import ThreadedPass
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
                                    ops_of_kind, set_function_type, set_symbol_name,
                                    symbol_name)
@@ -147,8 +148,9 @@ class _Blocks:
         self.fn, self.sliced, self.axis = fn, sliced, axis  # argument indexes, their dim
         self.clones = {}
 
-    def call_block(self, operands, start, size, idx):
-        """At the insertion point: the kernel's clone for `size` on the block at `start`."""
+    def call_block(self, operands, start, size, idx, variant=""):
+        """At the insertion point: the kernel's clone for `size` (and `variant`: clones
+        called from different loops are scheduled apart) on the block at `start`."""
         ops = list(operands)
         for k in self.sliced:
             t = ir.MemRefType(ops[k].type)
@@ -158,18 +160,19 @@ class _Blocks:
             sizes[self.axis[k]] = size
             ops[k] = memref.subview(ops[k], offsets, sizes, [1] * t.rank,
                                     result_type=_block_type(t, sizes))
-        name = self.clones.get(size)
+        name = self.clones.get((size, variant))
         if name is None:
-            name = f"{symbol_name(self.fn)}__{size}"
+            name = f"{symbol_name(self.fn)}__{size}{variant}"
             _static_clone(self.fn, name, [v.type for v in ops])
-            self.clones[size] = name
+            self.clones[(size, variant)] = name
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), ops)
 
 
-def _blocked_call(call, blocks: _Blocks, total, tiers):
+def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1):
     """Before `call`: loops over blocks of each tier's size, (size, parallel), in order,
     each starting where the previous stopped: together they cover [0, total) (the caller
-    erases `call`)."""
+    erases `call`). A parallel tier with fewer blocks than `threads` at run time calls a
+    clone that splits each block over the threads instead (a batch of one block)."""
     idx = ir.IndexType.get()
     with ir.InsertionPoint(call), call.location:
         const = lambda v: arith.constant(idx, v)  # noqa: E731
@@ -177,19 +180,30 @@ def _blocked_call(call, blocks: _Blocks, total, tiers):
         for size, parallel in tiers:
             count = arith.divui(arith.subi(total, start), const(size))
             end = arith.addi(start, arith.muli(count, const(size)))
-            if parallel:
-                loop = scf.ForallOp([0], [count], [1])
-                body = loop.regions[0].blocks[0]
-                with ir.InsertionPoint(body):
-                    first = arith.addi(start, arith.muli(body.arguments[0], const(size)))
-                    blocks.call_block(call.operands, first, size, idx)
-                    scf.InParallelOp()
-            else:
-                loop = scf.ForOp(start, end, const(size))
-                with ir.InsertionPoint(loop.body):
-                    blocks.call_block(call.operands, loop.induction_variable, size, idx)
+            if parallel and threads > 1:
+                few = arith.cmpi(arith.CmpIPredicate.ult, count, const(threads))
+                branch = scf.IfOp(few, has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    _sequential_blocks(blocks, call, start, end, size, idx, "t")
                     scf.YieldOp([])
+                with ir.InsertionPoint(branch.else_block):
+                    loop = scf.ForallOp([0], [count], [1])
+                    body = loop.regions[0].blocks[0]
+                    with ir.InsertionPoint(body):
+                        first = arith.addi(start, arith.muli(body.arguments[0], const(size)))
+                        blocks.call_block(call.operands, first, size, idx)
+                        scf.InParallelOp()
+                    scf.YieldOp([])
+            else:
+                _sequential_blocks(blocks, call, start, end, size, idx)
             start = end
+
+
+def _sequential_blocks(blocks, call, start, end, size, idx, variant=""):
+    loop = scf.ForOp(start, end, arith.constant(idx, size))
+    with ir.InsertionPoint(loop.body):
+        blocks.call_block(call.operands, loop.induction_variable, size, idx, variant)
+        scf.YieldOp([])
 
 
 def _flops_per_row(fn) -> int:
@@ -198,7 +212,7 @@ def _flops_per_row(fn) -> int:
     return 2 * a.shape[1] * b.shape[1] if not _dynamic_dims(a) or _dynamic_dims(a) == [0] else 0
 
 
-def _block_calls(module, fn):
+def _block_calls(module, fn, threads):
     """Rewrite the calls of one dynamic kernel; whether it was one this pass handles."""
     calls = [c for other in defined_functions(module) if other != fn
              for c in ops_of_kind(other, "func.call") if callee_name(c) == symbol_name(fn)]
@@ -209,7 +223,8 @@ def _block_calls(module, fn):
         for call in calls:
             with ir.InsertionPoint(call), call.location:
                 total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-            _blocked_call(call, blocks, total, [(MC, parallel), (MR, False), (1, False)])
+            _blocked_call(call, blocks, total, [(MC, parallel), (MR, False), (1, False)],
+                          threads)
             call.erase()
         return True
     depth = depth_arguments(fn)
@@ -258,7 +273,7 @@ def _erase_ops(fn, which):
 
 
 @register
-class CpuDynamicMatmul(ModulePass):
+class CpuDynamicMatmul(ThreadedPass):
     name = "ms-cpu-dynamic-matmul"
     summary = ("matmul kernels with a dynamic row count or depth become loops over static "
                "blocks, each a static clone of the kernel (CPU, memrefs)")
@@ -267,5 +282,5 @@ class CpuDynamicMatmul(ModulePass):
         for fn in kernel_functions(module, "matmul"):
             if not any(_dynamic_dims(t) for t in function_type(fn).inputs):
                 continue
-            if _block_calls(module, fn):
+            if _block_calls(module, fn, self.threads()):
                 fn.operation.erase()

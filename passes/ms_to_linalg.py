@@ -124,6 +124,7 @@ class ConvertMsToLinalg(ModulePass):
                         UPSTREAM[op.operation.name].lower(op, origin)
                 if sizes.dynamic:
                     record_dynamic_sizes(fn, sizes, origin)
+                    _verify_lowered(fn)
             leftover = []
 
             def find_leftover(op):
@@ -172,6 +173,17 @@ def record_dynamic_sizes(fn, sizes, origin):
     module = enclosing_module(fn)
     module.attributes[DYNAMIC_ATTR + symbol_name(fn)] = ir.StringAttr.get(
         json.dumps({"results": results, "checks": checks}, sort_keys=True))
+
+
+def _verify_lowered(fn):
+    """Dynamic sizes give the lowerings' IR more ways to be wrong than static shapes (a size
+    operand missing, two dynamic sizes in one reshape group), and an upstream pass given
+    such IR may abort the process: it is verified here, a located error instead."""
+    try:
+        fn.operation.verify()
+    except ir.MLIRError as e:
+        fail(fn, "the lowering of dynamic sizes made invalid IR: "
+                 + " ".join(str(e).split())[:400])
 
 
 def _where(location) -> str:

@@ -177,3 +177,47 @@ func.func @gather_and_row_index_are_not_row_ops(%x: memref<64x1024xf32>, %t: mem
   }
   return
 }
+
+
+// -----
+
+// A dynamic row count: full tiles of 4 rows over the threads, then the remaining rows one at a
+// time (every tile static: the loops inside vectorize); the per-row buffer freed after both.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME:    %[[X:.+]]: memref<?x1024xf32>, %[[Y:.+]]: memref<?x1024xf32>)
+// CHECK:         %[[S:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK:         %[[N:.+]] = memref.dim %[[S]], %{{.+}} : memref<?xf32>
+// CHECK:         %[[FULL:.+]] = arith.divui %[[N]], %{{.+}} : index
+// CHECK:         scf.forall (%{{.+}}) in (%[[FULL]]) {
+// CHECK:           memref.subview %[[X]][%{{.+}}, 0] [4, 1024] [1, 1] : memref<?x1024xf32> to memref<4x1024xf32, strided<[1024, 1], offset: ?>>
+// CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK:           linalg.generic {{.+}} outs(%{{.+}} : memref<4x1024xf32, strided<[1024, 1], offset: ?>>)
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:           memref.subview %[[X]][%{{.+}}, 0] [1, 1024] [1, 1] : memref<?x1024xf32> to memref<1x1024xf32, strided<[1024, 1], offset: ?>>
+// CHECK:         memref.dealloc %[[S]] : memref<?xf32>
+// CHECK-NEXT:    return
+// SEQ-LABEL:   func.func @dynamic_rows(
+// SEQ-NOT:       scf.forall
+// SEQ:           scf.for
+// SEQ:           scf.for
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @dynamic_rows(%x: memref<?x1024xf32>, %y: memref<?x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x1024xf32>
+  %s = memref.alloc(%n) : memref<?xf32>
+  %cst = arith.constant 0.0 : f32
+  linalg.fill ins(%cst : f32) outs(%s : memref<?xf32>)
+  linalg.generic {indexing_maps = [#map, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<?x1024xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#map, #row, #map], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x1024xf32>, memref<?xf32>) outs(%y : memref<?x1024xf32>) {
+  ^bb0(%in: f32, %t: f32, %out: f32):
+    %0 = arith.divf %in, %t : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %s : memref<?xf32>
+  return
+}

@@ -60,3 +60,25 @@ func.func @kernel(%x: memref<32x32xf32>, %y: memref<32x32xf32>) attributes {ms.k
   linalg.transpose ins(%x : memref<32x32xf32>) outs(%y : memref<32x32xf32>) permutation = [1, 0]
   return
 }
+
+
+// -----
+
+// A dynamic size: static strips of 16 rows of the input (over the threads), each transposed in
+// register blocks, then the remaining rows one at a time.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME:    %[[X:.+]]: memref<?x64xf32>, %[[Y:.+]]: memref<64x?xf32>)
+// CHECK:         scf.forall
+// CHECK:           memref.subview %[[X]][%{{.+}}, 0] [16, 64] [1, 1] : memref<?x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+// CHECK:           memref.subview %[[Y]][0, %{{.+}}] [64, 16] [1, 1] : memref<64x?xf32> to memref<64x16xf32, strided<[?, 1], offset: ?>>
+// CHECK:           vector.shuffle
+// CHECK-NOT:       linalg.transpose
+// CHECK:         scf.for
+// CHECK:           linalg.transpose ins(%{{.+}} : memref<1x64xf32, strided<[64, 1], offset: ?>>) outs(%{{.+}} : memref<64x1xf32, strided<[?, 1], offset: ?>>)
+// SEQ-LABEL:   func.func @dynamic_rows(
+// SEQ-NOT:       scf.forall
+// SEQ:           vector.shuffle
+func.func @dynamic_rows(%x: memref<?x64xf32>, %y: memref<64x?xf32>) {
+  linalg.transpose ins(%x : memref<?x64xf32>) outs(%y : memref<64x?xf32>) permutation = [1, 0]
+  return
+}

@@ -440,3 +440,20 @@ def test_pynative_training_with_varying_batches_stops_compiling():
     assert grad_fn._pynative.records == 1  # one replay for every size...
     compiled = next(iter(grad_fn._pynative._by_structure.values()))
     assert compiled.cache_info()["compiles"] == 2  # ...static, then dynamic
+
+
+def test_a_large_matmul_with_dynamic_rows_takes_every_block_path():
+    """ms-cpu-dynamic-matmul's paths: one block of 64 rows split over the threads, blocks of
+    64 on the threads, then of 8 and single rows; and a dynamic depth (the weight gradient)."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((300, 96)).astype(np.float32)
+    f = ms.jit(lambda x: ops.matmul(x, ms.Tensor(w)), input_signature=(T(None, 300),))
+    dw = ms.jit(lambda x, d: ops.matmul(x.T, d), input_signature=(T(None, 300), T(None, 96)))
+    for n in (64, 1, 130, 1000, 71):
+        x = rng.standard_normal((n, 300)).astype(np.float32)
+        d = rng.standard_normal((n, 96)).astype(np.float32)
+        np.testing.assert_allclose(f(ms.Tensor(x)).asnumpy(), x.astype(np.float64) @ w,
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(dw(ms.Tensor(x), ms.Tensor(d)).asnumpy(),
+                                   x.T.astype(np.float64) @ d, rtol=1e-4, atol=1e-3)
+    assert f.cache_info()["compiles"] == 1 and dw.cache_info()["compiles"] == 1

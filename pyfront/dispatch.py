@@ -8,6 +8,7 @@ import numpy as np
 
 from ..dialects.dtypes import TensorSpec
 from ..dialects.symdim import ANY
+from ..runtime.calls import CallError
 from .context import default_target
 from .keys import static_key
 from .location import located_error, user_location
@@ -85,7 +86,18 @@ def _eager(op_name, operands, attrs, consts):
     if on_device:
         outs = [Tensor._wrap_device(o, s) for o, s in zip(exe.run(arrays), exe.out_specs)]
     else:
-        outs = [Tensor._wrap(o) for o in exe.run(arrays)]
+        try:
+            results = exe.run(arrays)
+        except CallError:
+            if getattr(exe, "dynamic", None) is None:
+                raise
+            # sizes the shared dynamic kernel cannot combine: this shape's own compile
+            # reports the mistake at the user's line, as without dynamic kernels
+            with compiler_lock:
+                exe = _EAGER_CACHE[key] = _compile_single_op(op_name, operands, attrs,
+                                                             consts, target)
+            results = exe.run(arrays)
+        outs = [Tensor._wrap(o) for o in results]
     if active_tapes.items:
         active_tapes[-1].record(op_name, attrs, consts, operands, outs)
     return outs[0] if len(outs) == 1 else outs
@@ -125,6 +137,8 @@ def _loose_part(p):
 
 
 def _fits(pattern, part):
+    """Whether a call's operand fits a pattern (ANY: any size; sizes the kernel's checks
+    refuse, a 1 the op broadcasts, get a compile of their own: _eager)."""
     if not isinstance(pattern, TensorSpec):
         return pattern == part
     return (isinstance(part, TensorSpec) and part.dtype is pattern.dtype
@@ -132,10 +146,13 @@ def _fits(pattern, part):
 
 
 def _generalize(old, new):
-    """The operands' specs with ANY where two calls' sizes differ, or None (no difference)."""
+    """The operands' specs with ANY where two calls' sizes differ (both 2 or more), or None
+    (no difference, or a size under 2 among them)."""
     out, changed = [], False
     for a, b in zip(old, new):
         if isinstance(a, TensorSpec) and a != b:
+            if any(x != y and (x is ANY or x < 2 or y < 2) for x, y in zip(a.shape, b.shape)):
+                return None
             out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
                                   a.dtype))
             changed = True

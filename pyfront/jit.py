@@ -23,6 +23,7 @@ from .context import _context, default_target
 from .keys import static_key
 from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock, jit_options
+from ..runtime.calls import CallError
 from .tensor import Parameter, Tensor
 
 
@@ -119,6 +120,8 @@ def _generalized(old_key, new_key):
             out.append(a)
         elif (type(a) is TensorSpec and type(b) is TensorSpec and a.dtype is b.dtype
               and len(a.shape) == len(b.shape)):
+            if any(x != y and (x is ANY or x < 2 or y < 2) for x, y in zip(a.shape, b.shape)):
+                return None  # (sizes 0 and 1 stay specialized: a 1 may be a broadcast)
             out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
                                   a.dtype))
             changed = True
@@ -128,7 +131,8 @@ def _generalized(old_key, new_key):
 
 
 def _matches(pattern, key) -> bool:
-    """Whether a call's key fits a key with dynamic dimensions (ANY: any size)."""
+    """Whether a call's key fits a key with dynamic=1's dynamic dimensions (ANY: any size;
+    sizes the executable's checks refuse get their own compile: _run_shared)."""
     if pattern[:2] != key[:2] or len(pattern[2]) != len(key[2]):
         return False
     for p, k in zip(pattern[2], key[2]):
@@ -305,23 +309,39 @@ class JitFunction:
     def _call_general(self, args, tape=None, array_key=None):
         leaves, treedef = self._leaves(args)
         key = self._key(leaves, treedef)
-        entry = self._cache.get(key) or self._dynamic_entry(key)
+        entry = self._cache.get(key)
+        shared = entry is None and self._dynamic_entry(key) is not None
         if entry is None:
             with compiler_lock:  # one thread compiles a key; the others then find it
                 entry = self._cache.get(key) or self._dynamic_entry(key)
                 if entry is None:
                     entry = self._compile_for(args, leaves, key)
-        if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
-            flat = (_context["target"], *[a._spec for a in args])
-            self._flat_cache[flat] = entry
-        if array_key is not None and _serves_arrays(entry, leaves, args):
-            self._flat_cache[array_key] = entry
         self._calls += 1
         entry.last_used = self._calls
         if tape is not None:  # the replay performs these writes again: it needs the old values
             for target in entry.writebacks:
                 tape.note_write(leaves[target] if type(target) is int else target)
-        return entry.run(leaves)
+        if shared:  # dynamic=1's executable, first used for these sizes
+            result, entry = self._run_shared(entry, args, leaves, key)
+        else:
+            result = entry.run(leaves)
+        if len(leaves) == len(args) and all(type(a) is Tensor for a in args):
+            flat = (_context["target"], *[a._spec for a in args])
+            self._flat_cache[flat] = entry
+        if array_key is not None and _serves_arrays(entry, leaves, args):
+            self._flat_cache[array_key] = entry
+        return result
+
+    def _run_shared(self, entry, args, leaves, key):
+        """Run dynamic=1's executable for sizes it has not served: sizes its checks refuse
+        (a size of 1 the function broadcasts, say) get a compile of their own, which either
+        serves them or reports the mistake at the user's line."""
+        try:
+            return entry.run(leaves), entry
+        except CallError:
+            with compiler_lock:
+                entry = self._cache.get(key) or self._compile(args, leaves, key)
+            return entry.run(leaves), entry
 
     # -------------------------------------------------------------- dynamic dimensions
     def _dynamic_entry(self, key):
@@ -355,7 +375,8 @@ class JitFunction:
                     self._static_only_warned = True
                     _warn_static(self.__name__, e)
             else:
-                self._patterns.insert(0, general)
+                if self._signature_key(leaves, key) is None:  # (automatic: dynamic=1)
+                    self._patterns.insert(0, general)
                 return entry
         return self._compile(args, leaves, key)
 

@@ -171,14 +171,19 @@ def test_jit_as_a_plain_call_and_nested():
     assert "ms.mul" in outer.lower(ms.Tensor([1.0, 2.0])).as_text("ms")
 
 
-def test_eager_ops_compile_once_per_key():
-    x = ms.Tensor(np.arange(5, dtype=np.float32))
+def test_eager_ops_compile_once_per_key_then_once_for_every_size():
+    """An eager op compiles once per (op, attributes, shapes, dtypes); a second size compiles
+    one kernel with the sizes that changed dynamic, which serves every later size."""
+    def x(n):  # (a rank and dtype no other test gives ops.exp: its compiles are this test's)
+        return np.arange(n * 6, dtype=np.float64).reshape(n, 3, 2, 1) / 10
     before = dispatch.eager_compiles
     for _ in range(3):
-        y = ops.exp(x)
+        y = ops.exp(ms.Tensor(x(5)))
     assert dispatch.eager_compiles - before == 1
-    np.testing.assert_allclose(y.asnumpy(), np.exp(np.arange(5)), rtol=1e-6)
-    ops.exp(ms.Tensor(np.arange(6, dtype=np.float32)))
+    np.testing.assert_allclose(y.asnumpy(), np.exp(x(5)), rtol=1e-12)
+    for n in (6, 9, 2, 40, 0, 1):
+        np.testing.assert_allclose(ops.exp(ms.Tensor(x(n))).asnumpy(), np.exp(x(n)),
+                                   rtol=1e-12)
     assert dispatch.eager_compiles - before == 2
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import Dim, has_dynamic
 from . import pytree
 from .context import GRAPH_MODE, get_context
 from .location import user_api, user_location
@@ -114,8 +116,10 @@ class GradFunction:
                                sens_param=self._uses_sensitivities(assigned),
                                with_value=with_value)
             results = call_gradient(gradfn, operands)
-        results = [Tensor._traced(r, spec_of(r.type), outer) for r in results]
         n_ret = len(outputs) + len(assigned) if with_value else 0
+        results = _traced_results(outer, results, _result_specs(
+            outputs if with_value else [], len(assigned) if with_value else 0,
+            [callee_args[p] for p in positions], callee_args, tensor_index))
         for p, new in zip(assigned, results[len(outputs):n_ret]):
             ops.assign(p, new)
         values = pytree.unflatten(out_tree, results[:len(outputs)]) if self.with_value else None
@@ -213,3 +217,38 @@ class GradOperation:
         return GradFunction(fn, position, weights if self.get_by_list else None,
                             sens_param=self.sens_param, get_all=self.get_all,
                             api_name="ms.GradOperation")
+
+
+def _result_specs(outputs, n_assigned, wrt, callee_args, tensor_index):
+    """The specs the gradient's results have in the caller, where they have dynamic sizes:
+    the function's outputs (their sizes renamed from the callee's arguments to the caller's),
+    then None for the written Parameters, the gradients (their arguments' specs); None where
+    the result type says it all."""
+    sizes = {}
+    for p, a in enumerate(callee_args):
+        if isinstance(a, Tensor) and p in tensor_index:
+            for i, d in enumerate(a._spec.shape):
+                sizes[f"a{tensor_index[p]}.{i}"] = d
+    specs = []
+    for o in outputs:
+        shape = o._spec.shape
+        if has_dynamic(shape) and all(a in sizes for d in shape if isinstance(d, Dim)
+                                      for a in d.atoms):
+            shape = tuple(d.evaluate(sizes) if isinstance(d, Dim) else d for d in shape)
+        specs.append(TensorSpec(shape, o._spec.dtype))
+    return specs + [None] * n_assigned + [a._spec for a in wrt]
+
+
+def _traced_results(outer, values, specs):
+    """Traced Tensors of a gradient call's results, with `specs` where they fit the types."""
+    from ..dialects.builders import spec_of
+    out = []
+    for i, v in enumerate(values):
+        typed = spec_of(v.type)
+        spec = specs[i] if i < len(specs) else None
+        if (spec is None or not has_dynamic(typed.shape) or spec.dtype is not typed.dtype
+                or len(spec.shape) != len(typed.shape)):
+            spec = typed
+        out.append(outer._traced_value(v, spec) if hasattr(outer, "_traced_value")
+                   else Tensor._traced(v, spec, outer))
+    return out

@@ -290,6 +290,15 @@ def insert_slice(source, dest, offsets, sizes):
         [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
 
 
+def extract_slice(x, result_spec: TensorSpec, offsets, sizes):
+    """tensor.extract_slice of x (unit strides); sizes may be dynamic (symdim.Dim)."""
+    dyn_size = ir.ShapedType.get_dynamic_size()
+    return tensor.extract_slice(
+        tensor_type(result_spec, storage=True), x, [],
+        [index_value(d) for d in sizes if isinstance(d, Dim)], [], list(offsets),
+        [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
+
+
 def size_scalar(n, dtype: dt.DType):
     """A size (an int or a Dim) as a scalar of `dtype`'s compute type (a mean's count)."""
     if not isinstance(n, Dim):

@@ -271,8 +271,11 @@ def stack(tensors, axis=0):
 
 
 def slice(x, begin, size):  # noqa: A001  (MindSpore's name)
-    return _call("ms.slice", (x,), consts={"begin": _ints(begin, "begin"),
-                                           "size": _ints(size, "size")})
+    begin, size = _ints(begin, "begin"), _sizes(size, "size")
+    if _has_dynamic(size):  # a dynamic size taken to the end: -1
+        size = tuple(-1 if isinstance(s, _Dim) and s == x.shape[i] - begin[i] else s
+                     for i, s in enumerate(size))
+    return _call("ms.slice", (x,), consts={"begin": begin, "size": size})
 
 
 def strided_slice(x, begin, end, strides):

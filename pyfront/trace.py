@@ -192,15 +192,17 @@ class Trace:
             if conflict:
                 raise LocatedTypeError(_located(conflict, where), where)
             try:
+                # with named dynamic sizes, the rule runs on them (a reshape of (5*n, 64) to
+                # (5, -1, 64) is (5, n, 64); of (?, 64) it would not be known)
+                symbolic = self._symbolic_specs(opdef, operands, {**attrs, **consts})
                 with _loc(where, self.context), ir.InsertionPoint(self.block):
-                    op = build_op(op_name, ir_operands, attrs)
+                    op = build_op(op_name, ir_operands, attrs, result_types=None if symbolic
+                                  is None else [tensor_type(sp) for sp in symbolic])
             except ShapeError as e:
                 raise LocatedValueError(_located(f"For '{op_name}', {e}", where), where) from None
             except DTypeError as e:
                 raise LocatedTypeError(_located(f"For '{op_name}', {e}", where), where) from None
-        specs = [spec_of(r.type) for r in op.results]
-        if any(has_dynamic(sp.shape) for sp in specs):
-            specs = self._symbolic_specs(opdef, op, operands, specs)
+        specs = symbolic or [spec_of(r.type) for r in op.results]
         return [self._traced_value(r, sp) for r, sp in zip(op.results, specs)]
 
     def _traced_value(self, value, spec):
@@ -209,24 +211,22 @@ class Trace:
             getattr(self, "root", self).sym_specs[value] = spec
         return Tensor._traced(value, spec, self)
 
-    def _symbolic_specs(self, opdef, op, operands, specs):
-        """The results' specs with the dynamic sizes the shape rule derives from the operands'
-        (a batch's name, not just `?`), so that an op that makes a tensor of that size finds
-        where the size comes from (size_source); the types' specs where it cannot."""
+    def _symbolic_specs(self, opdef, operands, attrs):
+        """The results' specs from the shape rule on the operands' named dynamic sizes (an op
+        that makes a tensor of such a size finds where it comes from: size_source), or None
+        when no operand has any (the result types then come from the IR types)."""
         known = getattr(self, "root", self).sym_specs
         ins = [known.get(v) for v in operands]
-        if all(sp is None for sp in ins):
-            return specs
-        from ..dialects.builders import op_attrs, resolved_specs
+        if all(sp is None for sp in ins) or opdef.infer is None:
+            return None
+        from ..dialects.builders import resolved_specs
         typed = resolved_specs(opdef, list(operands))
         ins = [dt.TensorSpec(sp.shape, t.dtype) if sp is not None else t
                for sp, t in zip(ins, typed)]
         try:
-            inferred = opdef.infer_specs(ins, op_attrs(opdef, op))
-        except Exception:  # noqa: BLE001 - the types already hold what the rule allows
-            return specs
-        return [dt.TensorSpec(i.shape, t.dtype) if len(i.shape) == len(t.shape) else t
-                for i, t in zip(inferred, specs)]
+            return opdef.infer_specs(ins, attrs)
+        except DynamicDimError:  # (the IR types' `?` may still allow it)
+            return None
 
     def assign(self, param: Parameter, value: Tensor, where):
         """ms.assign into a Parameter: later reads see the new value; it becomes a result."""

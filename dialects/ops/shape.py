@@ -13,7 +13,7 @@ from ..dtypes import TensorSpec
 from ..grad import broadcasting, each, no_grad
 from ..builders import tensor_type
 from ..registry import ShapeError, define
-from ..symdim import Dim, exact_quotient
+from ..symdim import Dim, DynamicDimError, exact_quotient, has_dynamic
 
 
 
@@ -300,16 +300,43 @@ def _slice_infer(ins, attrs):
 
 
 def _lower_slice(lc, x, *_):
-    out = lc.out
-    return tensor.extract_slice(tensor_type(out, storage=True), x, [], [], [],
-                                list(lc.attrs["begin"]), list(out.shape), [1] * out.rank)
+    return lowering.extract_slice(x, lc.out, lc.attrs["begin"], lc.out.shape)
 
 
 def _slice_grad(g, d):
     begin = tuple(g.attrs["begin"])
+    if has_dynamic(g.in_specs[0].shape):
+        return _slice_grad_by_padding(g, d, begin)
     end = tuple(b + s for b, s in zip(begin, g.out_spec.shape))
     return g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape, begin=begin, end=end,
                   strides=(1,) * len(begin))
+
+
+def _slice_grad_by_padding(g, d, begin):
+    """The gradient of a slice of a tensor with dynamic sizes (taken whole): d with zeros
+    concatenated before and after it along each sliced axis, the zeros shaped like d there
+    (ms.broadcast_like), for strided_slice_grad's `shape` cannot hold a dynamic size."""
+    full, part = g.in_specs[0].shape, list(g.out_spec.shape)
+    for axis, (b, s, n) in enumerate(zip(begin, g.out_spec.shape, full)):
+        if b == 0 and s == n:
+            continue
+        if isinstance(n, Dim):
+            raise DynamicDimError(f"a slice along a dynamic dimension ({n}) has no gradient "
+                                  "yet")
+        pieces = []
+        for size in (b, n - b - s):
+            if size:
+                shape = [-1 if isinstance(x, Dim) else x for x in part]
+                shape[axis] = size
+                axes = [i if isinstance(x, Dim) else -1 for i, x in enumerate(part)]
+                pieces.append(g.emit("ms.broadcast_like", g.const(0, d), d, shape=tuple(shape),
+                                     axes=tuple(axes)))
+        if b:
+            d = g.emit("ms.concat", pieces[0], d, axis=axis)
+        if n - b - s:
+            d = g.emit("ms.concat", d, pieces[-1], axis=axis)
+        part[axis] = n
+    return d
 
 
 def _slice_batch(b):
@@ -321,7 +348,8 @@ def _slice_batch(b):
 define("ms.slice", ["x", ("begin", "optional"), ("size", "optional")], _slice_infer,
        const_inputs={"begin": "ints", "size": "ints"}, signature=(None,), lower=_lower_slice,
        grad=each(_slice_grad), batch=_slice_batch,
-       canonicalize=lambda ins, a: {**a, "size": _slice_infer(ins, a).shape},
+       canonicalize=lambda ins, a: {**a, "size": tuple(
+           -1 if isinstance(d, Dim) else d for d in _slice_infer(ins, a).shape)},
        doc="x[begin : begin + size] per axis; size -1 runs to the end")
 
 

@@ -203,8 +203,11 @@ class _RNNBase(Cell):
             parts = (None, None)
         states = []
         for p in parts:
-            p = ops.zeros(shape, x.dtype) if p is None else (p if isinstance(p, Tensor)
-                                                             else Tensor(p))
+            if p is None:  # each layer's zeros (no slices of a batch that may be dynamic)
+                states.append(tuple(ops.zeros((batch, self.hidden_size), x.dtype)
+                                    for _ in range(n)))
+                continue
+            p = p if isinstance(p, Tensor) else Tensor(p)
             if tuple(p.shape) != shape:
                 raise ValueError(f"hx must have shape {shape}, got {p.shape}")
             states.append(ops.unstack(p, 0))

@@ -457,3 +457,20 @@ def test_a_large_matmul_with_dynamic_rows_takes_every_block_path():
         np.testing.assert_allclose(dw(ms.Tensor(x), ms.Tensor(d)).asnumpy(),
                                    x.T.astype(np.float64) @ d, rtol=1e-4, atol=1e-3)
     assert f.cache_info()["compiles"] == 1 and dw.cache_info()["compiles"] == 1
+
+
+def test_split_of_a_dynamic_batch_and_its_gradient():
+    """ops.split along a static axis of a dynamic batch (slices taking the batch whole) and
+    its gradient (the parts padded back with zeros shaped like them)."""
+    def f(x):
+        a, b, c = ops.split(x, 2, axis=1)
+        return (a * a).sum() + (c * 3.0).sum() + 0.0 * b.sum()
+    grad = ms.jit(ms.grad(f), input_signature=(T(None, 6, dtype=ms.float64),))
+    value = ms.jit(f, input_signature=(T(None, 6, dtype=ms.float64),))
+    for n in (2, 5, 1):
+        x = np.random.default_rng(n).standard_normal((n, 6))
+        np.testing.assert_allclose(value(ms.Tensor(x)).asnumpy(),
+                                   (x[:, :2] ** 2).sum() + 3 * x[:, 4:].sum(), rtol=1e-12)
+        want = np.concatenate([2 * x[:, :2], np.zeros((n, 2)), np.full((n, 2), 3.0)], 1)
+        np.testing.assert_allclose(grad(ms.Tensor(x)).asnumpy(), want, rtol=1e-12)
+    assert grad.cache_info()["compiles"] == 1 and value.cache_info()["compiles"] == 1

@@ -299,6 +299,11 @@ def extract_slice(x, result_spec: TensorSpec, offsets, sizes):
         [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
 
 
+def loop_bound(n):
+    """A size as a loop bound: the int when static, else its index value."""
+    return index_value(n) if isinstance(n, Dim) else n
+
+
 def size_scalar(n, dtype: dt.DType):
     """A size (an int or a Dim) as a scalar of `dtype`'s compute type (a mean's count)."""
     if not isinstance(n, Dim):
@@ -879,10 +884,16 @@ def lower_fused(lc: LowerCtx):
     yielded = region.blocks[0].operations[len(region.blocks[0].operations) - 1].operands[0]
     if yielded in env:
         note_symbolic(result, env[yielded][1])
+    _move_tagged(scratch, lc, kind)
+    return result
+
+
+def _move_tagged(scratch, lc: LowerCtx, kind: str):
+    """The ops a fused region lowered to, from its scratch block to before the fused op,
+    each tagged with REGION_ATTR (the region's number and kind)."""
     ident = ir.DictAttr.get({"id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                       next(lc.regions) if lc.regions else 0),
                              "kind": ir.StringAttr.get(kind)})
     for op in list(scratch.operations):
         op.move_before(lc.op)
         op.attributes[REGION_ATTR] = ident
-    return result

@@ -16,7 +16,7 @@ from mlir.dialects import arith, func, memref, scf
 
 from .base import register
 from .cpu import KC, MC, MIN_PARALLEL_FLOPS, MR, _plain_matmul
-from .cpu_loops import ThreadedPass
+from .cpu_loops import ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
                                    ops_of_kind, set_function_type, set_symbol_name,
                                    symbol_name)
@@ -128,18 +128,6 @@ def _static_clone(fn, name, arg_types):
     return clone
 
 
-def _block_type(t: ir.MemRefType, sizes) -> ir.MemRefType:
-    """The type of a block of `sizes` of an identity-layout memref: its strides (dynamic
-    after a dynamic size), a dynamic offset."""
-    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-    strides, acc = [], 1
-    for d in reversed(t.shape):
-        strides.append(acc)
-        acc = dyn if acc == dyn or ir.ShapedType.is_dynamic_size(d) else acc * d
-    layout = ir.StridedLayoutAttr.get(dyn, list(reversed(strides)))
-    return ir.MemRefType.get(sizes, t.element_type, layout)
-
-
 class _Blocks:
     """Calls of a kernel on blocks along one dynamic dimension, one static clone per block
     size (made on first use)."""
@@ -159,7 +147,7 @@ class _Blocks:
             sizes = list(t.shape)  # (the only dynamic size is the one sliced)
             sizes[self.axis[k]] = size
             ops[k] = memref.subview(ops[k], offsets, sizes, [1] * t.rank,
-                                    result_type=_block_type(t, sizes))
+                                    result_type=block_type(t, sizes))
         name = self.clones.get((size, variant))
         if name is None:
             name = f"{symbol_name(self.fn)}__{size}{variant}"
@@ -184,26 +172,22 @@ def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1):
                 few = arith.cmpi(arith.CmpIPredicate.ult, count, const(threads))
                 branch = scf.IfOp(few, has_else=True)
                 with ir.InsertionPoint(branch.then_block):
-                    _sequential_blocks(blocks, call, start, end, size, idx, "t")
+                    _blocks(blocks, call, start, count, size, False, "t")
                     scf.YieldOp([])
                 with ir.InsertionPoint(branch.else_block):
-                    loop = scf.ForallOp([0], [count], [1])
-                    body = loop.regions[0].blocks[0]
-                    with ir.InsertionPoint(body):
-                        first = arith.addi(start, arith.muli(body.arguments[0], const(size)))
-                        blocks.call_block(call.operands, first, size, idx)
-                        scf.InParallelOp()
+                    _blocks(blocks, call, start, count, size, True)
                     scf.YieldOp([])
             else:
-                _sequential_blocks(blocks, call, start, end, size, idx)
+                _blocks(blocks, call, start, count, size, False)
             start = end
 
 
-def _sequential_blocks(blocks, call, start, end, size, idx, variant=""):
-    loop = scf.ForOp(start, end, arith.constant(idx, size))
+def _blocks(blocks, call, start, count, size, parallel, variant=""):
+    """A loop calling the clone for `size` on `count` blocks from `start`."""
+    loop = block_loop(start, count, size, parallel)
     with ir.InsertionPoint(loop.body):
-        blocks.call_block(call.operands, loop.induction_variable, size, idx, variant)
-        scf.YieldOp([])
+        blocks.call_block(call.operands, loop.start, size, ir.IndexType.get(), variant)
+        loop.close()
 
 
 def _flops_per_row(fn) -> int:

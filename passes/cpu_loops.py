@@ -20,8 +20,10 @@ the reduction.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlir import ir
-from mlir.dialects import linalg, memref, scf
+from mlir.dialects import arith, linalg, memref, scf
 
 from .base import ModulePass, PatternPass, register
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,
@@ -194,6 +196,46 @@ def loop_ranges(op, maps_attr=None):
 
 # What heuristics take a dynamic loop size for (a batch known only at run time).
 DYNAMIC_ESTIMATE = 256
+
+
+class BlockLoop(NamedTuple):
+    loop: object   # the scf.forall or scf.for
+    body: object   # its block, without a terminator yet (close())
+    start: object  # the index where the current block starts
+
+    def close(self):
+        """The body's terminator (at the end of the body's insertion point)."""
+        scf.InParallelOp() if isinstance(self.loop, scf.ForallOp) else scf.YieldOp([])
+
+
+def block_loop(first, count, size: int, parallel: bool) -> BlockLoop:
+    """At the insertion point: a loop over `count` blocks of `size` (index values, or ints)
+    from index `first`, over the threads (scf.forall) when `parallel`, else an scf.for. The
+    shared form of the dynamic-size passes' full blocks and remainders."""
+    idx = ir.IndexType.get()
+    step = arith.constant(idx, size)
+    if parallel:
+        loop = scf.ForallOp([0], [count], [1])
+        body = loop.regions[0].blocks[0]
+        with ir.InsertionPoint(body):
+            start = arith.addi(first, arith.muli(body.arguments[0], step))
+        return BlockLoop(loop, body, start)
+    if isinstance(count, int):
+        count = arith.constant(idx, count)
+    loop = scf.ForOp(first, arith.addi(first, arith.muli(count, step)), step)
+    return BlockLoop(loop, loop.body, loop.induction_variable)
+
+
+def block_type(t: ir.MemRefType, sizes) -> ir.MemRefType:
+    """The type of a block of `sizes` of an identity-layout memref: its strides (dynamic
+    after a dynamic size), a dynamic offset."""
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    strides, acc = [], 1
+    for d in reversed(t.shape):
+        strides.append(acc)
+        acc = dyn if acc == dyn or ir.ShapedType.is_dynamic_size(d) else acc * d
+    layout = ir.StridedLayoutAttr.get(dyn, list(reversed(strides)))
+    return ir.MemRefType.get(sizes, t.element_type, layout)
 
 
 def _forall_script(threads):

@@ -27,7 +27,8 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from .base import register
-from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, ThreadedPass, loop_ranges
+from .cpu_loops import (DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, ThreadedPass, block_loop,
+                        loop_ranges)
 from ..dialects.ir_helpers import (PARALLEL, defined_functions, element_bytes, indexing_maps,
                          uses_dim)
 from .outline import is_kernel
@@ -296,17 +297,8 @@ def _tile_loop(run, rows, first, count, parallel):
             loop = scf.ForOp(lb, ub, step)
             body = loop.body
             start = loop.induction_variable
-    elif parallel:
-        loop = scf.ForallOp([0], [count], [1])
-        body = loop.regions[0].blocks[0]
-        with ir.InsertionPoint(body):
-            start = arith.addi(first, arith.muli(body.arguments[0],
-                                                 arith.constant(index, rows)))
     else:
-        end = arith.addi(first, arith.muli(count, arith.constant(index, rows)))
-        loop = scf.ForOp(first, end, arith.constant(index, rows))
-        body = loop.body
-        start = loop.induction_variable
+        loop, body, start = block_loop(first, count, rows, parallel)
     tiles = {}  # buffer -> its rows in this tile
     with ir.InsertionPoint(body):
         for op, access in run.ops:

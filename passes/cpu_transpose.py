@@ -74,41 +74,32 @@ def _in_strips(op, axis, parallel):
     """A transpose with a dynamic size as transposes of static strips of BLOCK (then of
     single) rows of the input along `axis`: full strips over the threads, each a static
     transpose this pass vectorizes in blocks. Returns the strips' transposes."""
-    from mlir.dialects import arith, linalg, memref, scf
-    from .cpu_dynamic import _block_type
+    from mlir.dialects import arith, linalg, memref
+    from .cpu_loops import block_loop, block_type
     src, dst = op.operands[0], op.operands[1]
     idx = ir.IndexType.get()
     made = []
     with ir.InsertionPoint(op), op.location:
         total = memref.dim(src, arith.constant(idx, axis))
         full = arith.divui(total, arith.constant(idx, BLOCK))
-        start = arith.constant(idx, 0)
-        for size, count in ((BLOCK, full), (1, arith.remui(total, arith.constant(idx, BLOCK)))):
-            if parallel and size == BLOCK:
-                loop = scf.ForallOp([0], [count], [1])
-                body = loop.regions[0].blocks[0]
-                with ir.InsertionPoint(body):
-                    first = arith.addi(start, arith.muli(body.arguments[0],
-                                                         arith.constant(idx, size)))
-            else:
-                end = arith.addi(start, arith.muli(count, arith.constant(idx, size)))
-                loop = scf.ForOp(start, end, arith.constant(idx, size))
-                body, first = loop.body, loop.induction_variable
-            with ir.InsertionPoint(body):
+        rest = arith.remui(total, arith.constant(idx, BLOCK))
+        firsts = (arith.constant(idx, 0), arith.muli(full, arith.constant(idx, BLOCK)))
+        for size, count, first, threaded in ((BLOCK, full, firsts[0], parallel),
+                                             (1, rest, firsts[1], False)):
+            loop = block_loop(first, count, size, threaded)
+            with ir.InsertionPoint(loop.body):
                 views = []
                 for value, dim in ((src, axis), (dst, 1 - axis)):
                     t = ir.MemRefType(value.type)
                     offsets, sizes = [0, 0], list(t.shape)
-                    offsets[dim], sizes[dim] = first, size
+                    offsets[dim], sizes[dim] = loop.start, size
                     views.append(memref.subview(value, offsets, sizes, [1, 1],
-                                                result_type=_block_type(t, sizes)))
+                                                result_type=block_type(t, sizes)))
                 strip = linalg.transpose(views[0], outs=[views[1]], permutation=[1, 0])
                 strip = getattr(strip, "operation", strip)
                 strip.attributes[_STRIP] = ir.UnitAttr.get()
                 made.append(strip)
-                scf.InParallelOp() if isinstance(loop, scf.ForallOp) else scf.YieldOp([])
-            start = end if not isinstance(loop, scf.ForallOp) else \
-                arith.muli(full, arith.constant(idx, BLOCK))
+                loop.close()
     op.erase()
     return made[:1]  # (single rows are copied as they are)
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
-from ..dialects.symdim import ANY
 from ..runtime.calls import CallError
 from .context import default_target
-from .keys import static_key
+from .keys import generalized_parts, parts_fit, static_key
 from .location import located_error, user_location
 from .state import active_tapes, active_traces, compiler_lock
 from .tensor import Tensor
@@ -117,9 +116,9 @@ def _eager_executable(key, op_name, operands, attrs, consts, target):
     loose = key[:3] + (tuple(_loose_part(p) for p in key[3]), target)
     seen = _EAGER_SIZES.setdefault(loose, [])
     for pattern, exe in seen:
-        if exe is not None and all(_fits(p, q) for p, q in zip(pattern, key[3])):
+        if exe is not None and parts_fit(pattern, key[3]):
             return exe
-    general = next((g for g in (_generalize(p, key[3]) for p, _ in seen) if g), None)
+    general = next((g for g in (generalized_parts(p, key[3]) for p, _ in seen) if g), None)
     if general is not None and not any(p == general for p, _ in seen):
         try:
             exe = _compile_single_op(op_name, operands, attrs, consts, target, specs=general)
@@ -134,31 +133,6 @@ def _eager_executable(key, op_name, operands, attrs, consts, target):
 
 def _loose_part(p):
     return ("spec", len(p.shape), p.dtype) if isinstance(p, TensorSpec) else p
-
-
-def _fits(pattern, part):
-    """Whether a call's operand fits a pattern (ANY: any size; sizes the kernel's checks
-    refuse, a 1 the op broadcasts, get a compile of their own: _eager)."""
-    if not isinstance(pattern, TensorSpec):
-        return pattern == part
-    return (isinstance(part, TensorSpec) and part.dtype is pattern.dtype
-            and all(a is ANY or a == b for a, b in zip(pattern.shape, part.shape)))
-
-
-def _generalize(old, new):
-    """The operands' specs with ANY where two calls' sizes differ (both 2 or more), or None
-    (no difference, or a size under 2 among them)."""
-    out, changed = [], False
-    for a, b in zip(old, new):
-        if isinstance(a, TensorSpec) and a != b:
-            if any(x != y and (x is ANY or x < 2 or y < 2) for x, y in zip(a.shape, b.shape)):
-                return None
-            out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
-                                  a.dtype))
-            changed = True
-        else:
-            out.append(a)
-    return tuple(out) if changed else None
 
 
 def _compile_single_op(op_name, operands, attrs, consts, target, specs=None):

@@ -249,6 +249,5 @@ def _traced_results(outer, values, specs):
         if (spec is None or not has_dynamic(typed.shape) or spec.dtype is not typed.dtype
                 or len(spec.shape) != len(typed.shape)):
             spec = typed
-        out.append(outer._traced_value(v, spec) if hasattr(outer, "_traced_value")
-                   else Tensor._traced(v, spec, outer))
+        out.append(outer._traced_value(v, spec))
     return out

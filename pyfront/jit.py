@@ -20,7 +20,7 @@ from ..dialects.dtypes import TensorSpec
 from ..dialects.symdim import ANY, has_dynamic
 from . import pytree
 from .context import _context, default_target
-from .keys import static_key
+from .keys import generalized_parts, parts_fit, static_key
 from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock, jit_options
 from ..runtime.calls import CallError
@@ -37,7 +37,7 @@ class CompiledEntry:
     """One specialization: the executable and how Python values map onto its arguments."""
 
     __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
-                 "out_specs", "single_output", "on_device", "last_used")
+                 "out_specs", "single_output", "on_device", "last_used", "sized_per_call")
 
     def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks,
                  on_device=False):
@@ -48,8 +48,8 @@ class CompiledEntry:
         self.n_outputs = n_outputs
         self.writebacks = writebacks        # per assigned Parameter: the object or a leaf index
         self.out_specs = exe.out_specs[:n_outputs]
-        if getattr(exe, "dynamic", None) is not None:  # each call's sizes (runtime/dynamic.py)
-            self.out_specs = [_DynamicSpec(s.dtype) for s in self.out_specs]
+        # dynamic sizes: each call's outputs have their own (runtime/dynamic.py)
+        self.sized_per_call = getattr(exe, "dynamic", None) is not None
         self.single_output = treedef == ("leaf",)
         self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
         self.last_used = 0          # JitFunction's call counter at the last use (LRU)
@@ -70,10 +70,9 @@ class CompiledEntry:
                 t = leaves[target] if type(target) is int else target
                 t._data, t._device = new, None  # a GPU copy of the old value is stale
         wrap = Tensor._wrap_spec
-        if type(self.out_specs[0] if self.out_specs else None) is _DynamicSpec:
-            specs = [TensorSpec(o.shape, s.dtype) for o, s in zip(outs, self.out_specs)]
-        else:
-            specs = self.out_specs
+        specs = self.out_specs
+        if self.sized_per_call:
+            specs = [TensorSpec(o.shape, s.dtype) for o, s in zip(outs, specs)]
         if self.single_output:
             return wrap(outs[0], specs[0])
         return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, specs)])
@@ -101,48 +100,19 @@ class CompiledEntry:
         return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
 
 
-class _DynamicSpec:
-    """An output whose sizes each call gives (an entry compiled with dynamic dimensions)."""
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-
-
 def _generalized(old_key, new_key):
     """The cache key serving both calls with dynamic dimensions where their Tensors' sizes
     differ (same structure, target, static values, ranks and dtypes), else None."""
-    if old_key[:2] != new_key[:2] or len(old_key[2]) != len(new_key[2]):
+    if old_key[:2] != new_key[:2]:
         return None
-    out, changed = [], False
-    for a, b in zip(old_key[2], new_key[2]):
-        if a == b:
-            out.append(a)
-        elif (type(a) is TensorSpec and type(b) is TensorSpec and a.dtype is b.dtype
-              and len(a.shape) == len(b.shape)):
-            if any(x != y and (x is ANY or x < 2 or y < 2) for x, y in zip(a.shape, b.shape)):
-                return None  # (sizes 0 and 1 stay specialized: a 1 may be a broadcast)
-            out.append(TensorSpec(tuple(x if x == y else ANY for x, y in zip(a.shape, b.shape)),
-                                  a.dtype))
-            changed = True
-        else:
-            return None
-    return (old_key[0], old_key[1], tuple(out)) if changed else None
+    parts = generalized_parts(old_key[2], new_key[2])
+    return None if parts is None else (old_key[0], old_key[1], parts)
 
 
 def _matches(pattern, key) -> bool:
-    """Whether a call's key fits a key with dynamic=1's dynamic dimensions (ANY: any size;
-    sizes the executable's checks refuse get their own compile: _run_shared)."""
-    if pattern[:2] != key[:2] or len(pattern[2]) != len(key[2]):
-        return False
-    for p, k in zip(pattern[2], key[2]):
-        if p == k:
-            continue
-        if not (type(p) is TensorSpec and type(k) is TensorSpec and p.dtype is k.dtype
-                and len(p.shape) == len(k.shape)
-                and all(x is ANY or x == y for x, y in zip(p.shape, k.shape))):
-            return False
-    return True
+    """Whether a call's key fits a key with dynamic=1's dynamic dimensions (sizes the
+    executable's checks refuse get their own compile: _run_shared)."""
+    return pattern[:2] == key[:2] and parts_fit(pattern[2], key[2])
 
 
 def _device_input(t):

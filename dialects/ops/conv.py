@@ -298,9 +298,8 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
 def _over_images(result: TensorSpec, image):
     """An scf.forall over the images (result.shape[0] of them) building `result`: image(i,
     shared) gives image i's slice (1, ...), which goes to row i of the shared result."""
-    images = result.shape[0]  # (a dynamic batch: its size at run time)
-    loop = scf.ForallOp([0], [lowering.index_value(images) if isinstance(images, Dim)
-                              else images], [1], shared_outs=[lowering.empty(result)])
+    loop = scf.ForallOp([0], [lowering.loop_bound(result.shape[0])], [1],
+                        shared_outs=[lowering.empty(result)])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         i, shared = body.arguments

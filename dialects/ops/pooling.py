@@ -50,7 +50,6 @@ from .. import batching
 from .. import dtypes as dt
 from .. import lowering
 from .. import shape_rules as rules
-from ..symdim import Dim as SymDim
 from ..builders import element_type, numpy_to_dense, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
@@ -597,9 +596,7 @@ def _add_at_first_maxima(idx, dy, out: TensorSpec, acc, dims):
         at = [_c(0), ch] + pos
         return tensor.insert(s.add(tensor.extract(dx, at), arith.select(found, g, s.const(0))),
                              dx, at)
-    images = out.shape[0]  # (a dynamic batch: its size at run time)
-    loop = scf.ForallOp([0], [lowering.index_value(images) if isinstance(images, SymDim)
-                              else images], [1],
+    loop = scf.ForallOp([0], [lowering.loop_bound(out.shape[0])], [1],
                         shared_outs=[lowering.empty(TensorSpec(out.shape, acc))])
     body = loop.regions[0].blocks[0]
     with ir.InsertionPoint(body):

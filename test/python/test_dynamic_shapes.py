@@ -169,6 +169,18 @@ def train_grad_fn(net):
     return step
 
 
+def training_step(net, opt):
+    """(step, its value_and_grad): the mean sparse cross-entropy of `net`, its gradients over
+    the optimizer's parameters, the update; the step returns the loss."""
+    grad_fn = ms.value_and_grad(lambda x, y: LOSS(net(x), y), None, opt.parameters)
+
+    def step(x, y):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        return loss
+    return step, grad_fn
+
+
 def batch(n, seed, dtype=np.float32):
     rng = np.random.default_rng(seed)
     return rng.standard_normal((n, 16)).astype(dtype), rng.integers(0, 4, n).astype(np.int32)
@@ -285,14 +297,7 @@ def test_calls_that_do_not_fit_the_signature_name_the_argument(k, bad):
     pytest.param(lambda ps: nn.SGD(ps, learning_rate=0.2), id="sgd")])
 def test_optimizer_step_with_dynamic_batch_equals_static_steps(make_opt):
     def training(net):
-        opt = make_opt(net.trainable_params())
-        grad_fn = train_grad_fn(net)
-
-        def step(x, y):
-            loss, grads = grad_fn(x, y)
-            opt(grads)
-            return loss
-        return step
+        return training_step(net, make_opt(net.trainable_params()))[0]
 
     dyn_net, ref_net = make_mlp(seed=5), make_mlp(seed=5)
     start = params_np(dyn_net)
@@ -370,14 +375,7 @@ def test_lenet_like_training_step_with_a_dynamic_batch_equals_static():
         ms.set_seed(2)
         net = nn.SequentialCell([nn.Conv2d(1, 4, 3, pad_mode="valid"), nn.ReLU(),
                                  nn.MaxPool2d(2, 2), nn.Flatten(), nn.Dense(4 * 3 * 3, 3)])
-        opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
-        grad_fn = ms.value_and_grad(lambda x, y: LOSS(net(x), y), None, opt.parameters)
-
-        def step(x, y):
-            loss, grads = grad_fn(x, y)
-            opt(grads)
-            return loss
-        return net, step
+        return net, training_step(net, nn.Momentum(net.trainable_params(), 0.1, 0.9))[0]
     net_d, step_d = make()
     net_s, step_s = make()
     dynamic = ms.jit(step_d, input_signature=(T(None, 1, 8, 8), T(None, dtype=I32)))
@@ -417,13 +415,7 @@ def test_pynative_training_with_varying_batches_stops_compiling():
 
     def run(mode_jit):
         net = make_mlp()
-        opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
-        grad_fn = ms.value_and_grad(lambda x, y: LOSS(net(x), y), None, opt.parameters)
-
-        def step(x, y):
-            loss, grads = grad_fn(x, y)
-            opt(grads)
-            return loss
+        step, grad_fn = training_step(net, nn.Momentum(net.trainable_params(), 0.1, 0.9))
         step = ms.jit(step, dynamic=1) if mode_jit else step
         losses, compiles = [], []
         for n in (8, 5, 7, 64, 1, 3):

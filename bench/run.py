@@ -1,23 +1,32 @@
-"""Benchmark harness: mscc against numpy (and torch when installed), one process per
-benchmark and implementation, medians and ratios to numpy.
+"""Benchmark harness: mscc against its peers (numpy, torch eager, torch.compile and jax.jit,
+each when installed) on the same workloads, one process per benchmark and implementation;
+medians, and mscc's ratio to the best peer of each row.
 
     python bench/run.py                       # everything available
     python bench/run.py softmax_4096x1024 --impl mscc,numpy --repeat 30
     python bench/run.py --list
 
 numpy runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this machine's environment sets
-them, which keeps OpenBLAS off its fastest kernel); so does every other process, alike.
-Results go to bench/results/<time>.json as well as to the terminal. Goals (issue 6) are
-reported, never asserted: timings on a shared 2-core machine are noisy.
+them, which keeps OpenBLAS off its fastest kernel); so does every other process, alike. torch
+keeps its default thread count; jax runs on the CPU (JAX_PLATFORMS=cpu) in float32. The first
+call of mscc, torch.compile and jax.jit (the compile) is timed apart, each from an empty cache.
+"vs best" is the fastest peer's median over mscc's (>= 1.0x: mscc wins); the call-overhead
+rows are per-call microseconds, against their limits. Results go to bench/results/<time>.json
+as well as to the terminal. Goals (issue 6) are reported, never asserted: timings on a shared
+2-core machine are noisy.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,21 +35,63 @@ sys.path.insert(0, HERE)
 from programs import BENCHMARKS, BY_NAME  # noqa: E402
 
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-IMPLS = ("numpy", "mscc", "torch")
+IMPLS = ("numpy", "torch", "torch_compile", "jax", "mscc")
+PEERS = ("numpy", "torch", "torch_compile", "jax")
+LABELS = {"torch_compile": "torch.compile"}  # the report's names, where not the impl's
+PACKAGE = {"torch": "torch", "torch_compile": "torch", "jax": "jax"}
+CALL_INNER = 200  # calls per sample in the call-overhead rows (one call is ~1 us)
+
+
+def label(impl):
+    return LABELS.get(impl, impl)
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo, else platform) and the cores this process may use."""
+    name = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            name = next((line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name")), None)
+    except OSError:
+        pass
+    name = name or platform.processor() or platform.machine() or "unknown CPU"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{name} ({cores} cores)"
+
+
+def versions() -> dict:
+    """The installed versions of mscc's peers, without importing them (torch takes seconds)."""
+    from importlib import metadata
+    out = {}
+    for module in ("numpy", "torch", "jax", "jaxlib"):
+        try:
+            out[module] = metadata.version(module)
+        except metadata.PackageNotFoundError:
+            out[module] = None
+    return out
 
 
 # ------------------------------------------------------------------ one measurement
 
-def timed_calls(fn, repeat, min_seconds=0.3):
-    """Per-call seconds after two warm-up calls: at least `repeat` calls and min_seconds."""
-    fn()
-    fn()
+def timed_calls(fn, args, kwargs, repeat, min_seconds=0.3, inner=1):
+    """Per-call seconds of fn(*args, **kwargs) after two warm-up calls: at least `repeat`
+    samples and min_seconds; each sample times `inner` calls back to back."""
+    fn(*args, **kwargs)
+    fn(*args, **kwargs)
+    loop = range(inner)
     times = []
     start = time.perf_counter()
     while len(times) < repeat or time.perf_counter() - start < min_seconds:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+        if kwargs:
+            t0 = time.perf_counter()
+            for _ in loop:
+                fn(**kwargs)
+        else:
+            t0 = time.perf_counter()
+            for _ in loop:
+                fn(*args)
+        times.append((time.perf_counter() - t0) / inner)
         if len(times) >= 20 * repeat:
             break
     return times
@@ -70,48 +121,80 @@ def build_mscc(bench, inputs):
     return exe, time.perf_counter() - t0, exe.compile_times
 
 
-def worker(name, impl, repeat):
+def check(result, bench, inputs, out, to_numpy):
+    """Record max_abs_err and correct: `out` (one result or a tuple) against numpy in float64."""
     import numpy as np
+    got = [np.asarray(to_numpy(t)) for t in (out if isinstance(out, (tuple, list)) else (out,))]
+    want = bench.numpy(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs])
+    want = want if isinstance(want, tuple) else (want,)
+    result["max_abs_err"] = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
+    result["correct"] = len(got) == len(want) and all(
+        g.shape == np.shape(w) and np.allclose(g, w, rtol=bench.rtol, atol=bench.atol)
+        for g, w in zip(got, want))
+
+
+def arguments(bench, values):
+    """(args, kwargs) of a call: by keyword where the benchmark names its inputs."""
+    if bench.keywords:
+        return (), dict(zip(bench.keywords, values))
+    return tuple(values), {}
+
+
+def first_call(result, fn, args, kwargs):
+    """The first call, timed as the compile (trace, compile and run once)."""
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    result["compile_s"] = time.perf_counter() - t0
+    return out
+
+
+def worker(name, impl, repeat):
     bench = BY_NAME[name]
     inputs = bench.inputs()
     result = {"name": name, "impl": impl}
     if impl == "numpy":
-        fn = lambda: bench.numpy(*inputs)  # noqa: E731
+        fn = bench.numpy
+        args, kwargs = arguments(bench, inputs)
     elif impl == "mscc" and bench.frontend is not None:
         import mscc as ms
-        tensors = [ms.Tensor(a) for a in inputs]
-        jitted = bench.frontend(*inputs)
-        t0 = time.perf_counter()
-        out = jitted(*tensors)  # traces and compiles
-        result["compile_s"] = time.perf_counter() - t0
-        got = [t.asnumpy() for t in (out if isinstance(out, tuple) else (out,))]
-        want = bench.numpy(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs])
-        want = want if isinstance(want, tuple) else (want,)
-        result["max_abs_err"] = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
-        result["correct"] = all(np.allclose(g, w, rtol=bench.rtol, atol=bench.atol)
-                                for g, w in zip(got, want))
-        fn = lambda: jitted(*tensors)  # noqa: E731
+        values = inputs if bench.call == "numpy" else [ms.Tensor(a) for a in inputs]
+        fn = bench.frontend(*inputs)
+        args, kwargs = arguments(bench, values)
+        out = first_call(result, fn, args, kwargs)  # traces and compiles
+        check(result, bench, inputs, out, lambda t: t.asnumpy())
     elif impl == "mscc":
         exe, result["compile_s"], result["compile_stages"] = build_mscc(bench, inputs)
-        got = exe(*inputs)[0]
-        want = bench.numpy(*[a.astype(np.float64) for a in inputs])
-        result["max_abs_err"] = float(np.max(np.abs(got - want)))
-        result["correct"] = bool(np.allclose(got, want, rtol=bench.rtol, atol=bench.atol))
-        fn = lambda: exe(*inputs)  # noqa: E731
-    elif impl == "torch":
+        check(result, bench, inputs, exe(*inputs)[0], lambda t: t)
+        fn, args, kwargs = exe, tuple(inputs), {}
+    elif impl in ("torch", "torch_compile"):
         import torch
-        tensors = [torch.from_numpy(a) for a in inputs]
-        fn = lambda: bench.torch(torch, *tensors)  # noqa: E731
-        out = fn()
-        got = [t.detach().numpy() for t in (out if isinstance(out, tuple) else (out,))]
-        want = bench.numpy(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in inputs])
-        want = want if isinstance(want, tuple) else (want,)
-        result["correct"] = all(np.allclose(g, w, rtol=bench.rtol, atol=bench.atol)
-                                for g, w in zip(got, want))
+
+        def fn(*a, **k):
+            return bench.torch(torch, *a, **k)
+        if impl == "torch_compile":
+            fn = torch.compile(fn)
+        args, kwargs = arguments(bench, [torch.from_numpy(a) for a in inputs])
+        out = first_call(result, fn, args, kwargs)
+        if impl == "torch":
+            del result["compile_s"]  # eager: the first call is only a warm-up
+        check(result, bench, inputs, out, lambda t: t.detach().numpy())
+    elif impl == "jax":
+        os.environ["JAX_PLATFORMS"] = "cpu"
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", False)  # float32, whatever the environment says
+        jitted = jax.jit(lambda *a, **k: bench.jax(jnp, *a, **k))
+
+        def fn(*a, **k):
+            return jax.block_until_ready(jitted(*a, **k))  # jax dispatches asynchronously
+        args, kwargs = arguments(bench, [jnp.asarray(a) for a in inputs])
+        out = first_call(result, fn, args, kwargs)
+        check(result, bench, inputs, out, lambda t: t)
     else:
         raise SystemExit(f"unknown implementation {impl}")
-    times = timed_calls(fn, repeat)
-    result.update(median_s=statistics.median(times), min_s=min(times), calls=len(times))
+    inner = CALL_INNER if bench.goal_kind == "max_us" else 1
+    times = timed_calls(fn, args, kwargs, repeat, inner=inner)
+    result.update(median_s=statistics.median(times), min_s=min(times), calls=len(times) * inner)
     print(json.dumps(result))
 
 
@@ -121,71 +204,123 @@ def available(bench, impl):
     """None if `impl` can run `bench`, else why not."""
     if bench.needs:
         return f"needs the {bench.needs}"
-    if impl == "torch":
-        if bench.torch is None:
-            return "no torch version"
-        try:
-            import importlib.util
-            if importlib.util.find_spec("torch") is None:
-                return "torch not installed"
-        except ImportError:
-            return "torch not installed"
+    if impl not in IMPLS:
+        return f"unknown implementation {impl}"
+    if impl in ("torch", "torch_compile") and bench.torch is None:
+        return "no torch version"
+    if impl == "jax" and bench.jax is None:
+        return "no jax version"
     if impl == "mscc" and bench.ms is None and bench.frontend is None:
         return "no ms version"
+    package = PACKAGE.get(impl)
+    if package is not None:
+        try:
+            if importlib.util.find_spec(package) is None:
+                return f"{package} not installed"
+        except (ImportError, ValueError):
+            return f"{package} not installed"
     return None
+
+
+def brief_error(stderr, returncode):
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return [lines[-1][:300] if lines else f"exit status {returncode}"]
 
 
 def run_one(name, impl, repeat, timeout):
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
     env["MSCC_CACHE_DIR"] = ""  # time real compiles, without a background library build
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name, impl,
-                           "--repeat", str(repeat)], capture_output=True, text=True, env=env,
-                          timeout=timeout)
-    if proc.returncode != 0:
-        return {"name": name, "impl": impl, "error": proc.stderr.strip().splitlines()[-1:]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    env["JAX_PLATFORMS"] = "cpu"
+    cache = None
+    if impl == "torch_compile":  # inductor's compile, timed from an empty cache as well
+        cache = tempfile.mkdtemp(prefix="mscc-bench-inductor-")
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name, impl,
+                               "--repeat", str(repeat)], capture_output=True, text=True,
+                              env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"name": name, "impl": impl, "error": [f"timed out after {timeout:.0f} s"]}
+    finally:
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"name": name, "impl": impl, "error": brief_error(proc.stderr, proc.returncode)}
+    return json.loads(lines[-1])
 
 
-def report(rows, benches, impls):
+def best_peer(by, name):
+    """(impl, median seconds) of the fastest peer with a correct result on this row, or None."""
+    timed = [(by[(name, p)]["median_s"], p) for p in PEERS
+             if "median_s" in by.get((name, p), {}) and by[(name, p)].get("correct", True)]
+    if not timed:
+        return None
+    t, p = min(timed)
+    return p, t
+
+
+def report(rows, benches, impls=IMPLS, cpu=None):
+    """The table: each implementation's median (ms; us for the call-overhead rows), mscc's
+    ratio to the best peer (best peer / mscc, >= 1.0x: mscc wins) and to numpy, the goal."""
     by = {(r["name"], r["impl"]): r for r in rows}
-    head = f"{'benchmark':34} {'numpy':>10} {'mscc':>10} {'x numpy':>8} {'goal':>6}"
-    if "torch" in impls:
-        head += f" {'torch':>10}"
-    lines = [head, "-" * len(head)]
+    cols = [("numpy", 10), ("torch", 10), ("torch_compile", 13), ("jax", 10), ("mscc", 10)]
+    head = (f"{'benchmark':32}" + "".join(f" {label(i):>{w}}" for i, w in cols) +
+            f" {'vs best':>8} {'best peer':>13} {'x numpy':>8} {'goal':>8}")
+    lines = [f"CPU: {cpu or cpu_model()}", head, "-" * len(head)]
     for b in benches:
+        us = b.goal_kind == "max_us"
         np_r, ms_r = by.get((b.name, "numpy"), {}), by.get((b.name, "mscc"), {})
 
-        def cell(r):
+        def cell(r, width):
             if "median_s" in r:
-                return f"{r['median_s'] * 1e3:9.3f}m"
-            return f"{'error' if 'error' in r else '-':>10}"
-        ratio = ""
-        if "median_s" in np_r and "median_s" in ms_r:
-            ratio = (f"{ms_r['median_s'] * 1e6:6.2f}us" if b.goal_kind == "max_us"
-                     else f"{np_r['median_s'] / ms_r['median_s']:7.2f}x")
-        goal = (f"{b.goal:5.1f}x" if b.goal_kind == "speedup" else f"{b.goal:4.0f}us") if b.goal else ""
-        line = f"{b.name:34} {cell(np_r)} {cell(ms_r)} {ratio:>8} {goal:>6}"
-        if "torch" in impls:
-            line += f" {cell(by.get((b.name, 'torch'), {}))}"
+                return (f"{r['median_s'] * 1e6:{width - 2}.2f}us" if us
+                        else f"{r['median_s'] * 1e3:{width - 2}.3f}ms")
+            return f"{'error' if 'error' in r else '-':>{width}}"
+        best = best_peer(by, b.name)
+        vs_best = peer = x_numpy = ""
+        if best:
+            peer = label(best[0])
+        if "median_s" in ms_r:
+            if us:
+                vs_best = f"{ms_r['median_s'] * 1e6:.2f}us"
+            else:
+                if best:
+                    vs_best = f"{best[1] / ms_r['median_s']:.2f}x"
+                if "median_s" in np_r:
+                    x_numpy = f"{np_r['median_s'] / ms_r['median_s']:.2f}x"
+        goal = ""
+        if b.goal:
+            goal = f"<={b.goal:g}us" if us else f"{b.goal:.1f}x"
+        line = (f"{b.name:32}" + "".join(f" {cell(by.get((b.name, i), {}), w)}" for i, w in cols)
+                + f" {vs_best:>8} {peer:>13} {x_numpy:>8} {goal:>8}")
         notes = []
         if b.needs:
             notes.append(f"slot: needs the {b.needs}")
-        if "min_s" in ms_r:
+        if us and b.goal and "median_s" in ms_r:
+            notes.append("within the limit" if ms_r["median_s"] * 1e6 <= b.goal
+                         else "over the limit")
+        if "min_s" in ms_r and not us:
             notes.append(f"best {ms_r['min_s'] * 1e3:.3f} ms" +
                          (f" (numpy {np_r['min_s'] * 1e3:.3f})" if "min_s" in np_r else ""))
-        if "compile_s" in ms_r:
+        if "compile_s" in ms_r and not us:
             stages = ms_r.get("compile_stages", {})
             notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms" + (
                 f" (codegen {stages['codegen'] * 1e3:.0f})" if "codegen" in stages else ""))
+        peers_compile = [f"{label(i)} {by[(b.name, i)]['compile_s']:.2f} s"
+                         for i in ("torch_compile", "jax")
+                         if "compile_s" in by.get((b.name, i), {})]
+        if peers_compile and not us:
+            notes.append("first call " + ", ".join(peers_compile))
         if b.flops and "median_s" in ms_r:
             notes.append(f"{b.flops / ms_r['median_s'] / 1e9:.0f} GFLOP/s")
-        if ms_r.get("correct") is False:
-            notes.append(f"WRONG (max abs err {ms_r['max_abs_err']:.2e})")
-        if by.get((b.name, "torch"), {}).get("correct") is False:
-            notes.append("torch result differs from numpy")
-        for r in (np_r, ms_r):
+        for impl in IMPLS:
+            r = by.get((b.name, impl), {})
+            if r.get("correct") is False:
+                err = r.get("max_abs_err", float("nan"))
+                notes.append(f"{label(impl)} WRONG (max abs err {err:.2e})")
             if "error" in r:
-                notes.append(f"{r['impl']} failed: {' '.join(r['error'])}")
+                notes.append(f"{label(impl)} failed: {' '.join(r['error'])}")
         lines.append(line + ("   " + "; ".join(notes) if notes else ""))
     return "\n".join(lines)
 
@@ -210,19 +345,29 @@ def main(argv=None):
         raise SystemExit(f"unknown benchmark(s): {', '.join(unknown)}")
     benches = [BY_NAME[n] for n in args.names] or BENCHMARKS
     impls = [i for i in args.impl.split(",") if i]
-    rows = []
+    unknown = [i for i in impls if i not in IMPLS]
+    if unknown:
+        raise SystemExit(f"unknown implementation(s): {', '.join(unknown)} "
+                         f"(known: {', '.join(IMPLS)})")
+    cpu = cpu_model()
+    rows, skipped = [], {}
     for b in benches:
         for impl in impls:
             why = available(b, impl)
             if why is None:
                 rows.append(run_one(b.name, impl, args.repeat, args.timeout))
-    text = report(rows, benches, impls)
+            elif why.endswith("not installed"):
+                skipped[label(impl)] = why
+    text = report(rows, benches, impls, cpu=cpu)
+    if skipped:
+        text += "\n\nskipped: " + ", ".join(f"{i} ({why})" for i, why in skipped.items())
     print(text)
     out_dir = os.path.join(HERE, "results")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, time.strftime("%Y%m%d-%H%M%S") + ".json")
     with open(path, "w") as f:
-        json.dump({"rows": rows, "report": text}, f, indent=1)
+        json.dump({"cpu": cpu, "versions": versions(), "rows": rows, "report": text}, f,
+                  indent=1)
     print(f"\nresults: {path}")
 
 

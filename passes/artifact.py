@@ -31,6 +31,7 @@ from ..runtime.artifact import Artifact, entry_symbol, signature_symbol, signatu
 from . import pipeline
 from .compiler import EntrySignature, dynamic_description, entry_manifest, select_entry
 from .diagnostics import CompileError, Diagnostic
+from .cpu_target import current as current_target
 from .launch_plan import read_launch_plan
 
 PTX_BLOB, CUBIN_BLOB = "kernels.ptx", "kernels.cubin"
@@ -78,6 +79,7 @@ def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> A
     lib_name = f"lib/{sig.name}.so"
     manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(sig.name),
                        "machine": platform.machine(), "mcpu": cpu_name,
+                       "features": list(current_target().features),
                        "openmp": uses_openmp(llvm_ir)}
     return Artifact(manifest, {lib_name: library})
 
@@ -275,10 +277,11 @@ def link_shared(obj: str, openmp: bool, entry: str, inputs, outputs, background=
             return f.read()
 
 
-def compile_object(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
+def compile_object(llvm_ir: str, mcpu: str = "native", filetype: str = "obj"
+                   ) -> tuple[bytes, str]:
     """(a position-independent ELF object compiled from LLVM IR, the CPU it was tuned for):
-    the `obj` stage."""
-    cpu = host_cpu() if mcpu == "native" else mcpu
+    the `obj` stage; with filetype="asm", the assembly text (as bytes) instead: `asm`."""
+    cpu = current_target().cpu if mcpu == "native" else mcpu
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
         ll, opt_ll, obj = (os.path.join(d, n) for n in ("entry.ll", "entry.opt.ll", "entry.o"))
         with open(ll, "w") as f:
@@ -287,7 +290,7 @@ def compile_object(llvm_ir: str, mcpu: str = "native") -> tuple[bytes, str]:
         # the ExecutionEngine runs at opt level 3, so a library is as fast as the jit code.
         target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
         _run([llvm_tool("opt"), "-O3", *target, "-S", ll, "-o", opt_ll], "obj", "opt")
-        _run([llvm_tool("llc"), "-O3", "-filetype=obj", "-relocation-model=pic", *target,
+        _run([llvm_tool("llc"), "-O3", f"-filetype={filetype}", "-relocation-model=pic", *target,
               opt_ll, "-o", obj], "obj", "llc")
         with open(obj, "rb") as f:
             return f.read(), cpu
@@ -316,18 +319,24 @@ def _cpu_object(module):
     return compile_object(pipeline.translate_to_llvm_ir(module))[0]
 
 
+def _cpu_assembly(module):
+    return compile_object(pipeline.translate_to_llvm_ir(module), filetype="asm")[0].decode()
+
+
 def _cubin(module):
     return ptxas(kernel_ptx(module), required=True)
 
 
 _EXPORTS = {("cpu", "llvm-ir"): ("llvm", _llvm_ir), ("cpu", "obj"): ("llvm", _cpu_object),
+            ("cpu", "asm"): ("llvm", _cpu_assembly),
             ("cuda", "ptx"): ("ptx", kernel_ptx), ("cuda", "obj"): ("ptx", _cubin)}
 
 
 def emit_stage(module: ir.Module, target: str, stage: str, *, after_each=None,
                debug_info=False) -> str | bytes:
     """The module at a named stage (passes/pipeline.py; the module is changed in place):
-    IR text for pipeline stages, except the exported forms: `llvm-ir` (LLVM IR text), `ptx`
+    IR text for pipeline stages, except the exported forms: `llvm-ir` (LLVM IR text), `asm`
+    (the CPU's assembly for the target CPU, passes/cpu_target.py), `ptx`
     (the kernels' PTX text) and `obj` (bytes: the CPU's ELF object, or CUDA's cubin from
     ptxas). What `mscc --emit` writes and `Lowered.as_text` returns."""
     if stage not in pipeline.stage_names(target):

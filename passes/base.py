@@ -34,7 +34,7 @@ class ModulePass:
     name = ""
     summary = ""
     options: dict = {}  # option name -> default value (its type parses the textual form)
-    choices: dict = {}  # option name -> the values a string option may take
+    choices: dict = {}  # option name -> the values an option may take
 
     def __init__(self, **options):
         unknown = set(options) - set(self.options)
@@ -44,7 +44,7 @@ class ModulePass:
         for key, value in options.items():
             if key in self.choices and value not in self.choices[key]:
                 raise ValueError(f"option '{key}' of pass '{self.name}' is one of "
-                                 f"{', '.join(self.choices[key])}, not '{value}'")
+                                 f"{', '.join(map(str, self.choices[key]))}, not '{value}'")
         self.opts = {**self.options, **options}
 
     @classmethod

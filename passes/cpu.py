@@ -12,6 +12,7 @@ from mlir.dialects.transform import structured
 
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
+from . import cpu_target
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
 from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
                          indexing_maps, iterator_types_attr, ops_of_kind, projection,
@@ -65,8 +66,16 @@ class MaterializeTransposes(PatternPass):
     patterns = {"linalg.matmul": materialize_transposes}
 
 
-# Register tile: MR x NR accumulators (16 zmm for f32) stay in registers across k.
-MR, NR_BYTES = 8, 128
+
+
+def register_tile() -> tuple[int, int]:
+    """(MR, NR bytes): the MR x NR accumulators of a register tile stay in registers across
+    k. NR is two of the target's vectors, and MR rows of them leave four registers for A's
+    broadcasts and B's loads (at most 8 rows: 16 zmm with AVX-512, 6 x 2 ymm with AVX2)."""
+    target = cpu_target.current()
+    return min(8, (target.vector_registers - 4) // 2), 2 * target.vector_bytes
+
+
 # Cache tiles: an MC x NC block of C per thread, K in KC-deep panels.
 MC, NC, KC = 64, 256, 256
 
@@ -255,11 +264,11 @@ def _packed_products(fn):
     return [op for op in ops_of_kind(fn, "linalg.generic") if _is_packed(op)]
 
 
-def _split_ragged_edges(fn, nr, scripts):
+def _split_ragged_edges(fn, mr, nr, scripts):
     """Split off the rows and columns beyond the last full register tile, so that every piece
     has static tile shapes (dynamic tiles would not vectorize). (Packed products have whole
     strips of columns.)"""
-    for dim, unit in ((0, MR), (1, nr)):
+    for dim, unit in ((0, mr), (1, nr)):
         products = ops_of_kind(fn, "linalg.matmul")
         if dim == 0:
             products += _packed_products(fn)
@@ -284,20 +293,20 @@ def _called_in_parallel(module, fn) -> bool:
     return False
 
 
-def _tile_products(fn, nr, scripts, threaded=True):
+def _tile_products(fn, mr, nr, scripts, threaded=True):
     """Thread (when `threaded`), cache and register tiles for every matmul and packed
     product."""
     for mm in ops_of_kind(fn, "linalg.matmul"):
         m, n, k = matmul_ranges(mm)
-        tiles = (_largest_tile(m, MR, MC), _largest_tile(n, nr, NC), min(k, KC),
-                 min(m, MR), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
+        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), min(k, KC),
+                 min(m, mr), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
         apply_script(mm, scripts.get(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
                      "matmul tiling")
     for gen in _packed_products(fn):
         m, strips, strip_width, k = loop_ranges(gen)[0]
-        tiles = (_largest_tile(m, MR, MC),
+        tiles = (_largest_tile(m, mr, MC),
                  _largest_tile(strips * strip_width, strip_width, NC) // strip_width,
-                 min(k, KC), min(m, MR), strip_width,
+                 min(k, KC), min(m, mr), strip_width,
                  threaded and 2 * m * strips * strip_width * k >= MIN_PARALLEL_FLOPS)
         apply_script(gen, scripts.get(("packed",) + tiles, lambda: tile_packed_script(*tiles)),
                      "matmul tiling")
@@ -331,11 +340,12 @@ class CpuMatmulSchedule(ModulePass):
             if not all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
                        if isinstance(t, ir.MemRefType)):
                 continue  # dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
-            nr = max(8, NR_BYTES // _elem_bytes(matmuls[0]))
+            mr, nr_bytes = register_tile()
+            nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
             for mm in matmuls:
                 if _should_pack(mm, nr):
                     pack_b(module, fn, mm, nr)
-            _split_ragged_edges(fn, nr, scripts)
-            _tile_products(fn, nr, scripts, threaded=not _called_in_parallel(module, fn))
+            _split_ragged_edges(fn, mr, nr, scripts)
+            _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))
             _tile_epilogues(fn, scripts)
             apply_script(fn, scripts.get("vectorize", vectorize_script), "matmul vectorization")

@@ -15,7 +15,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
 from .base import register
-from .cpu import KC, MC, MIN_PARALLEL_FLOPS, MR, _plain_matmul
+from .cpu import KC, MC, MIN_PARALLEL_FLOPS, _plain_matmul, register_tile
 from .cpu_loops import ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
                                    ops_of_kind, set_function_type, set_symbol_name,
@@ -207,7 +207,7 @@ def _block_calls(module, fn, threads):
         for call in calls:
             with ir.InsertionPoint(call), call.location:
                 total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-            _blocked_call(call, blocks, total, [(MC, parallel), (MR, False), (1, False)],
+            _blocked_call(call, blocks, total, [(MC, parallel), (register_tile()[0], False), (1, False)],
                           threads)
             call.erase()
         return True

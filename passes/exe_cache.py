@@ -88,9 +88,9 @@ def _versions() -> str:
 
 def key_for(module: ir.Module, entry: str, target: str, start_after=None) -> str:
     from ..runtime.openmp import num_threads
-    from .artifact import host_cpu
+    from .cpu_target import current
     h = hashlib.sha256()
-    for part in (_versions(), target, str(start_after), entry, host_cpu(),
+    for part in (_versions(), target, str(start_after), entry, current().key(),
                  f"threads={num_threads()}", repr(pipeline.TARGET_STAGES[target]),
                  module.operation.get_asm(enable_debug_info=False)):
         h.update(part.encode())
@@ -183,6 +183,9 @@ def store_later(key: str, exe, manifest: dict):
     except (OSError, RuntimeError) as e:
         _write_failed("dump", f"cannot write the object code to {os.path.dirname(path)} ({e})")
         return
+    from .cpu_target import current
+    target = current()  # now: the environment may change before the worker runs
+    manifest = {**manifest, "cpu": {"mcpu": target.cpu, "features": list(target.features)}}
     _work.put((path, obj, exe.openmp, manifest))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
@@ -216,7 +219,7 @@ def _drop_pending():
 
 def _build(path, obj, openmp, manifest):
     from ..runtime.artifact import Artifact, entry_symbol, spec_from_json
-    from .artifact import host_cpu, link_shared
+    from .artifact import link_shared
     try:
         entry = manifest["entry"]
         inputs = [spec_from_json(d) for d in manifest["inputs"]]
@@ -225,7 +228,7 @@ def _build(path, obj, openmp, manifest):
                               text_relocations=True)
         lib_name = f"lib/{entry}.so"
         manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(entry),
-                           "machine": os.uname().machine, "mcpu": host_cpu(),
+                           "machine": os.uname().machine, **manifest["cpu"],
                            "openmp": openmp}
         tmp = f"{path}.{os.getpid()}.tmp"
         Artifact(manifest, {lib_name: library}).save(tmp)

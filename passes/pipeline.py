@@ -24,7 +24,7 @@ from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_loops,  # noqa: F401,E402
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_loops, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
                implicit_cast, inline, gpu_control, math_approx, ms_to_linalg, outline, symbols, verify)
 
@@ -77,7 +77,7 @@ _CPU_STAGES = _FRONT_STAGES + (
               # blocks" otherwise)
               "finalize-memref-to-llvm", "ms-cpu-loop-hints", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-to-llvm", "reconcile-unrealized-casts",
-              "ms-cpu-c-interface-names")),
+              "ms-cpu-c-interface-names", "ms-cpu-target-attributes")),
 )
 
 # The GPU architecture the CUDA target compiles for (PTX ISA 8.0: CUDA 12 and later drivers).
@@ -116,7 +116,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
 
 TARGET_STAGES = {"cpu": _CPU_STAGES, "cuda": _CUDA_STAGES}
 # Stages produced by exporting the final module rather than by passes, per target.
-EXPORT_STAGES = {"cpu": ("llvm-ir", "obj"), "cuda": ("obj",)}
+EXPORT_STAGES = {"cpu": ("llvm-ir", "asm", "obj"), "cuda": ("obj",)}
 
 
 def stage_names(target="cpu"):

@@ -262,6 +262,10 @@ def _validate_cpu(entry, cpu: dict, blobs):
     _need_blob(blobs, cpu.get("library"), "shared library")
     if not cpu.get("symbol"):
         raise ArtifactError("the cpu section names no entry symbol")
+    features = cpu.get("features", [])
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise ArtifactError(f"the cpu section's features must be a list of names, not "
+                            f"{features!r}")
     if cpu["symbol"] != entry_symbol(entry):
         raise ArtifactError(f"symbol '{cpu['symbol']}' is not the entry's "
                             f"('{entry_symbol(entry)}')")

@@ -18,6 +18,7 @@ like the user's (`step`, `exp`), must not be bound to libc's symbols of the same
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import struct
@@ -40,6 +41,30 @@ def _preload_openmp(entry):
         raise CallError(f"'{entry}' was compiled with parallel loops and needs an OpenMP "
                         "runtime (pip install intel-openmp)")
     ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+
+
+@functools.lru_cache(maxsize=1)
+def host_cpu_flags() -> frozenset:
+    """The instruction-set flags of /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def _check_features(entry, cpu):
+    """The library may only use instruction sets this CPU has (an AVX-512 library on an
+    AVX2 machine would die of SIGILL at its first vector instruction)."""
+    flags = host_cpu_flags()
+    missing = [f for f in cpu.get("features", ()) if flags and f not in flags]
+    if missing:
+        raise ArtifactError(f"the library of '{entry}' was compiled for {cpu.get('mcpu', '?')} "
+                            f"and uses {', '.join(missing)}, which this CPU lacks; compile it "
+                            "here, or for this CPU with MSCC_CPU=<LLVM CPU name>")
 
 
 def check_elf(data: bytes, entry: str):
@@ -121,6 +146,7 @@ class CpuLibraryExecutable(DynamicCalls):
             raise ArtifactError(f"the library of '{artifact.entry}' was built for {built_for} "
                                 f"({cpu.get('mcpu', '?')}), this machine is "
                                 f"{platform.machine()}")
+        _check_features(artifact.entry, cpu)
         check_elf(artifact.blobs[cpu["library"]], artifact.entry)
         if cpu.get("openmp"):
             _preload_openmp(artifact.entry)

@@ -51,7 +51,7 @@ def _stages(target=None):
 
 # `-o FILE` without --emit writes the stage its extension names; any other extension gets the
 # target's last text stage (LLVM IR for the CPU, PTX for CUDA).
-_STAGE_OF_EXTENSION = {".msx": "executable", ".ll": "llvm-ir", ".ptx": "ptx", ".o": "obj",
+_STAGE_OF_EXTENSION = {".msx": "executable", ".ll": "llvm-ir", ".s": "asm", ".ptx": "ptx", ".o": "obj",
                        ".cubin": "obj"}
 _TEXT_STAGE = {"cpu": "llvm-ir", "cuda": "ptx"}
 
@@ -223,6 +223,15 @@ def random_input(rng, spec):
     return rng.integers(0 if d.kind == "uint" else -8, 9, spec.shape).astype(d.np)
 
 
+def _check_cpu_target():
+    """MSCC_CPU and MSCC_VECTOR_BITS name a CPU LLVM knows (passes/cpu_target.py)."""
+    from ..passes.cpu_target import CpuTargetError, current
+    try:
+        current()
+    except CpuTargetError as e:
+        raise UsageError(str(e)) from None
+
+
 @guarded_main("mscc")
 def main(argv):
     from ..passes.diagnostics import CompileError
@@ -233,6 +242,8 @@ def main(argv):
                              f"{', '.join(_stages(args.target))}")
         if args.emit is None and not args.run:
             args.emit = default_stage(args.output, args.target)
+        if args.target == "cpu":
+            _check_cpu_target()
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

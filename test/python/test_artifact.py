@@ -199,6 +199,18 @@ def test_library_for_another_architecture_is_rejected(cpu_msx, tmp_path):
         mscc.runtime.load(bad)
 
 
+def test_library_using_instructions_this_cpu_lacks_is_rejected(cpu_msx, tmp_path):
+    assert isinstance(read(cpu_msx).manifest["cpu"]["features"], list)
+    bad = rewrite(cpu_msx, tmp_path / "f.msx",
+                  lambda m: m["cpu"].update(mcpu="future", features=["avx9000"]))
+    with pytest.raises(ArtifactError, match="compiled for future and uses avx9000, which this "
+                                            "CPU lacks"):
+        mscc.runtime.load(bad)
+    bad = rewrite(cpu_msx, tmp_path / "g.msx", lambda m: m["cpu"].update(features="avx2"))
+    with pytest.raises(ArtifactError, match="features must be a list"):
+        read(bad)
+
+
 def test_plan_inconsistent_with_the_manifest_is_rejected(cuda_msx, tmp_path):
     bad = rewrite(cuda_msx, tmp_path / "s.msx",
                   lambda m: m["inputs"][0].update(shape=[8, 17]))

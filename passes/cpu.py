@@ -68,11 +68,10 @@ class MaterializeTransposes(PatternPass):
 
 
 
-def register_tile() -> tuple[int, int]:
+def register_tile(target) -> tuple[int, int]:
     """(MR, NR bytes): the MR x NR accumulators of a register tile stay in registers across
     k. NR is two of the target's vectors, and MR rows of them leave four registers for A's
     broadcasts and B's loads (at most 8 rows: 16 zmm with AVX-512, 6 x 2 ymm with AVX2)."""
-    target = cpu_target.current()
     return min(8, (target.vector_registers - 4) // 2), 2 * target.vector_bytes
 
 
@@ -140,12 +139,10 @@ def matmul_ranges(op):
     return [m, n, k]
 
 
-# B is packed when its rows are a multiple of this many bytes apart: a K-panel's rows then
-# fall into a few L2 sets and evict each other (1024^3: ~365 GFLOP/s unpacked, ~480 packed,
-# the copy included; 256x1024x256 with B^T: 335-835 us -> 315 us)...
-PACK_ROW_BYTES = 4096
-# ...when A has enough rows to amortize the copy of B (one pass over B per call), and the
-# K-panels are deep enough to conflict (64x1024x64 was slower packed: 27 -> 29-105 us).
+# B is packed when its rows fall into few sets of the L1 data cache (their distance a
+# multiple of a large power of two, cpu_target.rows_conflict): a K-panel's rows then evict
+# each other (AMD EPYC, 1024^3: ~365 GFLOP/s unpacked, ~480 packed, the copy included;
+# 256x1024x256 with B^T: 335-835 us -> 315 us; Intel Xeon, 512^3: 1.60 -> 1.29 ms)...
 PACK_MIN_ROWS = 128
 PACK_MIN_DEPTH = 128
 
@@ -156,13 +153,13 @@ def _plain_matmul(op) -> bool:
     return indexing_maps(op) == [projection(3, dims, op.context) for dims in _PLAIN_MAPS]
 
 
-def _should_pack(mm, nr) -> bool:
+def _should_pack(mm, nr, target) -> bool:
     a, b, _ = (ir.MemRefType(v.type) for v in mm.operands)
     if not (_plain_matmul(mm) and a.has_static_shape and b.has_static_shape):
         return False
     k, n = b.shape
-    return (n % nr == 0 and n > nr and (n * _elem_bytes(mm)) % PACK_ROW_BYTES == 0
-            and a.shape[0] >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH)
+    return (n % nr == 0 and n > nr and a.shape[0] >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH
+            and target.rows_conflict(n * _elem_bytes(mm), min(k, KC)))
 
 
 def _calls_of(module, fn):
@@ -331,8 +328,12 @@ class CpuMatmulSchedule(ModulePass):
     summary = ("tile (threads, cache, registers) and vectorize matmul kernels and their "
                "epilogues (transform dialect); ragged edges are split off as static pieces")
 
+    options = dict(cpu_target.TARGET_OPTIONS)
+    choices = dict(cpu_target.TARGET_CHOICES)
+
     def run(self, module):
         scripts = ScriptCache()
+        target = cpu_target.from_options(self.opts)
         for fn in kernel_functions(module, "matmul"):
             matmuls = ops_of_kind(fn, "linalg.matmul")
             if not matmuls:
@@ -340,10 +341,10 @@ class CpuMatmulSchedule(ModulePass):
             if not all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
                        if isinstance(t, ir.MemRefType)):
                 continue  # dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
-            mr, nr_bytes = register_tile()
+            mr, nr_bytes = register_tile(target)
             nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
             for mm in matmuls:
-                if _should_pack(mm, nr):
+                if _should_pack(mm, nr, target):
                     pack_b(module, fn, mm, nr)
             _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))

@@ -15,6 +15,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
 from .base import register
+from . import cpu_target
 from .cpu import KC, MC, MIN_PARALLEL_FLOPS, _plain_matmul, register_tile
 from .cpu_loops import ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
@@ -196,7 +197,7 @@ def _flops_per_row(fn) -> int:
     return 2 * a.shape[1] * b.shape[1] if not _dynamic_dims(a) or _dynamic_dims(a) == [0] else 0
 
 
-def _block_calls(module, fn, threads):
+def _block_calls(module, fn, threads, tile_rows):
     """Rewrite the calls of one dynamic kernel; whether it was one this pass handles."""
     calls = [c for other in defined_functions(module) if other != fn
              for c in ops_of_kind(other, "func.call") if callee_name(c) == symbol_name(fn)]
@@ -207,7 +208,7 @@ def _block_calls(module, fn, threads):
         for call in calls:
             with ir.InsertionPoint(call), call.location:
                 total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-            _blocked_call(call, blocks, total, [(MC, parallel), (register_tile()[0], False), (1, False)],
+            _blocked_call(call, blocks, total, [(MC, parallel), (tile_rows, False), (1, False)],
                           threads)
             call.erase()
         return True
@@ -262,9 +263,13 @@ class CpuDynamicMatmul(ThreadedPass):
     summary = ("matmul kernels with a dynamic row count or depth become loops over static "
                "blocks, each a static clone of the kernel (CPU, memrefs)")
 
+    options = {**ThreadedPass.options, "vector-bits": 0}
+    choices = {"vector-bits": cpu_target.TARGET_CHOICES["vector-bits"]}
+
     def run(self, module):
+        rows = register_tile(cpu_target.from_options(self.opts))[0]
         for fn in kernel_functions(module, "matmul"):
             if not any(_dynamic_dims(t) for t in function_type(fn).inputs):
                 continue
-            if _block_calls(module, fn, self.threads()):
+            if _block_calls(module, fn, self.threads(), rows):
                 fn.operation.erase()

@@ -18,7 +18,9 @@ zmm, matmul 512 1.4x (its 8x32 tile needs 16 zmm; in ymm it is 32 registers and 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 import os
 import subprocess
 import tempfile
@@ -45,11 +47,23 @@ class CpuTarget:
     vector_registers: int    # architectural vector registers (32 with AVX-512, else 16)
     l1d_bytes: int           # per core
     l2_bytes: int            # per core
+    l1d_ways: int = 8        # associativity of the L1 data cache
     named: bool = False      # chosen by MSCC_CPU rather than read off the host
 
     @property
     def vector_bytes(self) -> int:
         return self.vector_bits // 8
+
+    def rows_conflict(self, row_bytes: int, rows: int) -> bool:
+        """Whether `rows` rows `row_bytes` apart (a K-panel of a matmul's B, read a column
+        strip at a time) evict each other from the L1 data cache: their starts fall into
+        way_bytes / gcd(row_bytes, way_bytes) sets, which hold that many lines per way, and
+        the panel should have at most half of the cache (the rest is A's and C's)."""
+        way_bytes = max(_LINE, self.l1d_bytes // max(1, self.l1d_ways))
+        sets = way_bytes // math.gcd(row_bytes, way_bytes)
+        if sets * _LINE >= way_bytes:
+            return False  # every set: a packed copy would fit no better
+        return rows > sets * self.l1d_ways // 2
 
     @property
     def features(self) -> tuple:
@@ -61,7 +75,25 @@ class CpuTarget:
     def key(self) -> str:
         """What the compiled code depends on (part of the executable cache's key)."""
         return (f"cpu={self.cpu};vector={self.vector_bits};regs={self.vector_registers};"
-                f"l1d={self.l1d_bytes};l2={self.l2_bytes};named={self.named}")
+                f"l1d={self.l1d_bytes}/{self.l1d_ways};l2={self.l2_bytes};named={self.named}")
+
+
+# Options of the passes whose schedule depends on the target: 0 takes the current target's
+# value; lit tests pin them, so that their output is the same on every machine.
+TARGET_OPTIONS = {"vector-bits": 0, "l1d-bytes": 0, "l1d-ways": 0}
+TARGET_CHOICES = {"vector-bits": (0, 128, 256, 512)}
+
+
+def from_options(opts: dict) -> CpuTarget:
+    """The current target with what a pass's TARGET_OPTIONS set."""
+    target = current()
+    bits = opts.get("vector-bits") or target.vector_bits
+    return dataclasses.replace(
+        target, vector_bits=bits,
+        vector_registers=target.vector_registers if bits == target.vector_bits
+        else (32 if bits == 512 else 16),
+        l1d_bytes=opts.get("l1d-bytes") or target.l1d_bytes,
+        l1d_ways=opts.get("l1d-ways") or target.l1d_ways)
 
 
 def current() -> CpuTarget:
@@ -72,7 +104,7 @@ def current() -> CpuTarget:
 
 @functools.lru_cache(maxsize=None)
 def _target(cpu_name: str, bits_cap: str) -> CpuTarget:
-    l1d, l2 = cache_sizes()
+    (l1d, ways), l2 = cache_sizes()
     if cpu_name and cpu_name != "native":
         bits, named = probe_vector_bits(cpu_name), True
     else:
@@ -84,7 +116,7 @@ def _target(cpu_name: str, bits_cap: str) -> CpuTarget:
         bits = min(bits, int(bits_cap))
     # AVX-512 doubles the register file; the narrower widths keep 16 (x86-64, AVX2)
     registers = 32 if bits == 512 else 16
-    return CpuTarget(cpu_name, bits, registers, l1d, l2, named)
+    return CpuTarget(cpu_name, bits, registers, l1d, l2, ways, named)
 
 
 def _host_vector_bits(flags) -> int:
@@ -96,11 +128,13 @@ def _host_vector_bits(flags) -> int:
 
 
 _KB = 1024
-_DEFAULT_CACHES = (32 * _KB, 1024 * _KB)  # where sysfs says nothing: a common x86-64 core
+_LINE = 64
+# where sysfs says nothing: a common x86-64 core's L1 data cache (bytes, ways) and L2
+_DEFAULT_CACHES = ((32 * _KB, 8), 1024 * _KB)
 
 
 def cache_sizes() -> tuple:
-    """(L1 data, L2) bytes per core, from sysfs."""
+    """((L1 data bytes, its ways), L2 bytes) per core, from sysfs."""
     found = {}
     base = "/sys/devices/system/cpu/cpu0/cache"
     try:
@@ -108,18 +142,22 @@ def cache_sizes() -> tuple:
     except OSError:
         return _DEFAULT_CACHES
     for entry in entries:
+        folder = os.path.join(base, entry)
         try:
-            with open(os.path.join(base, entry, "level")) as f:
-                level = int(f.read())
-            with open(os.path.join(base, entry, "type")) as f:
-                kind = f.read().strip()
-            with open(os.path.join(base, entry, "size")) as f:
-                size = _parse_size(f.read().strip())
+            level, kind = int(_read(folder, "level")), _read(folder, "type")
+            size = _parse_size(_read(folder, "size"))
+            ways = int(_read(folder, "ways_of_associativity") or 0)
         except (OSError, ValueError):
             continue
         if (level, kind) in ((1, "Data"), (2, "Unified")):
-            found[level] = size
-    return found.get(1, _DEFAULT_CACHES[0]), found.get(2, _DEFAULT_CACHES[1])
+            found[level] = (size, ways)
+    (l1d, l1_ways), l2 = found.get(1, _DEFAULT_CACHES[0]), found.get(2, (_DEFAULT_CACHES[1], 0))
+    return (l1d, l1_ways or _DEFAULT_CACHES[0][1]), l2[0]
+
+
+def _read(folder, name) -> str:
+    with open(os.path.join(folder, name)) as f:
+        return f.read().strip()
 
 
 def _parse_size(text: str) -> int:

@@ -43,6 +43,7 @@ class _F32:
     def __init__(self, t: ir.Type):
         self.t = t
         shape = ir.VectorType(t).shape if isinstance(t, ir.VectorType) else None
+        self.fm = ir.Attribute.parse("#arith.fastmath<contract>")
         self.i32 = ir.IntegerType.get_signless(32)
         self.it = ir.VectorType.get(shape, self.i32) if shape else self.i32
         self.shape = shape
@@ -58,10 +59,22 @@ class _F32:
             return arith.constant(t, ir.DenseElementsAttr.get_splat(t, scalar_attr))
         return arith.constant(t, scalar_attr)
 
+    # contract: a multiply and the add of its product become one FMA where the CPU has
+    # them (LLVM fuses them; without FMA they stay two ops, never a libm call as math.fma
+    # would be): Horner steps and the argument reductions are multiply-adds.
+    def mul(self, x, y):
+        return arith.mulf(x, y, fastmath=self.fm)
+
+    def add(self, x, y):
+        return arith.addf(x, y, fastmath=self.fm)
+
+    def sub(self, x, y):
+        return arith.subf(x, y, fastmath=self.fm)
+
     def horner(self, x, coeffs):
         y = self.c(coeffs[0])
         for k in coeffs[1:]:
-            y = arith.addf(arith.mulf(y, x), self.c(k))
+            y = self.add(self.mul(y, x), self.c(k))
         return y
 
     def clamp(self, x, lo, hi):
@@ -73,14 +86,14 @@ def exp_f32(f: _F32, x):
     (as 2^(k/2) * 2^(k - k/2), so that k in [-150, 128] reaches denormals and FLT_MAX)."""
     too_big = arith.cmpf(arith.CmpFPredicate.OGT, x, f.c(_EXP_MAX))
     x = f.clamp(x, _EXP_MIN, _EXP_MAX)
-    k = mmath.floor(arith.addf(arith.mulf(x, f.c(_LOG2E)), f.c(0.5)))
-    r = arith.subf(arith.subf(x, arith.mulf(k, f.c(_LN2_HI))), arith.mulf(k, f.c(_LN2_LO)))
+    k = mmath.floor(f.add(f.mul(x, f.c(_LOG2E)), f.c(0.5)))
+    r = f.sub(f.sub(x, f.mul(k, f.c(_LN2_HI))), f.mul(k, f.c(_LN2_LO)))
     y = f.horner(r, _EXP_POLY)
-    y = arith.addf(arith.addf(arith.mulf(arith.mulf(y, r), r), r), f.c(1.0))
+    y = f.add(f.add(f.mul(f.mul(y, r), r), r), f.c(1.0))
     ki = arith.fptosi(f.it, k)
     half = arith.shrsi(ki, f.ci(1))
     for part in (half, arith.subi(ki, half)):
-        y = arith.mulf(y, arith.bitcast(f.t, arith.shli(arith.addi(part, f.ci(127)), f.ci(23))))
+        y = f.mul(y, arith.bitcast(f.t, arith.shli(arith.addi(part, f.ci(127)), f.ci(23))))
     return arith.select(too_big, f.c(float("inf")), y)
 
 
@@ -88,8 +101,8 @@ def tanh_f32(f: _F32, x):
     """Eigen's rational approximation on [-7.9, 7.9]; tanh(x) = x for tiny |x|."""
     tiny = arith.cmpf(arith.CmpFPredicate.OLT, mmath.absf(x), f.c(_TANH_TINY))
     xc = f.clamp(x, -_TANH_CLAMP, _TANH_CLAMP)
-    x2 = arith.mulf(xc, xc)
-    p = arith.mulf(xc, f.horner(x2, _TANH_NUM))
+    x2 = f.mul(xc, xc)
+    p = f.mul(xc, f.horner(x2, _TANH_NUM))
     q = f.horner(x2, _TANH_DEN)
     return arith.select(tiny, x, arith.divf(p, q))
 
@@ -97,28 +110,28 @@ def tanh_f32(f: _F32, x):
 def erf_f32(f: _F32, x):
     """Eigen's rational approximation x P(x^2) / Q(x^2) on [-4, 4] (max error 4e-7)."""
     xc = f.clamp(x, -_ERF_CLAMP, _ERF_CLAMP)
-    x2 = arith.mulf(xc, xc)
-    return arith.divf(arith.mulf(xc, f.horner(x2, _ERF_NUM)), f.horner(x2, _ERF_DEN))
+    x2 = f.mul(xc, xc)
+    return arith.divf(f.mul(xc, f.horner(x2, _ERF_NUM)), f.horner(x2, _ERF_DEN))
 
 
 def log_f32(f: _F32, x):
     """Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a polynomial."""
     # Denormals are scaled by 2^23 first, so that frexp by bit manipulation works.
     denormal = arith.cmpf(arith.CmpFPredicate.OLT, x, f.c(1.17549435e-38))
-    scaled = arith.select(denormal, arith.mulf(x, f.c(8388608.0)), x)
+    scaled = arith.select(denormal, f.mul(x, f.c(8388608.0)), x)
     bits = arith.bitcast(f.it, scaled)
     e = arith.subi(arith.andi(arith.shrui(bits, f.ci(23)), f.ci(0xFF)), f.ci(126))
     m = arith.bitcast(f.t, arith.ori(arith.andi(bits, f.ci(0x807FFFFF)), f.ci(0x3F000000)))
     small = arith.cmpf(arith.CmpFPredicate.OLT, m, f.c(_SQRT_HALF))
     e = arith.sitofp(f.t, e)
-    e = arith.select(denormal, arith.subf(e, f.c(23.0)), e)
-    e = arith.select(small, arith.subf(e, f.c(1.0)), e)
-    m = arith.subf(arith.select(small, arith.addf(m, m), m), f.c(1.0))
-    m2 = arith.mulf(m, m)
-    y = arith.mulf(arith.mulf(f.horner(m, _LOG_POLY), m2), m)
-    y = arith.addf(y, arith.mulf(e, f.c(_LN2_LO)))
-    y = arith.subf(y, arith.mulf(m2, f.c(0.5)))
-    y = arith.addf(arith.addf(m, y), arith.mulf(e, f.c(_LN2_HI)))
+    e = arith.select(denormal, f.sub(e, f.c(23.0)), e)
+    e = arith.select(small, f.sub(e, f.c(1.0)), e)
+    m = f.sub(arith.select(small, f.add(m, m), m), f.c(1.0))
+    m2 = f.mul(m, m)
+    y = f.mul(f.mul(f.horner(m, _LOG_POLY), m2), m)
+    y = f.add(y, f.mul(e, f.c(_LN2_LO)))
+    y = f.sub(y, f.mul(m2, f.c(0.5)))
+    y = f.add(f.add(m, y), f.mul(e, f.c(_LN2_HI)))
     # log(0) = -inf, log(inf) = inf, log(x < 0) = nan; nan stays nan.
     y = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f.c(0.0)), f.c(float("-inf")), y)
     y = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f.c(float("inf"))), x, y)

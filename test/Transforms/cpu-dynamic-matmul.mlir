@@ -1,9 +1,9 @@
 // ms-cpu-dynamic-matmul: a matmul kernel with a dynamic row count runs static clones of
 // itself on blocks of 64, 8 and 1 rows; one with a dynamic depth accumulates blocks of 256, 8
 // and 1 rows of K, then runs its epilogue once. Other dynamic kernels stay as they are.
-// RUN: ms-opt %s --ms-cpu-dynamic-matmul --split-input-file | FileCheck %s
+// RUN: ms-opt %s --ms-cpu-dynamic-matmul=vector-bits=512 --split-input-file | FileCheck %s
 // The output is valid IR.
-// RUN: ms-opt %s --ms-cpu-dynamic-matmul --split-input-file | ms-opt --split-input-file > /dev/null
+// RUN: ms-opt %s --ms-cpu-dynamic-matmul=vector-bits=512 --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @rows(
 // CHECK-SAME:    %[[A:[^:]+]]: memref<?x16xf32>, %[[B:[^:]+]]: memref<16x32xf32>, %[[BIAS:[^:]+]]: memref<32xf32>, %[[C:[^:]+]]: memref<?x32xf32>)

@@ -1,4 +1,8 @@
-// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=512 l1d-bytes=49152 l1d-ways=12" | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=256 l1d-bytes=32768 l1d-ways=8" | FileCheck %s --check-prefix=AVX2
+
+// The target is pinned by the options: a 48 KiB, 12-way L1 data cache (64 sets of 64-byte
+// lines; Intel Xeon, AMD Zen 5) and 512-bit vectors, then 32 KiB, 8-way and 256-bit.
 
 // B's rows are 4 KiB apart: the caller copies B into strips of 32 columns (Bp[32][128][32])
 // and passes C as C[128][32][32]; the kernel computes the product from the strips, tiled
@@ -17,6 +21,10 @@
 // CHECK:           vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT:     linalg.matmul
 // CHECK-NOT:     linalg.generic
+// With 256-bit vectors the strips are 16 columns wide.
+// AVX2-LABEL: func.func @main(
+// AVX2:         memref.alloc() {alignment = 64 : i64} : memref<64x128x16xf32>
+// AVX2:         vector.fma {{.*}} : vector<16xf32>
 func.func @main(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<128x1024xf32>)
@@ -30,10 +38,15 @@ func.func private @main__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf3
 
 // -----
 
-// Not packed: B's rows 2 KiB apart; too few rows of A to pay for the copy.
+// Packed too: B's rows 2 KiB apart, so a K-panel's rows start in 2 of the 64 sets. Not
+// packed: rows 3200 bytes apart (800 floats) start in 32 sets, enough for the 128-row panel;
+// too few rows of A (64) to pay for the copy.
 // CHECK-LABEL: func.func @narrow(
+// CHECK:         linalg.transpose
+// CHECK:         call @narrow__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<128x128xf32>, memref<16x128x32xf32>, memref<128x16x32xf32>) -> ()
+// CHECK-LABEL: func.func @odd_stride(
 // CHECK-NOT:     linalg.transpose
-// CHECK:         call @narrow__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<128x128xf32>, memref<128x512xf32>, memref<128x512xf32>) -> ()
+// CHECK:         call @odd_stride__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<128x128xf32>, memref<128x800xf32>, memref<128x800xf32>) -> ()
 // CHECK-LABEL: func.func @short(
 // CHECK-NOT:     linalg.transpose
 // CHECK:         call @short__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<64x128xf32>, memref<128x1024xf32>, memref<64x1024xf32>) -> ()
@@ -43,6 +56,14 @@ func.func @narrow(%a: memref<128x128xf32>, %b: memref<128x512xf32>, %c: memref<1
 }
 func.func private @narrow__matmul0(%a: memref<128x128xf32>, %b: memref<128x512xf32>, %c: memref<128x512xf32>) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x512xf32>) outs(%c : memref<128x512xf32>)
+  return
+}
+func.func @odd_stride(%a: memref<128x128xf32>, %b: memref<128x800xf32>, %c: memref<128x800xf32>) {
+  call @odd_stride__matmul0(%a, %b, %c) : (memref<128x128xf32>, memref<128x800xf32>, memref<128x800xf32>) -> ()
+  return
+}
+func.func private @odd_stride__matmul0(%a: memref<128x128xf32>, %b: memref<128x800xf32>, %c: memref<128x800xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x800xf32>) outs(%c : memref<128x800xf32>)
   return
 }
 func.func @short(%a: memref<64x128xf32>, %b: memref<128x1024xf32>, %c: memref<64x1024xf32>) {

@@ -111,7 +111,7 @@ def test_training_step_gradients_equal_on_every_vector_width(target):
 
 def test_register_tile_follows_the_registers(target):
     from mscc.passes.cpu import register_tile
-    mr, nr_bytes = register_tile()
+    mr, nr_bytes = register_tile(target)
     assert nr_bytes == 2 * target.vector_bytes
     # accumulators plus A's broadcasts and B's loads fit the register file
     assert mr * 2 + 4 <= target.vector_registers

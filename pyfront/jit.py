@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 import sys
 import time
@@ -24,10 +25,12 @@ from .keys import generalized_parts, parts_fit, static_key
 from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock, jit_options
 from ..runtime.calls import CallError
+from ..runtime.fastcall import array_key as _array_key
 from .tensor import Parameter, Tensor
 
 
 _NONE_ID = id(None)
+_SPEC, _DATA = operator.attrgetter("_spec"), operator.attrgetter("_data")
 # Compiled specializations kept per jit function (least recently used evicted first);
 # ms.jit(cache_size=N) overrides it per function. Each CPU entry holds ~1.5 MiB of code.
 DEFAULT_CACHE_SIZE = int(os.environ.get("MSCC_JIT_CACHE_SIZE", "64"))
@@ -37,7 +40,8 @@ class CompiledEntry:
     """One specialization: the executable and how Python values map onto its arguments."""
 
     __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
-                 "out_specs", "single_output", "on_device", "last_used", "sized_per_call")
+                 "out_specs", "single_output", "on_device", "last_used", "sized_per_call",
+                 "fast")
 
     def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks,
                  on_device=False):
@@ -53,6 +57,25 @@ class CompiledEntry:
         self.single_output = treedef == ("leaf",)
         self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
         self.last_used = 0          # JitFunction's call counter at the last use (LRU)
+        self.fast = self._fast_form()
+
+    def _fast_form(self):
+        """run() written out for the common entry (the cache-hit path of calls whose
+        arguments are all Tensors): host code called through runtime/_fastcall.c, which
+        rejects an argument that is not an array (a placeholder: TypeError before anything
+        runs), one output of fixed size, no implicit Parameters or write-backs. None for
+        any other entry."""
+        if (self.on_device or self.params or self.writebacks or self.sized_per_call
+                or not self.single_output or getattr(self.exe, "_fast", None) is None):
+            return None
+        exe_run, spec, new, cls = self.exe.run, self.out_specs[0], object.__new__, Tensor
+
+        def fast(arrays):
+            t = new(cls)
+            t._data, t._spec, t._device, t._value, t._trace = exe_run(arrays)[0], spec, \
+                None, None, None
+            return t
+        return fast
 
     def run(self, leaves, arrays=None):
         if self.on_device:
@@ -235,12 +258,16 @@ class JitFunction:
             active_tapes[-1].record_call(self.fn, args, result)
             return result
         try:  # the cache-hit fast path: every argument is a Tensor
-            key = (_context["target"], *[a._spec for a in args])
-            entry = self._flat_cache[key]
+            entry = self._flat_cache[(_context["target"], *map(_SPEC, args))]
         except (AttributeError, KeyError, TypeError):
             return self._call_arrays(args)
         self._calls += 1
         entry.last_used = self._calls
+        if entry.fast is not None:
+            try:
+                return entry.fast(list(map(_DATA, args)))
+            except TypeError:  # a Tensor without host data: run() says which
+                pass
         return entry.run(args, None if entry.on_device else [a._data for a in args])
 
     def _positional(self, args, kwargs):
@@ -251,8 +278,11 @@ class JitFunction:
         if names is None:
             names = self._plain_parameters = _plain_parameters(self.fn)
         rest = names[len(args):] if names else ()
-        if names and len(rest) == len(kwargs) and all(n in kwargs for n in rest):
-            return args + tuple(kwargs[n] for n in rest)
+        if names and len(rest) == len(kwargs):
+            try:  # (C-level lookups: this runs on every call with keywords)
+                return args + tuple(map(kwargs.__getitem__, rest))
+            except KeyError:
+                pass  # a name that is not the next parameter's: bind reports it
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
         bound.apply_defaults()
         if bound.kwargs:  # (keyword-only parameters or **kwargs: they would be dropped)
@@ -265,14 +295,21 @@ class JitFunction:
         """A call with C-contiguous numpy arrays only: served from the flat cache by their
         shapes and dtypes, the arrays passed to the executable as they are (no Tensor, no
         copy); anything else takes the general path."""
-        if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in args):
+        if _array_key is not None:  # (runtime/_fastcall.c: the same key, built in C)
+            key = _array_key(_context["target"], args)
+            if key is None:
+                return self._call_general(args)
+        elif all(type(a) is np.ndarray and a.flags.c_contiguous for a in args):
+            key = (_context["target"], *[(a.shape, a.dtype) for a in args])
+        else:
             return self._call_general(args)
-        key = (_context["target"], *[(a.shape, a.dtype) for a in args])
         entry = self._flat_cache.get(key)
         if entry is None:
             return self._call_general(args, array_key=key)
         self._calls += 1
         entry.last_used = self._calls
+        if entry.fast is not None:
+            return entry.fast(list(args))
         return entry.run(args, list(args))
 
     @user_api(lambda self: f"ms.jit ({self.__name__})")

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
+from . import fastcall
 from .calls import CallError, check_dtypes
 from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
@@ -48,10 +49,15 @@ class CpuExecutable(DynamicCalls):
         if not addr:
             raise CallError(f"entry point '{entry}' not found in the compiled module")
         self._fn = _PACKED(addr)
+        self._address = addr
         from .debug_print import install_in_engine
         install_in_engine(self.engine)  # compiled Print ops (runtime/debug_print.py)
         self._setup_dynamic(dynamic)  # (runtime/dynamic.py; None: static shapes)
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
+        # the packed wrapper through runtime/_fastcall.c: fn(void **args)
+        self._fast = None
+        if fastcall.call is not None:
+            self._fast = (addr, self._args.address, self._args.descriptor_addresses)
         self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]
         self._n_in = len(self.in_specs)
@@ -95,6 +101,9 @@ class CpuExecutable(DynamicCalls):
         ptr = data_pointer
         with self._outputs.lock:
             outputs = self._outputs.take()
+            if self._fast is not None:
+                fastcall.call(*self._fast, arrays, outputs)
+                return outputs
             for d, a in zip(self._args.descriptors, arrays + outputs):
                 d.allocated = d.aligned = ptr(a)
             self._fn(self._args.address)

@@ -25,6 +25,7 @@ import struct
 import tempfile
 import weakref
 
+from . import fastcall
 from .artifact import ArtifactError, signature_symbol, signature_text
 from .calls import CallError, check_dtypes, check_inputs
 from .dynamic import DynamicCalls
@@ -118,6 +119,10 @@ class CpuLibraryExecutable(DynamicCalls):
         self._fn = fn
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._ptrs = self._args.descriptor_addresses
+        # the C interface through runtime/_fastcall.c: fn(desc0, desc1, ...)
+        self._fast = None
+        if fastcall.call is not None and 1 <= n <= fastcall.MAX_C_INTERFACE_ARGS:
+            self._fast = (ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs)
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
 
@@ -175,6 +180,9 @@ class CpuLibraryExecutable(DynamicCalls):
             return self._run_dynamic(arrays, lambda: self._fn(*self._ptrs))
         with self._outputs.lock:
             outputs = self._outputs.take()
+            if self._fast is not None:
+                fastcall.call(*self._fast, arrays, outputs)
+                return outputs
             descriptors = self._args.descriptors
             for d, a in zip(descriptors, list(arrays) + outputs):
                 d.allocated = d.aligned = data_pointer(a)

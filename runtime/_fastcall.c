@@ -1,0 +1,224 @@
+/* The cache-hit call of a compiled CPU entry, in C (runtime/fastcall.py says why).
+ *
+ * call(fn, packed, descriptors, inputs, outputs): writes each array's data pointer into the
+ * `allocated` and `aligned` fields of its memref descriptor (descriptors: addresses, inputs
+ * then outputs), then calls the entry with the GIL released: `fn(packed)` where `packed` is
+ * the ExecutionEngine's void** argument block, or, for packed == 0, the C interface
+ * `fn(desc0, desc1, ...)` of a shared library (at most MAX_ARGS descriptors).
+ *
+ * The arrays must have the entry's shapes and dtypes (the caller's key says so); anything
+ * that is not a C-contiguous numpy array is a TypeError before the entry runs.
+ *
+ * array_key(target, args): the jit cache's key of a call with numpy arrays, (target,
+ * (shape, dtype), ...), or None unless every argument is a C-contiguous ndarray.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#define MAX_ARGS 16
+
+typedef struct {
+    void *allocated;
+    void *aligned;
+} DescriptorHead;
+
+typedef void (*Packed)(void *);
+typedef void *P;
+
+static void call_c_interface(void *fn, P *d, Py_ssize_t n) {
+    switch (n) {
+    case 1: ((void (*)(P))fn)(d[0]); break;
+    case 2: ((void (*)(P, P))fn)(d[0], d[1]); break;
+    case 3: ((void (*)(P, P, P))fn)(d[0], d[1], d[2]); break;
+    case 4: ((void (*)(P, P, P, P))fn)(d[0], d[1], d[2], d[3]); break;
+    case 5: ((void (*)(P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4]); break;
+    case 6: ((void (*)(P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4], d[5]); break;
+    case 7: ((void (*)(P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4], d[5], d[6]);
+        break;
+    case 8: ((void (*)(P, P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4], d[5], d[6],
+                                                   d[7]);
+        break;
+    case 9: ((void (*)(P, P, P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4], d[5],
+                                                      d[6], d[7], d[8]);
+        break;
+    case 10: ((void (*)(P, P, P, P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4], d[5],
+                                                          d[6], d[7], d[8], d[9]);
+        break;
+    case 11: ((void (*)(P, P, P, P, P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4],
+                                                             d[5], d[6], d[7], d[8], d[9],
+                                                             d[10]);
+        break;
+    case 12: ((void (*)(P, P, P, P, P, P, P, P, P, P, P, P))fn)(d[0], d[1], d[2], d[3], d[4],
+                                                                d[5], d[6], d[7], d[8], d[9],
+                                                                d[10], d[11]);
+        break;
+    case 13: ((void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P))fn)(
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12]);
+        break;
+    case 14: ((void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P))fn)(
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13]);
+        break;
+    case 15: ((void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P, P))fn)(
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13],
+        d[14]);
+        break;
+    default: ((void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P))fn)(
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9], d[10], d[11], d[12], d[13],
+        d[14], d[15]);
+        break;
+    }
+}
+
+static int check_arrays(PyObject *arrays, Py_ssize_t first) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(arrays);
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyArray_Check(items[i]) ||
+            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)items[i])) {
+            PyErr_Format(PyExc_TypeError, "argument #%zd is a %s, not a C-contiguous numpy "
+                         "array", first + i, Py_TYPE(items[i])->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_addresses(PyObject *descriptors, P *addresses) {
+    Py_ssize_t n = PyTuple_GET_SIZE(descriptors);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        addresses[i] = PyLong_AsVoidPtr(PyTuple_GET_ITEM(descriptors, i));
+        if (addresses[i] == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "descriptor #%zd is a null address", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void set_pointers(P *addresses, Py_ssize_t first, PyObject *arrays) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(arrays);
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        DescriptorHead *head = (DescriptorHead *)addresses[first + i];
+        head->allocated = head->aligned = PyArray_DATA((PyArrayObject *)items[i]);
+    }
+}
+
+static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "call(fn, packed, descriptors, inputs, outputs)");
+        return NULL;
+    }
+    void *fn = PyLong_AsVoidPtr(args[0]);
+    void *packed = PyLong_AsVoidPtr(args[1]);
+    PyObject *descriptors = args[2], *inputs = args[3], *outputs = args[4];
+    if (PyErr_Occurred())
+        return NULL;
+    if (!PyTuple_Check(descriptors) || !(PyList_Check(inputs) || PyTuple_Check(inputs)) ||
+        !(PyList_Check(outputs) || PyTuple_Check(outputs))) {
+        PyErr_SetString(PyExc_TypeError, "descriptors must be a tuple, arrays lists or tuples");
+        return NULL;
+    }
+    Py_ssize_t n_in = PySequence_Fast_GET_SIZE(inputs);
+    Py_ssize_t n = n_in + PySequence_Fast_GET_SIZE(outputs);
+    if (n != PyTuple_GET_SIZE(descriptors) || (packed == NULL && (n < 1 || n > MAX_ARGS))) {
+        PyErr_SetString(PyExc_ValueError, "one descriptor per array (and at most 16 for a "
+                                          "C interface)");
+        return NULL;
+    }
+    P addresses[MAX_ARGS];
+    P *slots = addresses;
+    P *heap = NULL;
+    if (n > MAX_ARGS) {  /* (packed calls only: the addresses are not passed) */
+        heap = slots = PyMem_Malloc(sizeof(P) * n);
+        if (heap == NULL)
+            return PyErr_NoMemory();
+    }
+    /* everything is checked before the first descriptor is written */
+    if (check_arrays(inputs, 0) < 0 || check_arrays(outputs, n_in) < 0 ||
+        read_addresses(descriptors, slots) < 0) {
+        PyMem_Free(heap);
+        return NULL;
+    }
+    set_pointers(slots, 0, inputs);
+    set_pointers(slots, n_in, outputs);
+    Py_BEGIN_ALLOW_THREADS
+    if (packed != NULL)
+        ((Packed)fn)(packed);
+    else
+        call_c_interface(fn, slots, n);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(heap);
+    Py_RETURN_NONE;
+}
+
+static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "array_key(target, args: tuple)");
+        return NULL;
+    }
+    PyObject *arrays = args[1];
+    Py_ssize_t n = PyTuple_GET_SIZE(arrays);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(arrays, i);
+        if (!PyArray_CheckExact(a) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
+            Py_RETURN_NONE;
+    }
+    PyObject *key = PyTuple_New(n + 1);
+    if (key == NULL)
+        return NULL;
+    Py_INCREF(args[0]);
+    PyTuple_SET_ITEM(key, 0, args[0]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(arrays, i);
+        int nd = PyArray_NDIM(a);
+        npy_intp *dims = PyArray_DIMS(a);
+        PyObject *shape = PyTuple_New(nd);
+        PyObject *part = shape ? PyTuple_New(2) : NULL;
+        if (part == NULL) {
+            Py_XDECREF(shape);
+            Py_DECREF(key);
+            return NULL;
+        }
+        for (int d = 0; d < nd; d++) {
+            PyObject *size = PyLong_FromSsize_t(dims[d]);
+            if (size == NULL) {
+                Py_DECREF(part);
+                Py_DECREF(shape);
+                Py_DECREF(key);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(shape, d, size);
+        }
+        PyArray_Descr *dtype = PyArray_DESCR(a);
+        Py_INCREF(dtype);
+        PyTuple_SET_ITEM(part, 0, shape);
+        PyTuple_SET_ITEM(part, 1, (PyObject *)dtype);
+        PyTuple_SET_ITEM(key, i + 1, part);
+    }
+    return key;
+}
+
+static PyMethodDef methods[] = {
+    {"array_key", (PyCFunction)(void (*)(void))fastcall_array_key, METH_FASTCALL,
+     "array_key(target, args): (target, (shape, dtype), ...) for C-contiguous ndarrays, "
+     "else None"},
+    {"call", (PyCFunction)(void (*)(void))fastcall_call, METH_FASTCALL,
+     "call(fn, packed, descriptors, inputs, outputs): patch the descriptors' data pointers "
+     "and call the entry (GIL released)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fastcall",
+    "The cache-hit call of a compiled CPU entry, in C (runtime/fastcall.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__fastcall(void) {
+    import_array();
+    return PyModule_Create(&module);
+}

@@ -15,8 +15,8 @@ from .base import ModulePass, PatternPass, register
 from . import cpu_target
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
 from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
-                         indexing_maps, iterator_types_attr, ops_of_kind, projection,
-                         set_function_type, symbol_name)
+                         identity_layout, indexing_maps, iterator_types_attr, ops_of_kind,
+                         projection, set_function_type, symbol_name)
 from .outline import kernel_functions
 from .transforms import ScriptCache, apply_script, transform_script, vectorize_register_tiles
 
@@ -154,9 +154,11 @@ def _plain_matmul(op) -> bool:
 
 
 def _should_pack(mm, nr, target) -> bool:
-    a, b, _ = (ir.MemRefType(v.type) for v in mm.operands)
+    a, b, c = (ir.MemRefType(v.type) for v in mm.operands)
     if not (_plain_matmul(mm) and a.has_static_shape and b.has_static_shape):
         return False
+    if not (identity_layout(b) and identity_layout(c)):
+        return False  # views (a dynamic batch's blocks of rows) stay as they are
     k, n = b.shape
     return (n % nr == 0 and n > nr and a.shape[0] >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH
             and target.rows_conflict(n * _elem_bytes(mm), min(k, KC)))

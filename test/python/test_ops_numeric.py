@@ -315,10 +315,12 @@ def test_matmul_tiled_shapes(shape):
     (128, 1024, 256, dt.float32, True, False, True),     # ... B transposed (copied, then packed)
     (128, 512, 128, dt.float64, False, False, True),     # 512 float64 = 4 KiB
     (128, 1024, 128, dt.float32, False, True, False),    # an epilogue reads C: not packed
-    (128, 512, 128, dt.float32, False, False, False),    # 2 KiB apart: not packed
+    (128, 512, 128, dt.float32, False, False, True),     # 2 KiB apart: 2 of the 64 L1 sets
+    (128, 800, 128, dt.float32, False, False, False),    # 3200 bytes apart: 32 sets, enough
 ], ids=lambda v: str(v) if not isinstance(v, dt.DType) else v.name)
 def test_matmul_packed_b(m, n, k, dtype, tb, bias, packed):
-    """CPU matmuls whose B rows are a multiple of 4 KiB apart read B from a packed copy."""
+    """CPU matmuls whose B rows fall into few sets of the L1 data cache (a 48 KiB, 12-way
+    one, pinned by the pass options) read B from a packed copy."""
     from mlir import ir
     from mscc.passes import pipeline
     from mstest import module_of
@@ -333,7 +335,8 @@ def test_matmul_packed_b(m, n, k, dtype, tb, bias, packed):
     module = module_of(specs, body)
     with module.context, ir.Location.unknown():
         pipeline.run_pipeline(module, "cpu", stop_after="bufferized")
-        pipeline.run_steps(module, pipeline.parse_pipeline("ms-cpu-matmul-schedule"))
+        pipeline.run_steps(module, pipeline.parse_pipeline(
+            "ms-cpu-matmul-schedule{vector-bits=512 l1d-bytes=49152 l1d-ways=12}"))
     assert ("permutation = [1, 0, 2]" in str(module)) == packed  # the caller's packing copy
     exe = compile_fn(specs, body)
     got, = exe(a, b, c)

@@ -25,12 +25,21 @@ from .keys import generalized_parts, parts_fit, static_key
 from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock, jit_options
 from ..runtime.calls import CallError
-from ..runtime.fastcall import array_key as _array_key
+from ..runtime import fastcall
+from ..runtime.fastcall import array_key as _array_key, spec_key as _c_spec_key
 from .tensor import Parameter, Tensor
 
 
 _NONE_ID = id(None)
 _SPEC, _DATA = operator.attrgetter("_spec"), operator.attrgetter("_data")
+
+
+def _python_spec_key(target, args):
+    return (target, *map(_SPEC, args))
+
+
+# the key of a call with Tensors: in C where runtime/_fastcall.c is built
+_spec_key = _c_spec_key or _python_spec_key
 # Compiled specializations kept per jit function (least recently used evicted first);
 # ms.jit(cache_size=N) overrides it per function. Each CPU entry holds ~1.5 MiB of code.
 DEFAULT_CACHE_SIZE = int(os.environ.get("MSCC_JIT_CACHE_SIZE", "64"))
@@ -68,7 +77,18 @@ class CompiledEntry:
         if (self.on_device or self.params or self.writebacks or self.sized_per_call
                 or not self.single_output or getattr(self.exe, "_fast", None) is None):
             return None
-        exe_run, spec, new, cls = self.exe.run, self.out_specs[0], object.__new__, Tensor
+        spec, new, cls = self.out_specs[0], object.__new__, Tensor
+        small = getattr(self.exe, "_small", None)
+        if small is not None:  # the executable's run(), one frame less
+            run_small, outputs = fastcall.run_small, self.exe._outputs
+
+            def fast(arrays):
+                t = new(cls)
+                t._data, t._spec, t._device, t._value, t._trace = \
+                    run_small(*small, arrays, outputs.reuse)[0], spec, None, None, None
+                return t
+            return fast
+        exe_run = self.exe.run
 
         def fast(arrays):
             t = new(cls)
@@ -232,6 +252,20 @@ class JitFunction:
         # Executables die with the function; their native memory goes back to the system.
         weakref.finalize(self, _release, self._cache, self._flat_cache)
 
+    @functools.cached_property
+    def _plain_parameters(self):
+        return _plain_parameters(self.fn)
+
+    @functools.cached_property
+    def _keyword_getter(self):
+        """(kwargs -> the arguments by position, the parameter count) for calls that pass
+        every parameter by keyword; count -1 (never matched) for fewer than two plain
+        parameters (itemgetter of one name returns no tuple)."""
+        names = self._plain_parameters
+        if len(names) < 2:
+            return None, -1
+        return operator.itemgetter(*names), len(names)
+
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self.__call__, obj)
 
@@ -250,15 +284,24 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if kwargs:  # keyword arguments become positional (part of the key like any other)
-            args = self._positional(args, kwargs)
+            getter, count = self._keyword_getter
+            if not args and len(kwargs) == count:
+                try:  # every parameter by keyword: one C-level lookup of them all
+                    args = getter(kwargs)
+                except KeyError:
+                    args = self._positional(args, kwargs)
+            else:
+                args = self._positional(args, kwargs)
         if active_traces.items:  # (the lists themselves: no __bool__ call per call)
             return self.converted()(*args)  # called from another traced function: inline
         if active_tapes.items:  # inside a PyNative gradient's recording: one replayable node
             result = self._call_general(args, tape=active_tapes[-1])
             active_tapes[-1].record_call(self.fn, args, result)
             return result
+        if args and type(args[0]) is np.ndarray:  # (no exception raised and caught)
+            return self._call_arrays(args)
         try:  # the cache-hit fast path: every argument is a Tensor
-            entry = self._flat_cache[(_context["target"], *map(_SPEC, args))]
+            entry = self._flat_cache[_spec_key(_context["target"], args)]
         except (AttributeError, KeyError, TypeError):
             return self._call_arrays(args)
         self._calls += 1
@@ -274,9 +317,7 @@ class JitFunction:
         """The arguments by position: keywords naming the parameters after `args` are placed
         directly when the function takes only plain parameters (the common case, without
         inspect's binding on every call); anything else goes through Signature.bind."""
-        names = self.__dict__.get("_plain_parameters")
-        if names is None:
-            names = self._plain_parameters = _plain_parameters(self.fn)
+        names = self._plain_parameters
         rest = names[len(args):] if names else ()
         if names and len(rest) == len(kwargs):
             try:  # (C-level lookups: this runs on every call with keywords)

@@ -9,6 +9,16 @@
  * The arrays must have the entry's shapes and dtypes (the caller's key says so); anything
  * that is not a C-contiguous numpy array is a TypeError before the entry runs.
  *
+ * run_small(fn, packed, descriptors, cache, specs, inputs, reuse): the same for an entry
+ * whose buffers are small, with the GIL held throughout (so that no other thread can use
+ * the descriptors or the outputs meanwhile: no lock), and the outputs chosen here too: the
+ * cached array j is written again when the cache list holds the only reference to it
+ * (runtime/outputs.py says why), else a new one of specs[j] = (shape, dtype) replaces it.
+ * Returns the list of outputs.
+ *
+ * spec_key(target, args): (target, args[0]._spec, ...), the key of a call with Tensors
+ * (AttributeError for an argument without a spec, as the Python expression raises).
+ *
  * array_key(target, args): the jit cache's key of a call with numpy arrays, (target,
  * (shape, dtype), ...), or None unless every argument is a C-contiguous ndarray.
  */
@@ -156,6 +166,99 @@ static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+static PyObject *output_array(PyObject *cache, Py_ssize_t j, PyObject *spec, int reuse) {
+    PyObject *old = PyList_GET_ITEM(cache, j);
+    if (reuse && old != Py_None && Py_REFCNT(old) == 1) {
+        Py_INCREF(old);
+        return old;
+    }
+    PyObject *shape = PyTuple_GET_ITEM(spec, 0);
+    PyArray_Descr *dtype = (PyArray_Descr *)PyTuple_GET_ITEM(spec, 1);
+    npy_intp dims[NPY_MAXDIMS];
+    int nd = (int)PyTuple_GET_SIZE(shape);
+    for (int d = 0; d < nd && d < NPY_MAXDIMS; d++)
+        dims[d] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+    Py_INCREF(dtype);  /* (PyArray_Empty steals it) */
+    PyObject *fresh = PyArray_Empty(nd, dims, dtype, 0);
+    if (fresh == NULL)
+        return NULL;
+    if (reuse) {
+        Py_INCREF(fresh);
+        PyList_SetItem(cache, j, fresh);  /* (steals the new reference, drops the old array) */
+    }
+    return fresh;
+}
+
+static PyObject *fastcall_run_small(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7 || !PyTuple_Check(args[2]) || !PyList_Check(args[3]) ||
+        !PyTuple_Check(args[4]) || PyList_GET_SIZE(args[3]) != PyTuple_GET_SIZE(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "run_small(fn, packed, descriptors, cache: list, "
+                                         "specs: tuple, inputs, reuse)");
+        return NULL;
+    }
+    void *fn = PyLong_AsVoidPtr(args[0]);
+    void *packed = PyLong_AsVoidPtr(args[1]);
+    PyObject *descriptors = args[2], *cache = args[3], *specs = args[4], *inputs = args[5];
+    int reuse = PyObject_IsTrue(args[6]);
+    if (PyErr_Occurred() || reuse < 0)
+        return NULL;
+    if (!(PyList_Check(inputs) || PyTuple_Check(inputs))) {
+        PyErr_SetString(PyExc_TypeError, "inputs must be a list or a tuple");
+        return NULL;
+    }
+    Py_ssize_t n_in = PySequence_Fast_GET_SIZE(inputs), n_out = PyList_GET_SIZE(cache);
+    Py_ssize_t n = n_in + n_out;
+    if (n != PyTuple_GET_SIZE(descriptors) || n > MAX_ARGS || (packed == NULL && n < 1)) {
+        PyErr_SetString(PyExc_ValueError, "one descriptor per array, at most 16");
+        return NULL;
+    }
+    P slots[MAX_ARGS];
+    if (check_arrays(inputs, 0) < 0 || read_addresses(descriptors, slots) < 0)
+        return NULL;
+    PyObject *outputs = PyList_New(n_out);
+    if (outputs == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < n_out; j++) {
+        PyObject *array = output_array(cache, j, PyTuple_GET_ITEM(specs, j), reuse);
+        if (array == NULL) {
+            Py_DECREF(outputs);
+            return NULL;
+        }
+        PyList_SET_ITEM(outputs, j, array);
+    }
+    set_pointers(slots, 0, inputs);
+    set_pointers(slots, n_in, outputs);
+    if (packed != NULL)
+        ((Packed)fn)(packed);
+    else
+        call_c_interface(fn, slots, n);
+    return outputs;
+}
+
+static PyObject *spec_name = NULL;  /* "_spec", interned at import */
+
+static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "spec_key(target, args: tuple)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+    PyObject *key = PyTuple_New(n + 1);
+    if (key == NULL)
+        return NULL;
+    Py_INCREF(args[0]);
+    PyTuple_SET_ITEM(key, 0, args[0]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *spec = PyObject_GetAttr(PyTuple_GET_ITEM(args[1], i), spec_name);
+        if (spec == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, i + 1, spec);
+    }
+    return key;
+}
+
 static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "array_key(target, args: tuple)");
@@ -204,6 +307,11 @@ static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ss
 }
 
 static PyMethodDef methods[] = {
+    {"run_small", (PyCFunction)(void (*)(void))fastcall_run_small, METH_FASTCALL,
+     "run_small(fn, packed, descriptors, cache, specs, inputs, reuse) -> outputs: a call "
+     "that holds the GIL and chooses its outputs"},
+    {"spec_key", (PyCFunction)(void (*)(void))fastcall_spec_key, METH_FASTCALL,
+     "spec_key(target, args): (target, args[0]._spec, ...)"},
     {"array_key", (PyCFunction)(void (*)(void))fastcall_array_key, METH_FASTCALL,
      "array_key(target, args): (target, (shape, dtype), ...) for C-contiguous ndarrays, "
      "else None"},
@@ -220,5 +328,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__fastcall(void) {
     import_array();
+    spec_name = PyUnicode_InternFromString("_spec");
+    if (spec_name == NULL)
+        return NULL;
     return PyModule_Create(&module);
 }

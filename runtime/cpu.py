@@ -62,6 +62,9 @@ class CpuExecutable(DynamicCalls):
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays(self._out_np)
+        self._small = None if self.dynamic is not None else fastcall.small_call(
+            addr, self._args.address, self._args.descriptor_addresses,
+            self.in_specs + self.out_specs, self._outputs)
 
     def check_inputs(self, arrays):
         if self.dynamic is not None:  # (run() checks the sizes)
@@ -98,6 +101,8 @@ class CpuExecutable(DynamicCalls):
         shapes and dtypes."""
         if self.dynamic is not None:
             return self._run_dynamic(arrays, lambda: self._fn(self._args.address))
+        if self._small is not None:  # (the GIL held: no lock)
+            return fastcall.run_small(*self._small, arrays, self._outputs.reuse)
         ptr = data_pointer
         with self._outputs.lock:
             outputs = self._outputs.take()

@@ -125,6 +125,9 @@ class CpuLibraryExecutable(DynamicCalls):
             self._fast = (ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs)
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
+        self._small = None if self.dynamic is not None else fastcall.small_call(
+            ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs,
+            self.in_specs + self.out_specs, self._outputs)
 
     def _check_signature(self, symbol):
         """Raise ArtifactError unless the library describes itself as the manifest does."""
@@ -178,6 +181,8 @@ class CpuLibraryExecutable(DynamicCalls):
         """Unchecked call (as runtime/cpu.CpuExecutable.run)."""
         if self.dynamic is not None:
             return self._run_dynamic(arrays, lambda: self._fn(*self._ptrs))
+        if self._small is not None:  # (the GIL held: no lock)
+            return fastcall.run_small(*self._small, arrays, self._outputs.reuse)
         with self._outputs.lock:
             outputs = self._outputs.take()
             if self._fast is not None:

@@ -16,6 +16,29 @@ except ImportError:  # not built (an install without a C compiler, a bare checko
 
 # call(fn, packed, descriptors, inputs, outputs): packed 0 calls fn's C interface
 call = _fastcall.call if _fastcall is not None else None
+# run_small(fn, packed, descriptors, cache, specs, inputs, reuse) -> outputs, the GIL held
+run_small = _fastcall.run_small if _fastcall is not None else None
+# spec_key(target, args): (target, args[0]._spec, ...); AttributeError without a _spec
+spec_key = _fastcall.spec_key if _fastcall is not None else None
 # array_key(target, args): (target, (shape, dtype), ...) or None
 array_key = _fastcall.array_key if _fastcall is not None else None
 MAX_C_INTERFACE_ARGS = 16
+# Entries whose inputs and outputs together are at most this many bytes run with the GIL
+# held (run_small: no lock; their run time is of the order of the call's), the others with
+# the GIL released and the executable's lock held (call).
+SMALL_CALL_BYTES = 1 << 16
+
+
+def small_call(fn, packed, descriptors, specs, outputs):
+    """run_small's leading arguments for an executable, or None where it does not apply:
+    no extension, too many or too large buffers (`specs`: inputs then outputs, TensorSpecs;
+    `outputs`: its OutputArrays)."""
+    import numpy as np
+    if run_small is None or len(specs) > MAX_C_INTERFACE_ARGS:
+        return None
+    if packed == 0 and not specs:
+        return None
+    if sum(s.size * np.dtype(s.dtype.np).itemsize for s in specs) > SMALL_CALL_BYTES:
+        return None
+    return (fn, packed, descriptors, outputs._cache,
+            tuple((shape, dtype) for shape, dtype in outputs._specs))

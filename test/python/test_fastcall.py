@@ -112,3 +112,31 @@ def test_both_executable_kinds_use_the_c_call():
     exe = next(iter(f._flat_cache.values())).exe
     assert isinstance(exe, (cpu_runtime.CpuExecutable, cpu_aot.CpuLibraryExecutable))
     assert exe._fast is not None
+
+
+@needs_c
+def test_small_calls_hold_the_gil_and_keep_outputs_that_are_still_referenced():
+    """run_small chooses the outputs itself: an output the caller still holds is never
+    written again, a released one is re-used."""
+    f = ms.jit(lambda x: x * 2.0)
+    x = np.arange(6, dtype=np.float32)
+    first = f(x)
+    exe = next(iter(f._flat_cache.values())).exe
+    assert exe._small is not None
+    second = f(x + 1)
+    np.testing.assert_array_equal(first.asnumpy(), x * 2)  # still its own values
+    np.testing.assert_array_equal(second.asnumpy(), (x + 1) * 2)
+    held = second.asnumpy()
+    del first, second
+    third = f(x + 2)
+    np.testing.assert_array_equal(third.asnumpy(), (x + 2) * 2)
+    np.testing.assert_array_equal(held, (x + 1) * 2)
+
+
+@needs_c
+def test_large_calls_release_the_gil():
+    f = ms.jit(lambda x: x * 2.0)
+    x = np.ones((256, 256), np.float32)  # 512 KiB in and out
+    np.testing.assert_array_equal(f(x).asnumpy(), x * 2)
+    exe = next(iter(f._flat_cache.values())).exe
+    assert exe._small is None and exe._fast is not None

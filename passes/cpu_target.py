@@ -1,8 +1,9 @@
 """The CPU the code is compiled for: its LLVM name, vector width, registers and caches.
 
 Every CPU schedule reads its sizes from here instead of constants tuned on one machine:
-the matmul register tile from the vector width and register count, the row tiles from the
-L1 data cache. By default the target is the host: LLVM's name for it (`llc --version`), its
+the matmul register tile from the vector width and register count, whether to pack a
+matmul's B from the L1 data cache's geometry (the row tiles of passes/cpu_rows.py are still a
+constant). By default the target is the host: LLVM's name for it (`llc --version`), its
 instruction sets from /proc/cpuinfo (what the hypervisor really enables, which a CPU name
 alone does not tell) and its caches from sysfs. `MSCC_CPU=<LLVM CPU name>` compiles for
 another CPU instead (`MSCC_CPU=haswell`: AVX2 code on an AVX-512 machine, so that both paths
@@ -48,6 +49,8 @@ class CpuTarget:
     l2_bytes: int            # per core
     l1d_ways: int = 8        # associativity of the L1 data cache
     named: bool = False      # chosen by MSCC_CPU rather than read off the host
+    isa_bits: int = 0        # the widest vectors its instruction sets have (0: vector_bits);
+    #                          MSCC_VECTOR_BITS caps vector_bits, not what LLVM may emit
 
     @property
     def vector_bytes(self) -> int:
@@ -69,12 +72,14 @@ class CpuTarget:
         """The instruction sets code for this target may use beyond x86-64's baseline, as
         /proc/cpuinfo names them (an artifact records them; loading checks the host has
         them)."""
-        return {512: ("avx512f", "avx2", "fma"), 256: ("avx2", "fma")}.get(self.vector_bits, ())
+        bits = self.isa_bits or self.vector_bits
+        return {512: ("avx512f", "avx2", "fma"), 256: ("avx2", "fma")}.get(bits, ())
 
     def key(self) -> str:
         """What the compiled code depends on (part of the executable cache's key)."""
         return (f"cpu={self.cpu};vector={self.vector_bits};regs={self.vector_registers};"
-                f"l1d={self.l1d_bytes}/{self.l1d_ways};l2={self.l2_bytes};named={self.named}")
+                f"l1d={self.l1d_bytes}/{self.l1d_ways};l2={self.l2_bytes};named={self.named};"
+                f"isa={self.isa_bits}")
 
 
 # Options of the passes whose schedule depends on the target: 0 takes the current target's
@@ -109,13 +114,14 @@ def _target(cpu_name: str, bits_cap: str) -> CpuTarget:
     else:
         from .artifact import host_cpu
         cpu_name, bits, named = host_cpu(), _host_vector_bits(host_cpu_flags()), False
+    isa_bits = bits
     if bits_cap:
         if bits_cap not in ("128", "256", "512"):
             raise CpuTargetError(f"{VECTOR_BITS_ENV}={bits_cap!r}: expected 128, 256 or 512")
         bits = min(bits, int(bits_cap))
     # AVX-512 doubles the register file; the narrower widths keep 16 (x86-64, AVX2)
     registers = 32 if bits == 512 else 16
-    return CpuTarget(cpu_name, bits, registers, l1d, l2, ways, named)
+    return CpuTarget(cpu_name, bits, registers, l1d, l2, ways, named, isa_bits)
 
 
 def _host_vector_bits(flags) -> int:

@@ -36,6 +36,16 @@ import shutil
 if shutil.which("ptxas", path=config.environment["PATH"]):
     config.available_features.add("ptxas")
 
+# The host's AVX-512 (what passes/cpu_target.py reads): tests of the host's own code need it.
+try:
+    with open("/proc/cpuinfo") as _f:
+        _flags = next((line.split(":", 1)[1].split() for line in _f
+                       if line.startswith("flags")), [])
+except OSError:
+    _flags = []
+if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(_flags):
+    config.available_features.add("host-avx512")
+
 config.substitutions.append(("%ms_irdl", os.path.join(repo, "dialects", "ms.irdl.mlir")))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
 config.substitutions.append(("%python", python))

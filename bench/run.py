@@ -21,7 +21,6 @@ import argparse
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -32,9 +31,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from harness import SCRUBBED_ENV, cpu_description as cpu_model  # noqa: E402
 from programs import BENCHMARKS, BY_NAME  # noqa: E402
 
-SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 IMPLS = ("numpy", "torch", "torch_compile", "jax", "mscc")
 PEERS = ("numpy", "torch", "torch_compile", "jax")
 LABELS = {"torch_compile": "torch.compile"}  # the report's names, where not the impl's
@@ -44,20 +43,6 @@ CALL_INNER = 200  # calls per sample in the call-overhead rows (one call is ~1 u
 
 def label(impl):
     return LABELS.get(impl, impl)
-
-
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo, else platform) and the cores this process may use."""
-    name = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            name = next((line.split(":", 1)[1].strip() for line in f
-                         if line.startswith("model name")), None)
-    except OSError:
-        pass
-    name = name or platform.processor() or platform.machine() or "unknown CPU"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{name} ({cores} cores)"
 
 
 def versions() -> dict:
@@ -260,6 +245,40 @@ def best_peer(by, name):
     return p, t
 
 
+def _notes(b, by, us):
+    """What a row adds after the table's columns: limits, best times, compile times, GFLOP/s,
+    wrong results and failures."""
+    np_r, ms_r = by.get((b.name, "numpy"), {}), by.get((b.name, "mscc"), {})
+    notes = []
+    if b.needs:
+        notes.append(f"slot: needs the {b.needs}")
+    if us and b.goal and "median_s" in ms_r:
+        notes.append("within the limit" if ms_r["median_s"] * 1e6 <= b.goal
+                     else "over the limit")
+    if "min_s" in ms_r and not us:
+        notes.append(f"best {ms_r['min_s'] * 1e3:.3f} ms" +
+                     (f" (numpy {np_r['min_s'] * 1e3:.3f})" if "min_s" in np_r else ""))
+    if "compile_s" in ms_r and not us:
+        stages = ms_r.get("compile_stages", {})
+        notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms" + (
+            f" (codegen {stages['codegen'] * 1e3:.0f})" if "codegen" in stages else ""))
+    peers_compile = [f"{label(i)} {by[(b.name, i)]['compile_s']:.2f} s"
+                     for i in ("torch_compile", "jax")
+                     if "compile_s" in by.get((b.name, i), {})]
+    if peers_compile and not us:
+        notes.append("first call " + ", ".join(peers_compile))
+    if b.flops and "median_s" in ms_r:
+        notes.append(f"{b.flops / ms_r['median_s'] / 1e9:.0f} GFLOP/s")
+    for impl in IMPLS:
+        r = by.get((b.name, impl), {})
+        if r.get("correct") is False:
+            err = r.get("max_abs_err", float("nan"))
+            notes.append(f"{label(impl)} WRONG (max abs err {err:.2e})")
+        if "error" in r:
+            notes.append(f"{label(impl)} failed: {' '.join(r['error'])}")
+    return notes
+
+
 def report(rows, benches, impls=IMPLS, cpu=None):
     """The table: each implementation's median (ms; us for the call-overhead rows), mscc's
     ratio to the best peer (best peer / mscc, >= 1.0x: mscc wins) and to numpy, the goal."""
@@ -294,33 +313,7 @@ def report(rows, benches, impls=IMPLS, cpu=None):
             goal = f"<={b.goal:g}us" if us else f"{b.goal:.1f}x"
         line = (f"{b.name:32}" + "".join(f" {cell(by.get((b.name, i), {}), w)}" for i, w in cols)
                 + f" {vs_best:>8} {peer:>13} {x_numpy:>8} {goal:>8}")
-        notes = []
-        if b.needs:
-            notes.append(f"slot: needs the {b.needs}")
-        if us and b.goal and "median_s" in ms_r:
-            notes.append("within the limit" if ms_r["median_s"] * 1e6 <= b.goal
-                         else "over the limit")
-        if "min_s" in ms_r and not us:
-            notes.append(f"best {ms_r['min_s'] * 1e3:.3f} ms" +
-                         (f" (numpy {np_r['min_s'] * 1e3:.3f})" if "min_s" in np_r else ""))
-        if "compile_s" in ms_r and not us:
-            stages = ms_r.get("compile_stages", {})
-            notes.append(f"compile {ms_r['compile_s'] * 1e3:.0f} ms" + (
-                f" (codegen {stages['codegen'] * 1e3:.0f})" if "codegen" in stages else ""))
-        peers_compile = [f"{label(i)} {by[(b.name, i)]['compile_s']:.2f} s"
-                         for i in ("torch_compile", "jax")
-                         if "compile_s" in by.get((b.name, i), {})]
-        if peers_compile and not us:
-            notes.append("first call " + ", ".join(peers_compile))
-        if b.flops and "median_s" in ms_r:
-            notes.append(f"{b.flops / ms_r['median_s'] / 1e9:.0f} GFLOP/s")
-        for impl in IMPLS:
-            r = by.get((b.name, impl), {})
-            if r.get("correct") is False:
-                err = r.get("max_abs_err", float("nan"))
-                notes.append(f"{label(impl)} WRONG (max abs err {err:.2e})")
-            if "error" in r:
-                notes.append(f"{label(impl)} failed: {' '.join(r['error'])}")
+        notes = _notes(b, by, us)
         lines.append(line + ("   " + "; ".join(notes) if notes else ""))
     return "\n".join(lines)
 

@@ -235,6 +235,16 @@ static PyObject *fastcall_run_small(PyObject *self, PyObject *const *args, Py_ss
     return outputs;
 }
 
+/* A key tuple (target, <n parts to be set>). */
+static PyObject *new_key(PyObject *target, Py_ssize_t n) {
+    PyObject *key = PyTuple_New(n + 1);
+    if (key != NULL) {
+        Py_INCREF(target);
+        PyTuple_SET_ITEM(key, 0, target);
+    }
+    return key;
+}
+
 static PyObject *spec_name = NULL;  /* "_spec", interned at import */
 
 static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -243,11 +253,9 @@ static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    PyObject *key = PyTuple_New(n + 1);
+    PyObject *key = new_key(args[0], n);
     if (key == NULL)
         return NULL;
-    Py_INCREF(args[0]);
-    PyTuple_SET_ITEM(key, 0, args[0]);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *spec = PyObject_GetAttr(PyTuple_GET_ITEM(args[1], i), spec_name);
         if (spec == NULL) {
@@ -271,11 +279,9 @@ static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ss
         if (!PyArray_CheckExact(a) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
             Py_RETURN_NONE;
     }
-    PyObject *key = PyTuple_New(n + 1);
+    PyObject *key = new_key(args[0], n);
     if (key == NULL)
         return NULL;
-    Py_INCREF(args[0]);
-    PyTuple_SET_ITEM(key, 0, args[0]);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(arrays, i);
         int nd = PyArray_NDIM(a);

@@ -49,22 +49,18 @@ class CpuExecutable(DynamicCalls):
         if not addr:
             raise CallError(f"entry point '{entry}' not found in the compiled module")
         self._fn = _PACKED(addr)
-        self._address = addr
         from .debug_print import install_in_engine
         install_in_engine(self.engine)  # compiled Print ops (runtime/debug_print.py)
         self._setup_dynamic(dynamic)  # (runtime/dynamic.py; None: static shapes)
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
-        # the packed wrapper through runtime/_fastcall.c: fn(void **args)
-        self._fast = None
-        if fastcall.call is not None:
-            self._fast = (addr, self._args.address, self._args.descriptor_addresses)
         self._in_np = [(s.shape, s.dtype.np) for s in self.in_specs]
         self._out_np = [(s.shape, s.dtype.np) for s in self.out_specs]
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays(self._out_np)
-        self._small = None if self.dynamic is not None else fastcall.small_call(
+        # the packed wrapper through runtime/_fastcall.c: fn(void **args)
+        self._fast, self._small = fastcall.bind(
             addr, self._args.address, self._args.descriptor_addresses,
-            self.in_specs + self.out_specs, self._outputs)
+            self.in_specs + self.out_specs, self._outputs, self.dynamic)
 
     def check_inputs(self, arrays):
         if self.dynamic is not None:  # (run() checks the sizes)

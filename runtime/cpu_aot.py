@@ -119,15 +119,12 @@ class CpuLibraryExecutable(DynamicCalls):
         self._fn = fn
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._ptrs = self._args.descriptor_addresses
-        # the C interface through runtime/_fastcall.c: fn(desc0, desc1, ...)
-        self._fast = None
-        if fastcall.call is not None and 1 <= n <= fastcall.MAX_C_INTERFACE_ARGS:
-            self._fast = (ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs)
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
-        self._small = None if self.dynamic is not None else fastcall.small_call(
+        # the C interface through runtime/_fastcall.c: fn(desc0, desc1, ...)
+        self._fast, self._small = fastcall.bind(
             ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs,
-            self.in_specs + self.out_specs, self._outputs)
+            self.in_specs + self.out_specs, self._outputs, self.dynamic)
 
     def _check_signature(self, symbol):
         """Raise ArtifactError unless the library describes itself as the manifest does."""

@@ -29,16 +29,18 @@ MAX_C_INTERFACE_ARGS = 16
 SMALL_CALL_BYTES = 1 << 16
 
 
-def small_call(fn, packed, descriptors, specs, outputs):
-    """run_small's leading arguments for an executable, or None where it does not apply:
-    no extension, too many or too large buffers (`specs`: inputs then outputs, TensorSpecs;
-    `outputs`: its OutputArrays)."""
+def bind(fn, packed, descriptors, specs, outputs, dynamic):
+    """(call's, run_small's) leading arguments for an executable's entry, each None where it
+    does not apply: no extension; a C interface (packed 0) of no or too many descriptors; for
+    run_small, dynamic sizes or more than SMALL_CALL_BYTES of buffers. `specs`: the inputs'
+    and outputs' TensorSpecs; `outputs`: its OutputArrays."""
     import numpy as np
-    if run_small is None or len(specs) > MAX_C_INTERFACE_ARGS:
-        return None
-    if packed == 0 and not specs:
-        return None
-    if sum(s.size * np.dtype(s.dtype.np).itemsize for s in specs) > SMALL_CALL_BYTES:
-        return None
-    return (fn, packed, descriptors, outputs._cache,
-            tuple((shape, dtype) for shape, dtype in outputs._specs))
+    n = len(specs)
+    if call is None or (packed == 0 and not 1 <= n <= MAX_C_INTERFACE_ARGS):
+        return None, None
+    fast = (fn, packed, descriptors)
+    if (dynamic is not None or n > MAX_C_INTERFACE_ARGS or
+            sum(s.size * np.dtype(s.dtype.np).itemsize for s in specs) > SMALL_CALL_BYTES):
+        return fast, None
+    return fast, (fn, packed, descriptors, outputs._cache,
+                  tuple((shape, dtype) for shape, dtype in outputs._specs))

@@ -14,7 +14,6 @@ import pytest
 import mscc as ms
 from mscc import ops
 from mscc.passes import cpu_target
-from mscc.passes.artifact import emit_stage
 from mscc.runtime.cpu_aot import host_cpu_flags
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
@@ -118,12 +117,7 @@ def test_register_tile_follows_the_registers(target):
 
 
 def _assembly(fn, *shapes):
-    from mlir import ir
-    from mscc.dialects.builders import mlir_context
-    traced = ms.jit(fn).lower(*[ms.Tensor(np.zeros(s, np.float32)) for s in shapes])
-    with mlir_context():
-        module = ir.Module.parse(traced.as_text("ms"))
-        return emit_stage(module, "cpu", "asm")
+    return ms.jit(fn).lower(*[ms.Tensor(np.zeros(s, np.float32)) for s in shapes]).as_text("asm")
 
 
 @pytest.mark.skipif("avx512f" not in host_cpu_flags(), reason="the host has no AVX-512")

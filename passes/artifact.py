@@ -89,6 +89,9 @@ def _cuda_artifact(module, sig: EntrySignature, manifest, start_after) -> Artifa
     PTX (and a cubin when ptxas is installed)."""
     pipeline.run_pipeline(module, "cuda", stop_after="gpu", start_after=start_after)
     plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
+    dynamic = dynamic_description(module, sig.name)
+    if dynamic is not None:
+        manifest["dynamic"] = dynamic
     pipeline.run_pipeline(module, "cuda", stop_after="ptx", start_after="gpu")
     ptx = kernel_ptx(module)
     cubin = None
@@ -327,23 +330,35 @@ def _cubin(module):
     return ptxas(kernel_ptx(module), required=True)
 
 
+def _launch_plan_text(module, sig: EntrySignature) -> str:
+    """The entry's launch plan, one line per buffer and step (runtime/plan.py's describe)."""
+    plan, _ = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
+    return plan.describe()
+
+
+# Exports that need the entry's signature, read before the pipeline changes its types.
+_EXPORTS_OF_ENTRY = {("cuda", "plan")}
+
+
 _EXPORTS = {("cpu", "llvm-ir"): ("llvm", _llvm_ir), ("cpu", "obj"): ("llvm", _cpu_object),
-            ("cpu", "asm"): ("llvm", _cpu_assembly),
+            ("cpu", "asm"): ("llvm", _cpu_assembly), ("cuda", "plan"): ("gpu", _launch_plan_text),
             ("cuda", "ptx"): ("ptx", kernel_ptx), ("cuda", "obj"): ("ptx", _cubin)}
 
 
 def emit_stage(module: ir.Module, target: str, stage: str, *, after_each=None,
-               debug_info=False) -> str | bytes:
+               debug_info=False, entry: str | None = None) -> str | bytes:
     """The module at a named stage (passes/pipeline.py; the module is changed in place):
     IR text for pipeline stages, except the exported forms: `llvm-ir` (LLVM IR text), `asm`
     (the CPU's assembly for the target CPU, passes/cpu_target.py), `ptx`
-    (the kernels' PTX text) and `obj` (bytes: the CPU's ELF object, or CUDA's cubin from
+    (the kernels' PTX text), `plan` (CUDA: the launch plan of `entry`, default the only
+    public function, as text) and `obj` (bytes: the CPU's ELF object, or CUDA's cubin from
     ptxas). What `mscc --emit` writes and `Lowered.as_text` returns."""
     if stage not in pipeline.stage_names(target):
         raise ValueError(f"unknown stage '{stage}'; stages: "
                          f"{', '.join(pipeline.stage_names(target))}")
     source_stage, export = _EXPORTS.get((target, stage), (stage, None))
+    args = (select_entry(module, entry),) if (target, stage) in _EXPORTS_OF_ENTRY else ()
     pipeline.run_pipeline(module, target, stop_after=source_stage, after_each=after_each)
     if export is not None:
-        return export(module)
+        return export(module, *args)
     return module.operation.get_asm(enable_debug_info=debug_info)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import transform
+from mlir.dialects import memref, transform
 from mlir.dialects.transform import gpu as tgpu
 from mlir.dialects.transform import interpreter, structured
 
@@ -100,6 +100,8 @@ def _matmul_shape(fn):
     if len(found) != 1:
         return None
     a, _, c = (ir.MemRefType(v.type) for v in found[0].operands)
+    if not (a.has_static_shape and c.has_static_shape):
+        return None  # a dynamic size: a thread-reduction kernel (passes/gpu_kernels.py)
     m, n = c.shape
     # A is m x k, or k x m under transpose_a: k is the dimension that is not m.
     k = a.shape[1] if a.shape[0] == m else a.shape[0]
@@ -154,10 +156,12 @@ class GpuMatmulSchedule(ModulePass):
 @register
 class GpuMapLinalg(ModulePass):
     name = "ms-gpu-map-linalg"
-    summary = "each linalg.generic and strided memref.copy of a host function as a gpu.launch"
+    summary = ("each linalg.generic, strided memref.copy and memref.store of a host function "
+               "as a gpu.launch")
 
     def run(self, module):
-        handlers = {"linalg.generic": self.generic, "memref.copy": self.copy}
+        handlers = {"linalg.generic": self.generic, "memref.copy": self.copy,
+                    "memref.store": self.store}
         for fn in public_functions(module):
             for op in list(fn.regions[0].blocks[0].operations):
                 name = op.operation.name
@@ -171,8 +175,8 @@ class GpuMapLinalg(ModulePass):
     @staticmethod
     def _map(op, make_nest, choose):
         try:
-            nest = make_nest(op)
-            with ir.InsertionPoint(op), op.location:
+            with ir.InsertionPoint(op), op.location:  # (dynamic sizes are read here)
+                nest = make_nest(op)
                 choose(nest)(nest)
         except gpu_kernels.KernelError as e:
             fail(op, f"cannot map to the GPU: {e}")
@@ -184,6 +188,13 @@ class GpuMapLinalg(ModulePass):
             return
         self._map(op, gpu_kernels.nest_of_generic, gpu_kernels.choose_mapping)
 
+    def store(self, op):
+        """A host store into device memory (a run-time size as a 0-d tensor, which only
+        dynamic shapes leave) becomes a one-thread kernel."""
+        with ir.InsertionPoint(op), op.location:
+            gpu_kernels.map_store(op)
+        op.operation.erase()
+
     def copy(self, op):
         src, dst = op.operands
         if src == dst:
@@ -192,6 +203,79 @@ class GpuMapLinalg(ModulePass):
         if identity_layout(src.type) and identity_layout(dst.type):
             return  # a device-to-device copy in the launch plan
         self._map(op, gpu_kernels.nest_of_copy, lambda nest: gpu_kernels.map_parallel)
+
+
+# ------------------------------------------------------------------ dynamic sizes
+
+@register
+class GpuDynamicKernelParams(ModulePass):
+    name = "ms-gpu-dynamic-kernel-params"
+    summary = ("a dynamically shaped memref used in a gpu.launch enters it as its base buffer "
+               "(0-d) and index scalars for its offset, sizes and strides")
+
+    def run(self, module):
+        """Kernels take memrefs as bare pointers (the ptx stage), which only statically
+        shaped memrefs can be. A memref<?x64xf32> from the host is split there by
+        memref.extract_strided_metadata; the kernel rebuilds it with
+        memref.reinterpret_cast, so outlining passes the pointer and the sizes (index
+        scalars the launch plan computes per call)."""
+        for launch in ops_of_kind(module, "gpu.launch"):
+            for value in _dynamic_memrefs_from_above(launch):
+                _pass_as_metadata(launch, value)
+
+
+def _dynamic_memrefs_from_above(launch):
+    found = []
+
+    def visit(op):
+        for v in op.operands:
+            if (isinstance(v.type, ir.MemRefType) and not _static_memref(v.type)
+                    and not _inside(v, launch) and v not in found):
+                found.append(v)
+        return ir.WalkResult.ADVANCE
+    for block in launch.regions[0].blocks:
+        for op in block.operations:
+            op.operation.walk(visit)
+    return found
+
+
+def _static_memref(t) -> bool:
+    strides, offset = ir.MemRefType(t).get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return ir.MemRefType(t).has_static_shape and dynamic not in strides + [offset]
+
+
+def _inside(value, launch) -> bool:
+    owner = value.owner
+    return _inside_op(owner.owner if isinstance(owner, ir.Block) else owner, launch)
+
+
+def _pass_as_metadata(launch, value):
+    t = ir.MemRefType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    with ir.InsertionPoint(launch), launch.location:
+        meta = memref.ExtractStridedMetadataOp(value)
+    strides, offset = t.get_strides_and_offset()
+    body = launch.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(body), launch.location:
+        def dynamic_only(static, values):
+            return [v for s, v in zip(static, values) if s == dynamic]
+        view = memref.ReinterpretCastOp(
+            t, meta.base_buffer, dynamic_only([offset], [meta.offset]),
+            dynamic_only(t.shape, meta.sizes), dynamic_only(strides, meta.strides),
+            [offset], list(t.shape), list(strides)).result
+    uses = [(u.owner, u.operand_number) for u in value.uses]
+    for owner, number in uses:
+        if owner != view.owner and _inside_op(owner, launch):
+            owner.operands[number] = view
+
+
+def _inside_op(op, launch) -> bool:
+    while op is not None:
+        if op == launch.operation:
+            return True
+        op = op.parent
+    return False
 
 
 # ------------------------------------------------------------------ after outlining

@@ -19,8 +19,10 @@ three mappings; ms-gpu-map-linalg (passes/gpu.py) uses the fourth for the ops ta
 - scatter-add (unsorted_segment_sum, tagged by its lowering): one thread per input element,
   adding it atomically to the output row its index names.
 
-Every kernel is a `gpu.launch` with constant grid and block sizes, so outlining records
-`known_block_size` (PTX `.maxntid`).
+Every kernel is a `gpu.launch` with a constant block size, so outlining records
+`known_block_size` (PTX `.maxntid`). A loop whose size is dynamic (`?`) has an index value
+for its size, read on the host with `memref.dim`: grids are computed on the host from it
+(the launch plan evaluates them per call) and the kernel receives it as a parameter.
 """
 from __future__ import annotations
 
@@ -57,6 +59,31 @@ def _index(value: int):
     return arith.constant(ir.IndexType.get(), value)
 
 
+def _size(size):
+    """An index value for a loop size: a constant for a static one, else the value itself."""
+    return _index(size) if isinstance(size, int) else size
+
+
+def _product(sizes):
+    """The product of sizes (ints or index values): an int when every size is static."""
+    static, dynamic = 1, None
+    for s in sizes:
+        if isinstance(s, int):
+            static *= s
+        else:
+            dynamic = s if dynamic is None else arith.muli(dynamic, s)
+    if dynamic is None:
+        return static
+    return dynamic if static == 1 else arith.muli(dynamic, _index(static))
+
+
+def _divide(size, divisor: int):
+    """size / divisor for a size the divisor divides (a static factor of it)."""
+    if divisor == 1:
+        return size
+    return size // divisor if isinstance(size, int) else arith.divui(size, _index(divisor))
+
+
 @dataclass
 class Combiner:
     """The fold of a reduction body `yield combine(out, f(inputs))` (either operand order:
@@ -70,7 +97,7 @@ class Combiner:
 @dataclass
 class LoopNest:
     op: ir.Operation                  # the op the kernel replaces (location; erased)
-    sizes: list                       # static size of each loop dimension
+    sizes: list                       # per loop dimension: an int, or an index value (`?`)
     iterators: list                   # "parallel" | "reduction" per dimension
     inputs: list                      # memrefs (or scalars, for linalg.fill)
     input_maps: list                  # AffineMap per input (None for a scalar)
@@ -88,10 +115,14 @@ class LoopNest:
         return [d for d, it in enumerate(self.iterators) if it == REDUCTION]
 
     def extent(self, dims):
-        n = 1
-        for d in dims:
-            n *= self.sizes[d]
-        return n
+        """The number of points of `dims`: an int, or (a dynamic size among them) an index
+        value computed at the insertion point, which must be on the host."""
+        return _product([self.sizes[d] for d in dims])
+
+    def static_extent(self, dims):
+        """The number of points of `dims`, None when one of them is dynamic (builds no IR)."""
+        sizes = [self.sizes[d] for d in dims]
+        return _product(sizes) if all(isinstance(s, int) for s in sizes) else None
 
     # -------------------------------------------------------------- emission helpers
 
@@ -162,8 +193,8 @@ def delinearize(linear, sizes):
         if k == 0:
             out[k] = rest
             break
-        out[k] = arith.remui(rest, _index(s))
-        rest = arith.divui(rest, _index(s))
+        out[k] = arith.remui(rest, _size(s))
+        rest = arith.divui(rest, _size(s))
     return out
 
 
@@ -178,13 +209,14 @@ def merge(dims_a, vals_a, dims_b, vals_b, rank):
 
 # ------------------------------------------------------------------ launches
 
-def _launch(grid: int, block: int, loc):
-    """A gpu.launch of grid x block threads (1-D); returns (op, block_id_x, thread_id_x).
-    Its body ends in gpu.terminator; the caller inserts before it."""
-    if grid > MAX_GRID_X:
+def _launch(grid, block: int, loc):
+    """A gpu.launch of grid x block threads (1-D; the grid an int or an index value computed
+    on the host); returns (op, block_id_x, thread_id_x). Its body ends in gpu.terminator;
+    the caller inserts before it."""
+    if isinstance(grid, int) and grid > MAX_GRID_X:
         raise KernelError(f"needs {grid} blocks, more than the grid limit {MAX_GRID_X}")
     one = _index(1)
-    launch = gpu.LaunchOp((_index(grid), one, one), (_index(block), one, one), loc=loc)
+    launch = gpu.LaunchOp((_size(grid), one, one), (_index(block), one, one), loc=loc)
     body = launch.regions[0].blocks[0]  # the builder adds it, with the 12 id/size arguments
     with ir.InsertionPoint(body):
         gpu.TerminatorOp()
@@ -201,19 +233,24 @@ def _round_threads(n: int, cap: int = BLOCK) -> int:
 
 
 @contextmanager
-def _thread_per_item(total: int, loc):
+def _thread_per_item(total, loc):
     """A 1-D gpu.launch of warp-multiple blocks with a thread per item; inside the `with`,
     code is inserted where thread `gid` (guarded to gid < total) does its item. Yields
-    (launch, gid)."""
-    block = _round_threads(total)
-    grid = max(1, (total + block - 1) // block)
+    (launch, gid). A dynamic total (an index value) gets full blocks and a grid computed on
+    the host (0 blocks for 0 items: the launch plan skips such a launch)."""
+    if isinstance(total, int):
+        block = _round_threads(total)
+        grid = max(1, (total + block - 1) // block)
+    else:
+        block = BLOCK
+        grid = arith.ceildivui(total, _index(block))
     launch, bid, tid = _launch(grid, block, loc)
     with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
         gid = arith.addi(arith.muli(bid, _index(block)), tid)
-        if grid * block == total:
+        if isinstance(total, int) and grid * block == total:
             yield launch, gid
             return
-        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _index(total)))
+        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, gid, _size(total)))
         with ir.InsertionPoint(guard.then_block):
             yield launch, gid
             scf.YieldOp([])
@@ -221,7 +258,7 @@ def _thread_per_item(total: int, loc):
 
 def map_parallel(nest: LoopNest):
     width = vector_width(nest)
-    total = nest.extent(range(len(nest.sizes))) // width
+    total = _divide(nest.extent(range(len(nest.sizes))), width)
     with _thread_per_item(total, nest.op.location) as (launch, gid):
         if width == 1:
             idx = delinearize(gid, nest.sizes)
@@ -237,7 +274,8 @@ def vector_width(nest: LoopNest) -> int:
     """VECTOR if every memref operand either reads the last loop dimension as its own last,
     contiguous dimension, or does not depend on it; else 1."""
     last = len(nest.sizes) - 1
-    if last < 0 or nest.sizes[last] % VECTOR or nest.reduction_dims:
+    if last < 0 or not isinstance(nest.sizes[last], int) or nest.sizes[last] % VECTOR \
+            or nest.reduction_dims:
         return 1
     operands = list(zip(nest.inputs, nest.input_maps)) + list(zip(nest.outputs,
                                                                    nest.output_maps))
@@ -312,12 +350,14 @@ def map_scatter_add(nest: LoopNest):
     elem = ir.MemRefType(out.type).element_type
     kind = (arith.AtomicRMWKind.addf if isinstance(elem, ir.FloatType)
             else arith.AtomicRMWKind.addi)
-    with _thread_per_item(n * width, nest.op.location) as (launch, gid):
+    with _thread_per_item(_product([n, width]), nest.op.location) as (launch, gid):
         k, p = delinearize(gid, [n, width])
         i = memref.load(ids, [k])
         zero = arith.constant(i.type, 0)
+        limit = (arith.constant(i.type, segments) if isinstance(segments, int)
+                 else arith.index_cast(i.type, segments))
         ok = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, i, zero),
-                        arith.cmpi(arith.CmpIPredicate.slt, i, arith.constant(i.type, segments)))
+                        arith.cmpi(arith.CmpIPredicate.slt, i, limit))
         guard = scf.IfOp(ok)
         with ir.InsertionPoint(guard.then_block):
             at = arith.index_cast(ir.IndexType.get(), i)
@@ -326,11 +366,20 @@ def map_scatter_add(nest: LoopNest):
     return launch
 
 
+def map_store(op):
+    """A memref.store of the host as one thread storing the value (a kernel parameter)."""
+    launch, _, _ = _launch(1, 1, op.location)
+    with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
+        value, buffer, *indices = op.operands
+        memref.store(value, buffer, indices)
+    return launch
+
+
 def _reduction_loops(nest, pdims, pidx, rdims, k, ridx, accs):
     if k == len(rdims):
         idx = merge(pdims, pidx, rdims, ridx, len(nest.sizes))
         return nest.emit_body(nest.load_inputs(idx), accs, idx)
-    loop = scf.ForOp(_index(0), _index(nest.sizes[rdims[k]]), _index(1), accs)
+    loop = scf.ForOp(_index(0), _size(nest.sizes[rdims[k]]), _index(1), accs)
     with ir.InsertionPoint(loop.body):
         new = _reduction_loops(nest, pdims, pidx, rdims, k + 1, ridx + [loop.induction_variable],
                                list(loop.inner_iter_args))
@@ -344,12 +393,12 @@ def map_block_reduction(nest: LoopNest):
     pdims, rdims = nest.parallel_dims, nest.reduction_dims
     comb = nest.combiner
     n_out, n_red = nest.extent(pdims), nest.extent(rdims)
-    block = _round_threads(n_red)
+    block = _round_threads(n_red) if isinstance(n_red, int) else BLOCK
     launch, bid, tid = _launch(n_out, block, nest.op.location)
     acc_type = nest.outputs[0].type.element_type
     with ir.InsertionPoint.at_block_terminator(launch.regions[0].blocks[0]):
         pidx = delinearize(bid, [nest.sizes[d] for d in pdims])
-        loop = scf.ForOp(tid, _index(n_red), _index(block), [_neutral(acc_type, comb.neutral)])
+        loop = scf.ForOp(tid, _size(n_red), _index(block), [_neutral(acc_type, comb.neutral)])
         with ir.InsertionPoint(loop.body):
             ridx = delinearize(loop.induction_variable, [nest.sizes[d] for d in rdims])
             idx = merge(pdims, pidx, rdims, ridx, len(nest.sizes))
@@ -420,19 +469,19 @@ def choose_mapping(nest: LoopNest):
     if not nest.reduction_dims:
         return map_parallel
     innermost_reduced = nest.iterators[-1] == REDUCTION
+    reduced = nest.static_extent(nest.reduction_dims)  # (None: dynamic, taken as long)
     if (innermost_reduced and nest.combiner is not None and not is_contraction(nest)
-            and nest.extent(nest.reduction_dims) >= 32):
+            and (reduced is None or reduced >= 32)):
         return map_block_reduction
     return map_thread_reduction
 
 
 def nest_of_generic(op) -> LoopNest:
-    """A LoopNest for a linalg.generic on memrefs with static shapes."""
+    """A LoopNest for a linalg.generic on memrefs; dynamic loop sizes are read (memref.dim)
+    at the insertion point, which must be the host's, before the op."""
     n_in = len(op.inputs)
     maps = indexing_maps(op)
-    sizes = loop_sizes(maps, list(op.inputs) + list(op.outputs))
-    if any(s is None or s < 0 for s in sizes):
-        raise KernelError("loop sizes are not static")
+    sizes = _sizes_of(maps, list(op.inputs) + list(op.outputs))
     input_maps = [m if isinstance(v.type, ir.MemRefType) else None
                   for v, m in zip(op.inputs, maps[:n_in])]
     nest = LoopNest(op.operation, sizes, iterator_kinds(op), list(op.inputs), input_maps,
@@ -442,10 +491,39 @@ def nest_of_generic(op) -> LoopNest:
     return nest
 
 
+def _sizes_of(maps, operands):
+    """Each loop's size: static where a memref operand's type gives it, else a memref.dim of
+    an operand dimension the loop indexes directly."""
+    sizes = loop_sizes(maps, operands)
+    for d, s in enumerate(sizes):
+        if s is not None and not ir.ShapedType.is_dynamic_size(s):
+            continue
+        sizes[d] = _dim_indexed_by(d, maps, operands)
+    return sizes
+
+
+def _dim_indexed_by(d, maps, operands):
+    for value, amap in zip(operands, maps):
+        if not isinstance(value.type, ir.MemRefType):
+            continue
+        for k, expr in enumerate(amap.results):
+            expr = expr.maybe_downcast()
+            if isinstance(expr, ir.AffineDimExpr) and expr.position == d:
+                return memref.dim(value, _index(k))
+    raise KernelError(f"no operand gives the size of loop {d}")
+
+
+def _shape_of(value):
+    """A memref's sizes: ints, memref.dim values for its dynamic ones."""
+    shape = list(ir.MemRefType(value.type).shape)
+    return [memref.dim(value, _index(k)) if ir.ShapedType.is_dynamic_size(s) else s
+            for k, s in enumerate(shape)]
+
+
 def nest_of_copy(op) -> LoopNest:
-    """memref.copy between views with static shapes: a parallel identity nest."""
+    """memref.copy between views: a parallel identity nest."""
     src, dst = op.operands
-    shape = list(ir.MemRefType(dst.type).shape)
+    shape = _shape_of(dst)
     ident = ir.AffineMap.get_identity(len(shape))
     return LoopNest(op.operation, shape, [PARALLEL] * len(shape), [src], [ident], [dst],
                     [ident])

@@ -98,7 +98,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
     ("gpu", ("ms-gpu-matmul-schedule", "inline", "symbol-dce", "canonicalize",
              "linalg-generalize-named-ops", "ms-gpu-map-linalg",
              "func.func(convert-linalg-to-loops)", _BF16_MATH, "convert-math-to-funcs",
-             "gpu-launch-sink-index-computations",
+             "gpu-launch-sink-index-computations", "ms-gpu-dynamic-kernel-params",
              "gpu-kernel-outlining", "ms-gpu-single-module", "ms-gpu-fma-contract",
              "canonicalize", "cse")),
     # Device code only: the host functions stay at the memref level for the launch plan.
@@ -116,7 +116,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
 
 TARGET_STAGES = {"cpu": _CPU_STAGES, "cuda": _CUDA_STAGES}
 # Stages produced by exporting the final module rather than by passes, per target.
-EXPORT_STAGES = {"cpu": ("llvm-ir", "asm", "obj"), "cuda": ("obj",)}
+EXPORT_STAGES = {"cpu": ("llvm-ir", "asm", "obj"), "cuda": ("plan", "obj")}
 
 
 def stage_names(target="cpu"):

@@ -113,9 +113,7 @@ class CompiledEntry:
                 t = leaves[target] if type(target) is int else target
                 t._data, t._device = new, None  # a GPU copy of the old value is stale
         wrap = Tensor._wrap_spec
-        specs = self.out_specs
-        if self.sized_per_call:
-            specs = [TensorSpec(o.shape, s.dtype) for o, s in zip(outs, specs)]
+        specs = self._specs_of(outs)
         if self.single_output:
             return wrap(outs[0], specs[0])
         return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, specs)])
@@ -140,7 +138,14 @@ class CompiledEntry:
             t = leaves[target] if type(target) is int else target
             t._device, t._data = new, None
         wrap = Tensor._wrap_device
-        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, self.out_specs)])
+        specs = self._specs_of(outs)
+        return pytree.unflatten(self.treedef, [wrap(o, s) for o, s in zip(outs, specs)])
+
+    def _specs_of(self, outs):
+        """The outputs' specs: those compiled, or (dynamic sizes) this call's own shapes."""
+        if not self.sized_per_call:
+            return self.out_specs
+        return [TensorSpec(o.shape, s.dtype) for o, s in zip(outs, self.out_specs)]
 
 
 def _generalized(old_key, new_key):

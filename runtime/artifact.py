@@ -299,6 +299,6 @@ def _validate_cuda(manifest, blobs):
                                 f"{len(specs)} {kind}s")
         for b, s in zip(bufs, specs):
             spec = spec_from_json(s)
-            if tuple(b.shape) != spec.shape or np.dtype(b.dtype) != spec.dtype.np:
+            if list(b.shape) != s["shape"] or np.dtype(b.dtype) != spec.dtype.np:
                 raise ArtifactError(f"{kind} #{b.index}: plan buffer {b.dtype}{list(b.shape)} "
                                     f"does not match {spec}")

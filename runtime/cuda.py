@@ -26,9 +26,10 @@ import os
 
 import numpy as np
 
-from .calls import check_inputs
+from .calls import CallError, check_inputs
 from .cuda_driver import CudaError, CudaUnavailable, Driver  # noqa: F401  (re-exported)
-from .plan import Copy, For, Launch, LaunchPlan, While
+from .dynamic import DynamicShapes
+from .plan import Copy, For, Launch, LaunchPlan, PlanError, While, evaluate, nbytes_of
 from .pool import DevicePool
 
 _DEVICES: dict = {}
@@ -172,7 +173,8 @@ class DeviceArray:
 
 class _LaunchArgs:
     """A launch's kernel parameters as cuLaunchKernel wants them: an array of pointers to
-    8-byte slots. Scalar slots are filled once; buffer slots are patched every call."""
+    8-byte slots. Constant scalar slots are filled once; buffer slots, and scalars computed
+    from the call's sizes (dynamic shapes), are patched every call."""
 
     def __init__(self, launch: Launch):
         n = max(1, len(launch.params))
@@ -181,22 +183,29 @@ class _LaunchArgs:
             *[ctypes.addressof(self.slots) + 8 * i for i in range(n)])
         self.address = ctypes.addressof(self.pointers)
         self.buffer_slots = []           # (slot index, buffer name)
+        self.size_slots = []             # (slot index, size expression, dtype)
         for i, p in enumerate(launch.params):
             if p.buffer is not None:
                 self.buffer_slots.append((i, p.buffer))
+            elif isinstance(p.scalar, list):
+                self.size_slots.append((i, p.scalar, p.dtype))
             else:
-                raw = np.array(p.scalar, dtype=p.dtype).tobytes()
-                ctypes.memmove(ctypes.addressof(self.slots) + 8 * i, raw, len(raw))
+                self.set_scalar(i, p.scalar, p.dtype)
+
+    def set_scalar(self, i, value, dtype):
+        raw = np.array(value, dtype=dtype).tobytes()
+        ctypes.memmove(ctypes.addressof(self.slots) + 8 * i, raw, len(raw))
 
 
 class CudaExecutable:
     """Runs one entry's launch plan. `exe(*inputs) -> list of DeviceArray`."""
 
     def __init__(self, plan: LaunchPlan, in_specs, out_specs, images: dict, constants: dict,
-                 dev: Device | None = None, arch: str = "sm_90"):
+                 dev: Device | None = None, arch: str = "sm_90", dynamic=None):
         self.plan = plan
         self.entry = plan.entry
         self.in_specs, self.out_specs = list(in_specs), list(out_specs)
+        self._setup_dynamic(dynamic)
         self.device = dev = dev or device()
         drv = dev.driver
         self.image = None  # which image the driver loaded: "cubin" or "ptx"
@@ -249,6 +258,21 @@ class CudaExecutable:
         self.image = "ptx"
         return drv.module_load(images["ptx"], f"PTX for {arch}")
 
+    def _setup_dynamic(self, description):
+        """An entry with dynamic sizes: its description (runtime/dynamic.py) checks each
+        call's sizes and sizes the outputs; the plan's size expressions read them."""
+        self.dynamic_description = description
+        self.dynamic = None
+        if (description is None) != (not self.plan.dynamic):
+            raise PlanError(f"the launch plan of '{self.entry}' has "
+                            f"{'dynamic' if self.plan.dynamic else 'static'} sizes, but the "
+                            f"entry {'has no' if description is None else 'has a'} "
+                            "description of dynamic sizes")
+        if description is not None:
+            self.dynamic = DynamicShapes.from_description(self.entry, self.in_specs,
+                                                          self.out_specs, description)
+            self.in_specs, self.out_specs = self.dynamic.in_specs, self.dynamic.out_specs
+
     @classmethod
     def from_artifact(cls, artifact, dev: Device | None = None):
         cuda = artifact.manifest["cuda"]
@@ -259,7 +283,7 @@ class CudaExecutable:
                      for p in [plan, *plan.functions.values()] for b in p.buffers
                      if b.kind == "const"}
         return cls(plan, artifact.inputs, artifact.outputs, images, constants, dev,
-                   cuda.get("arch", "sm_90"))
+                   cuda.get("arch", "sm_90"), artifact.manifest.get("dynamic"))
 
     def run(self, arrays):
         """The same call as `exe(*arrays)` (the interface jit and eager ops use)."""
@@ -267,7 +291,11 @@ class CudaExecutable:
 
     def __call__(self, *inputs):
         dev, drv, stream = self.device, self.device.driver, self.stream
-        inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
+        if self.dynamic is None:
+            inputs = check_inputs(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
+            out_shapes, shapes = [b.shape for b in self._outputs], None
+        else:
+            inputs, out_shapes, shapes = self._sized_call(inputs)
         drv.make_current()  # the context is per thread
         ptrs = {}
         staged = []
@@ -278,11 +306,12 @@ class CudaExecutable:
                 x = dev.to_device(x, stream)
                 staged.append(x)
             ptrs[buf.name] = x.ptr
-        outputs = [dev.empty(b.shape, b.dtype, stream) for b in self._outputs]
+        outputs = [dev.empty(shape, b.dtype, stream)
+                   for b, shape in zip(self._outputs, out_shapes)]
         for buf, out in zip(self._outputs, outputs):
             ptrs[buf.name] = out.ptr
         try:
-            self._run(None, ptrs)
+            self._run(None, ptrs, shapes)
         finally:
             del staged
         for out in outputs:
@@ -290,25 +319,51 @@ class CudaExecutable:
             out.mark_ready()
         return outputs
 
+    def _sized_call(self, inputs):
+        """(inputs, output shapes, every input's and output's shape by buffer name) of a
+        call of an entry with dynamic sizes; CallError for sizes the program refuses."""
+        if len(inputs) != len(self.in_specs):
+            raise CallError(f"'{self.entry}' takes {len(self.in_specs)} inputs, got "
+                            f"{len(inputs)}")
+        checked = []
+        for k, (x, spec) in enumerate(zip(inputs, self.in_specs)):
+            if isinstance(x, DeviceArray):
+                if x.dtype != spec.dtype.np:
+                    raise CallError(f"input #{k} of '{self.entry}' is {x.dtype.name}"
+                                    f"{list(x.shape)}, expected {spec}")
+            else:
+                x = np.asarray(x)
+                if x.dtype != spec.dtype.np or not x.flags.c_contiguous:
+                    x = np.asarray(x, dtype=spec.dtype.np, order="C")
+            checked.append(x)
+        out_shapes = self.dynamic.output_shapes(self.dynamic.sizes(checked))
+        shapes = {b.name: tuple(x.shape) for b, x in zip(self._inputs, checked)}
+        shapes.update((b.name, s) for b, s in zip(self._outputs, out_shapes))
+        return checked, out_shapes, shapes
+
     # -------------------------------------------------------------- interpreting plans
 
-    def _run(self, key, ptrs):
+    def _run(self, key, ptrs, shapes=None):
         """Run plan `key` (None: the entry's) with `ptrs` holding its inputs' and outputs'
-        device addresses; its temporaries come from the pool and go back at the end (stream
-        order makes them reusable by the next work on this stream)."""
+        device addresses (`shapes`: their shapes, for a plan with dynamic sizes); its
+        temporaries come from the pool and go back at the end (stream order makes them
+        reusable by the next work on this stream)."""
         dev, drv, stream = self.device, self.device.driver, self.stream
         plan = self._plans[key]
         ptrs = {**ptrs, **{n: a.ptr for n, a in self._constants[key].items()}}
         temps = []
         try:
             for buf in self._temps[key]:
-                temps.append(dev.pool.allocate(buf.nbytes, stream))
+                nbytes = nbytes_of(buf.shape, buf.dtype, shapes) if buf.dynamic else buf.nbytes
+                temps.append(dev.pool.allocate(nbytes, stream))
                 ptrs[buf.name] = temps[-1].ptr
             for i, step in enumerate(plan.steps):
                 if isinstance(step, Copy):
-                    drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], step.nbytes, stream)
+                    nbytes = evaluate(step.nbytes, shapes)
+                    if nbytes:
+                        drv.memcpy_dtod(ptrs[step.dst], ptrs[step.src], nbytes, stream)
                 elif isinstance(step, Launch):
-                    self._launch(key, i, step, ptrs)
+                    self._launch(key, i, step, ptrs, shapes)
                 elif isinstance(step, For):
                     self._for(plan, step, ptrs)
                 elif isinstance(step, While):
@@ -319,20 +374,27 @@ class CudaExecutable:
             for block in temps:
                 dev.pool.free(block)
 
-    def _launch(self, key, i, step, ptrs):
+    def _launch(self, key, i, step, ptrs, shapes=None):
         drv = self.device.driver
         args = self._args[key][i]
+        grid = step.grid
+        if shapes is not None:
+            grid = tuple(evaluate(g, shapes) for g in grid)
+            if 0 in grid:
+                return  # no blocks: a dynamic size of 0 (CUDA refuses an empty grid)
+            for slot, size, dtype in args.size_slots:
+                args.set_scalar(slot, evaluate(size, shapes), dtype)
         for slot, name in args.buffer_slots:
             args.slots[slot] = ptrs[name]
         try:
-            drv.launch(self.functions[step.kernel], step.grid, step.block,
+            drv.launch(self.functions[step.kernel], grid, step.block,
                        step.dynamic_smem, self.stream, args.address)
             if self.blocking:
                 drv.stream_synchronize(self.stream)
         except CudaError as e:
             raise CudaError(f"'{self.entry}': launch #{self._ordinal[key, i]} of kernel "
                             f"'{step.kernel}' "
-                            f"(grid {list(step.grid)}, block {list(step.block)}"
+                            f"(grid {list(grid)}, block {list(step.block)}"
                             f"{', ' + step.loc if step.loc else ''}) failed: {e}",
                             e.code) from None
 

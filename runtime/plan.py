@@ -8,10 +8,19 @@ nodes of loops and conditionals (`For`, `While`, `If`), whose bodies are sub-pla
 own (LaunchPlan.functions, by name: passes/gpu_control.py says why). The runtime
 (runtime/cuda.py) executes it; runtime/artifact.py stores it as JSON.
 
+With dynamic sizes (an entry compiled for `tensor<?x64xf32>`), a size in the plan may be a
+size expression instead of an int: `["dim", "in0", 0]` (dimension 0 of the call's input #0
+or, with "out", of an output, sized from runtime/dynamic.py's description), or
+`[op, a, b]` with op one of SIZE_OPS over two sizes, or `["float", a]` (a size as a float
+kernel parameter: a mean's divisor). Temporaries' shapes, copies' byte
+counts, grids and scalar kernel parameters may be such expressions; the runtime evaluates
+them once per call (`evaluate`). An input's or output's dynamic size is null in its shape.
+
 Imports neither mlir nor the compiler.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -21,6 +30,81 @@ BUFFER_KINDS = ("input", "output", "temp", "const")
 
 class PlanError(ValueError):
     """A launch plan that is inconsistent (a corrupt or hand-edited artifact)."""
+
+
+# ------------------------------------------------------------------ size expressions
+
+def _ceildiv(a, b):
+    return -(-a // b)
+
+
+SIZE_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+            "floordiv": operator.floordiv, "ceildiv": _ceildiv, "rem": operator.mod,
+            "max": max, "min": min}
+
+
+UNARY_SIZE_OPS = {"float": float}
+
+
+def size_op(op: str, a, b=None):
+    """The size expression `op(a, b)` (or `op(a)`), folded when the operands are numbers
+    (static plans stay numbers)."""
+    if op in UNARY_SIZE_OPS:
+        return UNARY_SIZE_OPS[op](a) if is_static(a) else [op, a]
+    if type(a) is int and type(b) is int:
+        return SIZE_OPS[op](a, b)
+    if op == "mul" and 1 in (a, b):
+        return b if a == 1 else a
+    if op in ("add", "sub") and b == 0:
+        return a
+    return [op, a, b]
+
+
+def is_static(size) -> bool:
+    return not isinstance(size, list)
+
+
+def evaluate(size, shapes: dict):
+    """The value of a size (an int, float or expression) given each input's and output's
+    shape by buffer name; ValueError for a division by a zero size."""
+    if not isinstance(size, list):
+        return size
+    if size[0] == "dim":
+        return int(shapes[size[1]][size[2]])
+    if size[0] in UNARY_SIZE_OPS:
+        return UNARY_SIZE_OPS[size[0]](evaluate(size[1], shapes))
+    a, b = evaluate(size[1], shapes), evaluate(size[2], shapes)
+    try:
+        return SIZE_OPS[size[0]](a, b)
+    except ZeroDivisionError:
+        raise ValueError(f"the size {size} divides by zero for the shapes {shapes}") from None
+
+
+def validate_size(size, buffers: dict, where: str):
+    """A size is an int or float, or a well-formed expression over input/output buffers."""
+    if not isinstance(size, list):
+        if not isinstance(size, (int, float)) or isinstance(size, bool):
+            raise PlanError(f"{where}: size {size!r} is not a number or an expression")
+        return
+    if size and size[0] == "dim":
+        if (len(size) != 3 or size[1] not in buffers or type(size[2]) is not int
+                or buffers[size[1]].kind not in ("input", "output")
+                or not 0 <= size[2] < len(buffers[size[1]].shape)):
+            raise PlanError(f"{where}: {size!r} is not a dimension of an input or output")
+        return
+    arity = 1 if size and size[0] in UNARY_SIZE_OPS else 2
+    if len(size) != 1 + arity or (arity == 2 and size[0] not in SIZE_OPS):
+        raise PlanError(f"{where}: {size!r} is not a size expression")
+    for operand in size[1:]:
+        validate_size(operand, buffers, where)
+
+
+def nbytes_of(shape, dtype, shapes=None) -> int:
+    """Bytes of a buffer of `shape` (sizes evaluated in `shapes` when given)."""
+    n = 1
+    for d in shape:
+        n *= evaluate(d, shapes) if shapes is not None else d
+    return int(n) * np.dtype(dtype).itemsize
 
 
 @dataclass
@@ -33,7 +117,13 @@ class Buffer:
     data: str | None = None   # constants: name of the blob holding the bytes
 
     @property
+    def dynamic(self) -> bool:
+        return not all(type(d) is int for d in self.shape)
+
+    @property
     def nbytes(self) -> int:
+        if self.dynamic:
+            raise PlanError(f"buffer '{self.name}' has dynamic sizes {list(self.shape)}")
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
@@ -161,12 +251,32 @@ class LaunchPlan:
             out += sub.launches
         return out
 
+    @property
+    def dynamic(self) -> bool:
+        """Whether some size is known only per call (its inputs' sizes)."""
+        return any(b.dynamic for b in self.buffers)
+
     def kernels(self) -> list:
         seen = []
         for s in self.all_launches():
             if s.kernel not in seen:
                 seen.append(s.kernel)
         return seen
+
+    # -------------------------------------------------------------- text
+
+    def describe(self) -> str:
+        """One line per buffer and step (`mscc --target cuda --emit=plan`), sub-plans after
+        the entry's: what the lit tests FileCheck."""
+        lines = [f"plan @{self.entry}"]
+        for b in self.buffers:
+            shape = ", ".join("?" if d is None else format_size(d) for d in b.shape)
+            lines.append(f"  {b.name}: {b.kind} {b.dtype}[{shape}]")
+        for s in self.steps:
+            lines.append("  " + _describe_step(s))
+        for sub in self.functions.values():
+            lines.append(sub.describe())
+        return "\n".join(lines)
 
     # -------------------------------------------------------------- JSON
 
@@ -208,6 +318,8 @@ class LaunchPlan:
             if b.kind == "const" and not b.data:
                 raise PlanError(f"constant buffer '{b.name}' has no data")
             names[b.name] = b
+        for b in self.buffers:
+            _validate_shape(b, names)
         for kind in ("input", "output"):
             idx = sorted(b.index for b in self.buffers if b.kind == kind)
             if idx != list(range(len(idx))):
@@ -216,15 +328,23 @@ class LaunchPlan:
         for sub in self.functions.values():
             if sub.functions:
                 raise PlanError(f"sub-plan '{sub.entry}' has sub-plans of its own")
+            if any(b.dynamic for b in sub.buffers):
+                raise PlanError(f"sub-plan '{sub.entry}' has dynamic sizes")
             sub.validate(functions)
         for i, s in enumerate(self.steps):
             if isinstance(s, CONTROL):
                 _validate_control(self, i, s, names, functions)
             elif isinstance(s, Launch):
-                if len(s.grid) != 3 or len(s.block) != 3 or min(s.grid + s.block) < 1:
-                    raise PlanError(f"launch #{i} of '{s.kernel}' has grid {s.grid} and "
-                                    f"block {s.block}")
+                where = f"launch #{i} of '{s.kernel}'"
+                for g in s.grid:
+                    validate_size(g, names, where)
+                static = [d for d in s.grid if is_static(d)] + list(s.block)
+                if (len(s.grid) != 3 or len(s.block) != 3 or min(static) < 1
+                        or not all(type(d) is int for d in s.block)):
+                    raise PlanError(f"{where} has grid {s.grid} and block {s.block}")
                 for p in s.params:
+                    if p.buffer is None:
+                        validate_size(p.scalar, names, where)
                     if p.buffer is not None and p.buffer not in names:
                         raise PlanError(f"launch #{i} of '{s.kernel}' uses unknown buffer "
                                         f"'{p.buffer}'")
@@ -235,8 +355,44 @@ class LaunchPlan:
                 for n in (s.src, s.dst):
                     if n not in names:
                         raise PlanError(f"copy #{i} uses unknown buffer '{n}'")
-                if s.nbytes > min(names[s.src].nbytes, names[s.dst].nbytes):
+                validate_size(s.nbytes, names, f"copy #{i}")
+                if is_static(s.nbytes) and not (names[s.src].dynamic or names[s.dst].dynamic) \
+                        and s.nbytes > min(names[s.src].nbytes, names[s.dst].nbytes):
                     raise PlanError(f"copy #{i} of {s.nbytes} bytes overruns its buffers")
+
+
+def _validate_shape(b, names):
+    """An input's or output's size is an int or null (dynamic: the call's arrays give it);
+    a temporary's an int or a size expression; a constant's an int."""
+    for d in b.shape:
+        if d is None and b.kind in ("input", "output"):
+            continue
+        if isinstance(d, list) and b.kind == "temp":
+            validate_size(d, names, f"buffer '{b.name}'")
+        elif type(d) is not int or d < 0:
+            raise PlanError(f"buffer '{b.name}' has shape {list(b.shape)}")
+
+
+def format_size(size) -> str:
+    """`dim(in0, 0)`, `ceildiv(dim(in0, 0), 256)`, or the number."""
+    if not isinstance(size, list):
+        return str(size)
+    if size[0] == "dim":
+        return f"dim({size[1]}, {size[2]})"
+    return f"{size[0]}({', '.join(format_size(x) for x in size[1:])})"
+
+
+def _describe_step(s) -> str:
+    def sizes(xs):
+        return "[" + ", ".join(format_size(x) for x in xs) + "]"
+    if isinstance(s, Launch):
+        params = ", ".join(p.buffer if p.buffer is not None
+                           else f"{format_size(p.scalar)}: {p.dtype}" for p in s.params)
+        return f"launch {s.kernel} grid {sizes(s.grid)} block {sizes(s.block)} ({params})"
+    if isinstance(s, Copy):
+        return f"copy {s.src} -> {s.dst} ({format_size(s.nbytes)} bytes)"
+    fields = {k: v for k, v in asdict(s).items() if k not in ("op", "loc")}
+    return f"{s.op} " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
 def _io(plan, kind):

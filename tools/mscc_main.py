@@ -262,7 +262,7 @@ def main(argv):
         else:
             from ..passes.artifact import emit_stage
             _write(emit_stage(module, args.target, args.emit, after_each=after,
-                              debug_info=args.debug_info), args.output)
+                              debug_info=args.debug_info, entry=args.entry), args.output)
     except UsageError as e:
         print(f"mscc: error: {e}", file=sys.stderr)
         return 1

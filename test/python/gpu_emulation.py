@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from mscc.passes import pipeline
-from mscc.passes.compiler import select_entry
+from mscc.passes.compiler import dynamic_description, select_entry
 from mscc.dialects.ir_helpers import public_functions
 from mscc.dialects.ir_helpers import remap_operands
 from mscc.runtime.cpu import CpuExecutable
@@ -187,7 +187,9 @@ import ctypes  # noqa: E402
 from mlir import passmanager  # noqa: E402
 
 _IDS = ("gpu.block_id", "gpu.thread_id", "gpu.block_dim", "gpu.grid_dim")
-_EMU_LOWERING = ("builtin.module(func.func(convert-linalg-to-loops),convert-math-to-funcs,"
+# (libm has no rsqrtf: the NVVM lowering's __nv_rsqrtf becomes 1/sqrt here)
+_EMU_LOWERING = ("builtin.module(func.func(convert-linalg-to-loops,math-expand-ops{ops=rsqrt}),"
+                 "convert-math-to-funcs,"
                  "convert-math-to-libm,expand-strided-metadata,lower-affine,"
                  "finalize-memref-to-llvm,convert-scf-to-cf,convert-math-to-llvm,"
                  "convert-to-llvm,reconcile-unrealized-casts)")
@@ -379,6 +381,7 @@ def emulated_plan_executable(module, entry=None):
     plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
     kernels = EmulatedKernels(module)
     dev = Device(emulating_driver(kernels))
-    exe = CudaExecutable(plan, sig.inputs, sig.outputs, {"ptx": b"emulated"}, blobs, dev)
+    exe = CudaExecutable(plan, sig.inputs, sig.outputs, {"ptx": b"emulated"}, blobs, dev,
+                         dynamic=dynamic_description(module, sig.name))
     exe.kernels = kernels
     return exe

@@ -68,7 +68,8 @@ def mlir_context() -> ir.Context:
         return _context
     with _context_lock:  # two first calls must not make two contexts (types cached from
         if _context is None:  # one would then meet ops of the other: "same type" errors)
-            from . import ops  # noqa: F401  (fills the registry)
+            from . import ops, upstream  # noqa: F401  (ops fills the registry)
+            upstream.use()
             _register_opviews()
             ctx = ir.Context()
             with ctx:

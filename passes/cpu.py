@@ -7,9 +7,10 @@
   rows would conflict in the cache; ragged edges split off as static pieces.
 """
 from mlir import ir
-from mlir.dialects import arith, linalg, memref, tensor
+from mlir.dialects import arith, memref, tensor
 from mlir.dialects.transform import structured
 
+from ..dialects.upstream import linalg
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
 from . import cpu_target

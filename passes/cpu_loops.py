@@ -23,7 +23,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from mlir import ir
-from mlir.dialects import arith, linalg, memref, scf
+from mlir.dialects import arith, memref, scf
+
+from ..dialects.upstream import linalg
 
 from .base import ModulePass, PatternPass, register
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,

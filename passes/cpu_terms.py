@@ -18,7 +18,7 @@ terms with a transcendental function (math.*) are worth a store and a load.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg
+from ..dialects.upstream import linalg
 
 from .base import ModulePass, register
 from .cpu_loops import loop_ranges

@@ -74,7 +74,9 @@ def _in_strips(op, axis, parallel):
     """A transpose with a dynamic size as transposes of static strips of BLOCK (then of
     single) rows of the input along `axis`: full strips over the threads, each a static
     transpose this pass vectorizes in blocks. Returns the strips' transposes."""
-    from mlir.dialects import arith, linalg, memref
+    from mlir.dialects import arith, memref
+
+    from ..dialects.upstream import linalg
     from .cpu_loops import block_loop, block_type
     src, dst = op.operands[0], op.operands[1]
     idx = ir.IndexType.get()

@@ -31,6 +31,7 @@ import logging
 import os
 import queue
 import re
+import sys
 import threading
 import time
 
@@ -74,16 +75,24 @@ def _source_digest() -> str:
 
 @functools.lru_cache(maxsize=None)
 def _versions() -> str:
-    from importlib import metadata  # ~8 ms to import: only when the cache is on
-
     from .. import __version__
     parts = [f"mscc={__version__}", f"source={_source_digest()}"]
     for name in _WHEELS:
-        try:
-            parts.append(f"{name}={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{name}=?")
+        parts.append(f"{name}={_wheel_version(name) or '?'}")
     return ";".join(parts)
+
+
+def _wheel_version(name: str) -> str | None:
+    """An installed wheel's version, read from the name of its .dist-info folder on sys.path
+    (importlib.metadata answers the same but costs ~10 ms to import, in every process's
+    first compile)."""
+    import glob
+    stem = re.sub(r"[-_.]+", "_", name).lower()
+    for entry in sys.path:
+        found = sorted(glob.glob(os.path.join(entry or ".", f"{stem}-*.dist-info")))
+        if found:
+            return os.path.basename(found[0])[len(stem) + 1:-len(".dist-info")]
+    return None
 
 
 def key_for(module: ir.Module, entry: str, target: str, start_after=None) -> str:

@@ -25,8 +25,25 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_loops, cpu_target,  # noqa: F401,E402
-               buffer_lifetimes, cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion, gpu,
-               implicit_cast, inline, gpu_control, math_approx, ms_to_linalg, outline, symbols, verify)
+               buffer_lifetimes, cpu_rows, cpu_terms, cpu_transpose, destination_passing, fusion,
+               implicit_cast, inline, math_approx, ms_to_linalg, outline, symbols, verify)
+
+# The CUDA target's pass modules register their passes when a pipeline first names one: the
+# CPU target's first compile does not import the gpu dialect's Python modules for them.
+_CUDA_PASS_MODULES = ("gpu", "gpu_control")
+
+
+def mscc_pass(name: str):
+    """The class of the mscc pass `name`, or None for an upstream pass."""
+    if name not in base.PASSES and name.startswith("ms-"):
+        load_all_passes()
+    return base.PASSES.get(name)
+
+
+def load_all_passes():
+    import importlib
+    for module in _CUDA_PASS_MODULES:
+        importlib.import_module(f"{__package__}.{module}")
 
 # allow-return-allocs-from-loops: a loop body that yields a new buffer (its carry computed
 # into a fresh tensor, not in place) gets it handed to the next iteration; the deallocation
@@ -161,9 +178,10 @@ def split_top_level(text: str) -> list[str]:
 def parse_step(text: str) -> Step:
     name, _, rest = text.partition("{")
     name = name.strip()
-    if name in base.PASSES:
+    cls = mscc_pass(name)
+    if cls is not None:
         options = rest[:-1] if rest.endswith("}") else ""
-        return Step(text, base.PASSES[name].from_text(options))
+        return Step(text, cls.from_text(options))
     if "(" not in name:
         # Validate upstream names now, so a typo is reported before anything runs.
         try:
@@ -175,7 +193,7 @@ def parse_step(text: str) -> Step:
             raise ValueError(reason) from None
     else:
         for inner in split_top_level(text[text.index("(") + 1:text.rindex(")")]):
-            if inner.partition("{")[0].strip() in base.PASSES:
+            if mscc_pass(inner.partition("{")[0].strip()) is not None:
                 raise ValueError(f"mscc pass '{inner}' runs on the module; schedule it at "
                                  f"the top level, not inside '{name.partition('(')[0]}'")
     return Step(text)

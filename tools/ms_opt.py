@@ -102,7 +102,8 @@ def main(argv):
         print(__doc__.strip())
         return 0
     if "--list-passes" in flags:
-        from ..passes import base, pipeline  # noqa: F401  (registers the passes)
+        from ..passes import base, pipeline
+        pipeline.load_all_passes()
         for name, cls in sorted(base.PASSES.items()):
             print(f"  --{name:28s} {cls.summary}")
         return 0

@@ -25,14 +25,12 @@ import tempfile
 import threading
 
 from mlir import ir
-from mlir.dialects import gpu
 
 from ..runtime.artifact import Artifact, entry_symbol, signature_symbol, signature_text
 from . import pipeline
 from .compiler import EntrySignature, dynamic_description, entry_manifest, select_entry
 from .diagnostics import CompileError, Diagnostic
 from .cpu_target import current as current_target
-from .launch_plan import read_launch_plan
 
 PTX_BLOB, CUBIN_BLOB = "kernels.ptx", "kernels.cubin"
 _SUPPORT_C = os.path.join(os.path.dirname(__file__), "cpu_support.c")
@@ -88,6 +86,7 @@ def _cuda_artifact(module, sig: EntrySignature, manifest, start_after) -> Artifa
     """The host function is read into a launch plan at the gpu stage; the kernels go on to
     PTX (and a cubin when ptxas is installed)."""
     pipeline.run_pipeline(module, "cuda", stop_after="gpu", start_after=start_after)
+    from .launch_plan import read_launch_plan  # (the CUDA passes: not on the CPU's path)
     plan, blobs = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
     dynamic = dynamic_description(module, sig.name)
     if dynamic is not None:
@@ -110,6 +109,7 @@ def _cuda_artifact(module, sig: EntrySignature, manifest, start_after) -> Artifa
 
 def kernel_ptx(module: ir.Module) -> str:
     """The PTX of the module's kernels after the ptx stage ("" when it launches none)."""
+    from mlir.dialects import gpu
     texts = []
     for op in module.body.operations:
         if op.operation.name == "gpu.module":
@@ -356,6 +356,7 @@ def _cubin(module):
 
 def _launch_plan_text(module, sig: EntrySignature) -> str:
     """The entry's launch plan, one line per buffer and step (runtime/plan.py's describe)."""
+    from .launch_plan import read_launch_plan
     plan, _ = read_launch_plan(module, sig.name, sig.inputs, sig.outputs)
     return plan.describe()
 

@@ -3,7 +3,7 @@
 When the bindings first meet an op or attribute of a dialect, they import its Python module
 (`<prefix>.<namespace>` for each prefix of the dialect search path) to find its op classes.
 `use()` puts this package first on that path, so for the dialects it has a module for
-(linalg, llvm) the bindings load mscc's smaller one; for every other dialect the import here fails
+(linalg, llvm, gpu) the bindings load mscc's smaller one; for every other dialect the import here fails
 and they fall through to `mlir.dialects`.
 """
 from __future__ import annotations

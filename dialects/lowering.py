@@ -15,7 +15,7 @@ from .lazy import arith, ir, linalg, tensor
 from . import dtypes as dt
 from .dtypes import TensorSpec
 from .shape_rules import broadcast_shapes
-from .symdim import Dim, DynamicDimError, has_dynamic, recording_constraints
+from .symdim import Dim, DynamicDimError, derived_parts, has_dynamic, recording_constraints
 from .builders import compute_type, element_type, ir_shape, spec_of, tensor_type
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
@@ -251,16 +251,28 @@ class DimValues:
             return arith.constant(idx, int(d))
         total = None
         for mono, c in sorted(d.terms.items()):
-            term = None if c == 1 else arith.constant(idx, c)
+            term = None if c == 1 and mono else arith.constant(idx, c)
             for a in mono:
-                if a not in self.atoms:
-                    raise DynamicDimError(f"the size {d} is not derived from the function's "
-                                          "arguments")
-                v, axis = self.atoms[a]
-                size = tensor.dim(v, arith.constant(idx, axis))
+                size = self._atom_value(a, d)
                 term = size if term is None else arith.muli(term, size)
             total = term if total is None else arith.addi(total, term)
         return total
+
+    def _atom_value(self, atom, whole):
+        """An atom's index value: a tensor.dim, or a clamp or quotient of other sizes."""
+        parts = derived_parts(atom)
+        if parts is not None:
+            op, args = parts
+            return getattr(arith, _DERIVED_OPS[op])(*(self.value(a) for a in args))
+        if atom not in self.atoms:
+            raise DynamicDimError(f"the size {whole} is not derived from the function's "
+                                  "arguments")
+        v, axis = self.atoms[atom]
+        return tensor.dim(v, arith.constant(ir.IndexType.get(), axis))
+
+
+# How a clamp's or quotient's atom (symdim) is computed from its arguments' index values.
+_DERIVED_OPS = {"min": "minsi", "max": "maxsi", "fdiv": "floordivsi"}
 
 
 _DIM_VALUES: list = []  # the DimValues of the functions being lowered (innermost last)
@@ -277,26 +289,30 @@ def index_value(d):
     return _DIM_VALUES[-1].value(d)
 
 
-def insert_slice(source, dest, offsets, sizes):
-    """tensor.insert_slice of `source` at `offsets` (unit strides); offsets and sizes may be
-    dynamic (symdim.Dim), computed at run time."""
-    dyn_offset = ir.ShapedType.get_dynamic_stride_or_offset()
-    dyn_size = ir.ShapedType.get_dynamic_size()
-    values = [index_value(o) for o in offsets if isinstance(o, Dim)]
-    values_sizes = [index_value(d) for d in sizes if isinstance(d, Dim)]
-    return tensor.insert_slice(
-        source, dest, values, values_sizes, [],
-        [dyn_offset if isinstance(o, Dim) else o for o in offsets],
-        [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
+def _mixed(values, dynamic_marker):
+    """(operands, static entries) of slice offsets or sizes: each dynamic one (symdim.Dim)
+    an index value computed at run time, marked in the static list."""
+    return ([index_value(v) for v in values if isinstance(v, Dim)],
+            [dynamic_marker if isinstance(v, Dim) else v for v in values])
 
 
-def extract_slice(x, result_spec: TensorSpec, offsets, sizes):
-    """tensor.extract_slice of x (unit strides); sizes may be dynamic (symdim.Dim)."""
-    dyn_size = ir.ShapedType.get_dynamic_size()
-    return tensor.extract_slice(
-        tensor_type(result_spec, storage=True), x, [],
-        [index_value(d) for d in sizes if isinstance(d, Dim)], [], list(offsets),
-        [dyn_size if isinstance(d, Dim) else d for d in sizes], [1] * len(sizes))
+def insert_slice(source, dest, offsets, sizes, strides=None):
+    """tensor.insert_slice of `source` at `offsets` (unit strides unless given); offsets and
+    sizes may be dynamic (symdim.Dim), computed at run time."""
+    offset_values, static_offsets = _mixed(offsets, ir.ShapedType.get_dynamic_stride_or_offset())
+    size_values, static_sizes = _mixed(sizes, ir.ShapedType.get_dynamic_size())
+    return tensor.insert_slice(source, dest, offset_values, size_values, [], static_offsets,
+                               static_sizes, list(strides or [1] * len(sizes)))
+
+
+def extract_slice(x, result_spec: TensorSpec, offsets, sizes, strides=None):
+    """tensor.extract_slice of x (unit strides unless given); offsets and sizes may be
+    dynamic (symdim.Dim)."""
+    offset_values, static_offsets = _mixed(offsets, ir.ShapedType.get_dynamic_stride_or_offset())
+    size_values, static_sizes = _mixed(sizes, ir.ShapedType.get_dynamic_size())
+    return tensor.extract_slice(tensor_type(result_spec, storage=True), x, offset_values,
+                                size_values, [], static_offsets, static_sizes,
+                                list(strides or [1] * len(sizes)))
 
 
 def loop_bound(n):

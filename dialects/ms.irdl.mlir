@@ -761,14 +761,16 @@ irdl.dialect @ms {
   }
   irdl.operation @strided_slice_grad {
     // The gradient of slice/strided_slice: zeros of `shape` with dy scattered where
-    // strided_slice would read. Emitted by ms-autodiff, so its arguments are attributes only.
+    // strided_slice would read. Emitted by ms-autodiff, so its arguments are attributes only;
+    // `like` (the sliced input) gives the sizes that `shape` leaves dynamic (-1).
     %dy = irdl.base "!builtin.tensor"
+    %like = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"
     %shape_attr = irdl.base "#builtin.dense_array"
     %begin_attr = irdl.base "#builtin.dense_array"
     %end_attr = irdl.base "#builtin.dense_array"
     %strides_attr = irdl.base "#builtin.dense_array"
-    irdl.operands(dy: %dy)
+    irdl.operands(dy: %dy, like: optional %like)
     irdl.results(output: %output)
     irdl.attributes {"shape" = %shape_attr, "begin" = %begin_attr, "end" = %end_attr, "strides" = %strides_attr}
   }

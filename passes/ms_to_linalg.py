@@ -152,6 +152,7 @@ def record_dynamic_sizes(fn, sizes, origin):
             ir.StringAttr(fn.attributes["sym_visibility"]).value == "private":
         return
     ret = fn.regions[0].blocks[0].operations[len(fn.regions[0].blocks[0].operations) - 1]
+    n_inputs = len(fn.regions[0].blocks[0].arguments)
     results = []
     for i, v in enumerate(ret.operands):
         spec = lowered_spec(v, origin)
@@ -162,17 +163,32 @@ def record_dynamic_sizes(fn, sizes, origin):
             except ValueError:
                 fail(ret, f"the size of result #{i} ({d}) is known only while the function "
                           "runs, not from its arguments' sizes: the caller cannot allocate it")
+            _runtime_reads(shape[-1], n_inputs, ret, f"the size of result #{i} ({d})")
         results.append(shape)
     checks = []
     for c in sizes.checks:
         try:
-            checks.append({"a": dim_to_json(c.a), "b": dim_to_json(c.b), "what": c.what,
-                           "where": _where(c.location)})
+            check = {"a": dim_to_json(c.a), "b": dim_to_json(c.b), "what": c.what,
+                     "where": _where(c.location)}
         except ValueError:  # between sizes inside the function (a loop's): not checkable
             continue
+        for side, d in (("a", c.a), ("b", c.b)):
+            _runtime_reads(check[side], n_inputs, ret, f"the check that {c.what} agree ({d})")
+        checks.append(check)
     module = enclosing_module(fn)
     module.attributes[DYNAMIC_ATTR + symbol_name(fn)] = ir.StringAttr.get(
         json.dumps({"results": results, "checks": checks}, sort_keys=True))
+
+
+def _runtime_reads(size, n_inputs, op, what):
+    """Fail unless the runtime reads `size` (its JSON) back: a size it cannot evaluate (a
+    slice's clamp, where runtime/dynamic.py reads polynomials only) would leave an output
+    unallocated or a check unmade, so the function compiles per shape instead."""
+    from ..runtime.dynamic import dim_from_json
+    try:
+        dim_from_json(size, n_inputs)
+    except ValueError as e:
+        fail(op, f"{what} cannot be described to the runtime ({e})")
 
 
 def _verify_lowered(fn):

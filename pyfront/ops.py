@@ -17,6 +17,8 @@ from ..dialects import shape_rules as _rules
 from ..dialects.symdim import Dim as _Dim
 from ..dialects.symdim import DynamicDimError as _DynamicDimError
 from ..dialects.symdim import has_dynamic as _has_dynamic
+from ..dialects.ops.shape import OPEN as _OPEN  # (+-OPEN: a slice's open end)
+from ..dialects.ops.shape import strided_bounds as _strided_bounds
 from ..dialects.registry import plain_elementwise_ops as _plain_elementwise_ops
 from .dispatch import call as _call
 from .location import located_error as _located_error
@@ -279,6 +281,11 @@ def slice(x, begin, size):  # noqa: A001  (MindSpore's name)
 
 
 def strided_slice(x, begin, end, strides):
+    """x[begin:end:strides] per axis, Python's bounds (negative strides too); an end that is
+    a dynamic axis' own size (x.shape[i]) runs to its end."""
+    shape = _shape(x)
+    end = tuple(_OPEN if isinstance(e, _Dim) and i < len(shape) and e == shape[i] else e
+                for i, e in enumerate(end if isinstance(end, (tuple, list)) else (end,)))
     return _call("ms.strided_slice", (x,), consts={"begin": _ints(begin, "begin"),
                                                    "end": _ints(end, "end"),
                                                    "strides": _ints(strides, "strides")})
@@ -401,51 +408,89 @@ def _axis_index(i):
 
 @_user_api("ms.strided_slice", "x[...]")
 def getitem(x, index):
-    """x[index] for ints, slices (positive steps), None and Ellipsis; a Tensor index gathers
-    along axis 0."""
+    """x[index] for ints, slices (any step), None and Ellipsis; a Tensor index gathers along
+    axis 0. Along a dynamic axis the bounds stay open (ms.strided_slice clamps them when the
+    code runs) and an int index must find an element then (ms.squeeze checks it)."""
     if isinstance(index, list):
         index = Tensor(index)
     if isinstance(index, Tensor) or hasattr(index, "__array__"):
         return gather(x, index, 0)
-    index = index if isinstance(index, tuple) else (index,)
     shape = x.shape
+    entries = _expanded_index(index if isinstance(index, tuple) else (index,), len(shape))
+    bounds = [_axis_bounds(i, d, axis)
+              for axis, (i, d) in enumerate(zip((e for e in entries if e is not None), shape))]
+    begin, end, strides = ([b[k] for b in bounds] for k in range(3))
+    whole = _builtins.all((b, e, st) in ((0, d, 1), (0, _OPEN, 1))
+                          for b, e, st, d in zip(begin, end, strides, shape))
+    y = x if whole else strided_slice(x, begin, end, strides)
+    if _has_dynamic(shape):
+        return _drop_and_insert_axes(y, entries)
+    out_shape, kept = [], iter(zip(bounds, shape))
+    for i in entries:
+        if i is None:
+            out_shape.append(1)
+            continue
+        (b, e, st, is_slice), d = next(kept)
+        if is_slice:
+            out_shape += _strided_bounds((d,), [b], [e], [st])[1]
+    if tuple(out_shape) != tuple(y.shape):
+        y = reshape(y, out_shape)
+    return y
+
+
+def _expanded_index(index, rank):
+    """The index with its Ellipsis (or the missing trailing axes) as full slices."""
     n_real = _builtins.sum(i is not None and i is not Ellipsis for i in index)
-    if n_real > len(shape):
-        raise IndexError(f"too many indices ({n_real}) for a tensor of rank {len(shape)}")
+    if n_real > rank:
+        raise IndexError(f"too many indices ({n_real}) for a tensor of rank {rank}")
     if _builtins.sum(i is Ellipsis for i in index) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     full = _builtins.slice(None)
     expanded = []
     for i in index:
-        expanded += [full] * (len(shape) - n_real) if i is Ellipsis else [i]
-    expanded += [full] * (len(shape) - _builtins.sum(i is not None for i in expanded))
-    begin, end, strides, out_shape = [], [], [], []
-    axis = 0
-    for i in expanded:
+        expanded += [full] * (rank - n_real) if i is Ellipsis else [i]
+    return expanded + [full] * (rank - _builtins.sum(i is not None for i in expanded))
+
+
+def _axis_bounds(i, size, axis):
+    """(begin, end, stride, is_slice) of one entry of an index along an axis of `size` (an
+    int takes one element, and the axis goes). A static size gets Python's bounds, a
+    dynamic one open ends (+-OPEN) that ms.strided_slice clamps when the code runs."""
+    if isinstance(i, _builtins.slice):
+        step = 1 if i.step is None else _axis_index(i.step)
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        if isinstance(size, _Dim):
+            start = (0 if step > 0 else -1) if i.start is None else _axis_index(i.start)
+            stop = (_OPEN if step > 0 else -_OPEN) if i.stop is None else _axis_index(i.stop)
+            return start, stop, step, True
+        start, stop, step = i.indices(size)
+        if step > 0:
+            return start, max(stop, start), step, True
+        # (-1 from indices() is "before the first element", not the last one)
+        return (*(-size - 1 if v < 0 else v for v in (start, stop)), step, True)
+    k = _axis_index(i)
+    if isinstance(size, _Dim):
+        return k, _OPEN if k == -1 else k + 1, 1, False
+    if not -size <= k < size:
+        raise IndexError(f"index {k} is out of bounds for axis {axis} with size {size}")
+    k %= size
+    return k, k + 1, 1, False
+
+
+def _drop_and_insert_axes(y, entries):
+    """y (the slice, of x's rank) without the axes an int indexed and with a new one for each
+    None: squeeze and expand_dims, as a reshape cannot say where dynamic sizes go."""
+    dropped = [a for a, i in enumerate(e for e in entries if e is not None)
+               if not isinstance(i, _builtins.slice)]
+    if dropped:
+        y = squeeze(y, tuple(dropped))
+    at = 0
+    for i in entries:
         if i is None:
-            out_shape.append(1)
-            continue
-        size = shape[axis]
-        if isinstance(i, _builtins.slice):
-            start, stop, step = i.indices(size)
-            if step <= 0:
-                raise IndexError("negative slice steps are not supported")
-            stop = max(stop, start)
-            begin.append(start), end.append(stop), strides.append(step)
-            out_shape.append(len(range(start, stop, step)))
-        else:
-            k = _axis_index(i)
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {size}")
-            k %= size
-            begin.append(k), end.append(k + 1), strides.append(1)
-        axis += 1
-    y = x
-    if _builtins.any(b != 0 or e != d or s != 1
-                     for b, e, s, d in zip(begin, end, strides, shape)):
-        y = strided_slice(x, begin, end, strides)
-    if tuple(out_shape) != tuple(y.shape):
-        y = reshape(y, out_shape)
+            y = expand_dims(y, at)
+        if i is None or isinstance(i, _builtins.slice):
+            at += 1
     return y
 
 
@@ -508,6 +553,10 @@ def split(tensor, split_size_or_sections, axis=0):
     shape = _shape(tensor)
     axis = _dim(axis, len(shape))
     n = shape[axis]
+    if isinstance(n, _Dim):
+        raise _DynamicDimError(f"split_size_or_sections {split_size_or_sections!r} along the "
+                               f"dynamic axis {axis}: how many pieces is known only at run "
+                               "time (ops.chunk or ops.Split make equal parts)")
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = list(_ints(split_size_or_sections, "split_size_or_sections"))
         if _builtins.sum(sizes) != n or _builtins.any(s < 0 for s in sizes):
@@ -519,6 +568,27 @@ def split(tensor, split_size_or_sections, axis=0):
             raise ValueError(f"split_size_or_sections must be positive, got {size}")
         sizes = [size] * (n // size) + ([n % size] if n % size else [])
     return tuple(_along(tensor, axis, start, s) for start, s in zip(_offsets(sizes), sizes))
+
+
+def _equal_parts(x, parts, axis):
+    """x split into `parts` equal parts along `axis`: slices of a static axis; a dynamic one
+    viewed as (parts, size / parts) (ms.reshape, which checks that it divides when the code
+    runs), each part a slice of that."""
+    shape = _shape(x)
+    axis = _dim(axis, len(shape))
+    if not isinstance(shape[axis], _Dim):  # (an empty axis too: empty parts)
+        size = shape[axis] // parts
+        return tuple(_along(x, axis, k * size, size) for k in range(parts))
+    if _has_dynamic(shape[:axis] + shape[axis + 1:]):
+        raise _DynamicDimError(f"a split of {shape} along axis {axis}: only that size may be "
+                               "dynamic")
+    grouped = reshape(x, shape[:axis] + (parts, -1) + shape[axis + 1:])
+    begin, end = [0] * (len(shape) + 1), [_OPEN] * (len(shape) + 1)
+    out = []
+    for k in range(parts):
+        begin[axis], end[axis] = k, k + 1
+        out.append(squeeze(strided_slice(grouped, begin, end, [1] * len(begin)), (axis,)))
+    return tuple(out)
 
 
 def _offsets(sizes):
@@ -539,23 +609,28 @@ def _along(x, axis, start, length):
 
 
 def chunk(input, chunks, axis=0):  # noqa: A002
-    """Up to `chunks` pieces of ceil(size / chunks) elements along `axis` (ops.chunk)."""
+    """Up to `chunks` pieces of ceil(size / chunks) elements along `axis` (ops.chunk); along
+    a dynamic axis `chunks` equal pieces, its size a multiple of `chunks` when it runs."""
     chunks = _int(chunks, "chunks")
     if chunks <= 0:
         raise ValueError(f"chunks must be positive, got {chunks}")
     shape = _shape(input)
     n = shape[_dim(axis, len(shape))]
+    if isinstance(n, _Dim):
+        return _equal_parts(input, chunks, axis)
     return split(input, max(1, -(-n // chunks)), axis)
 
 
 def narrow(input, axis, start, length):  # noqa: A002
-    """input[..., start:start + length, ...] along `axis` (ops.narrow)."""
+    """input[..., start:start + length, ...] along `axis` (ops.narrow); along a dynamic axis
+    the end is checked when the code runs."""
     shape = _shape(input)
     axis = _dim(axis, len(shape))
     start, length = _int(start, "start"), _int(length, "length")
-    if not 0 <= start <= shape[axis] or length < 0 or start + length > shape[axis]:
+    n = shape[axis]
+    if start < 0 or length < 0 or not isinstance(n, _Dim) and (start > n or start + length > n):
         raise ValueError(f"start {start} and length {length} are out of range for axis {axis} "
-                         f"of size {shape[axis]}")
+                         f"of size {n}")
     return _along(input, axis, start, length)
 
 

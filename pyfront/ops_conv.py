@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 
+from ..dialects.ops.conv import batch_as_attr
 from .dispatch import call
 from .location import user_api
 
@@ -129,7 +130,7 @@ def transposed_convolution(x, weight, bias, stride, pad_mode, padding, output_pa
     shape = (x.shape[0], weight.shape[1] * groups) + out
     y = call("ms.conv_input_grad", (x, weight),
              {"stride": stride, "dilation": dilation, "pad_lo": lo, "pad_hi": hi,
-              "groups": groups, "input_shape": shape})
+              "groups": groups, "input_shape": batch_as_attr(shape)})
     return _add_bias(y, bias)
 
 

@@ -23,6 +23,8 @@ import operator
 from typing import NamedTuple
 
 from ..dialects import dtypes as dt
+from ..dialects.ops.shape import OPEN
+from ..dialects.symdim import Dim, has_dynamic
 from . import control_flow, dispatch, ops
 from . import ops_conv as conv_ops
 from . import ops_last, ops_more
@@ -200,15 +202,15 @@ def _bias_add(input_x, bias, data_format):
 
 def _split(input_x, axis, output_num):
     """Split into output_num equal parts along axis (ops.split; MindSpore's Split needs the
-    parts equal)."""
+    parts equal: along a dynamic axis, checked when the code runs)."""
     shape = tuple(input_x.shape)
     axis = operator.index(axis)
     n = shape[axis] if -len(shape) <= axis < len(shape) else 0
     output_num = operator.index(output_num)
-    if output_num < 1 or n % output_num:
+    if output_num < 1 or not isinstance(n, Dim) and n % output_num:
         raise ValueError(f"output_num {output_num} must be positive and divide dimension "
                          f"{axis} of shape {shape}")
-    return ops.split(input_x, n // output_num, axis)
+    return ops._equal_parts(input_x, output_num, axis)
 
 
 def _unstack(input_x, axis, num):
@@ -222,23 +224,29 @@ def _unstack(input_x, axis, num):
 def _strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0,
                    new_axis_mask=0, shrink_axis_mask=0):
     """StridedSlice with begin/end/shrink-axis masks (bit i: axis i); ellipsis and new-axis
-    masks are refused (index with x[..., None] instead)."""
+    masks are refused (index with x[..., None] instead). A masked bound is the axis' start
+    or end for the stride's direction (an open end along a dynamic axis)."""
     if ellipsis_mask or new_axis_mask:
         raise ValueError(f"ellipsis_mask={ellipsis_mask} and new_axis_mask={new_axis_mask} "
                          f"are not supported by mscc (only 0): index with x[...] instead")
     shape = tuple(input_x.shape)
-    begin, end = list(begin), list(end)
+    begin, end, strides = list(begin), list(end), list(strides)
     shrunk = []
     for i in range(len(begin)):
+        forward = strides[i] > 0
         if begin_mask >> i & 1:
-            begin[i] = 0
+            begin[i] = 0 if forward else -1
         if end_mask >> i & 1:
-            end[i] = shape[i]
+            end[i] = (shape[i] if not isinstance(shape[i], Dim) else OPEN) if forward else -OPEN
         if shrink_axis_mask >> i & 1:
-            begin[i] = begin[i] + shape[i] if begin[i] < 0 else begin[i]
-            end[i] = begin[i] + 1
+            if not isinstance(shape[i], Dim):
+                begin[i] = begin[i] + shape[i] if begin[i] < 0 else begin[i]
+            end[i] = OPEN if begin[i] == -1 else begin[i] + 1
+            strides[i] = abs(strides[i])  # (one element, taken forward)
             shrunk.append(i)
     out = ops.strided_slice(input_x, begin, end, strides)
+    if shrunk and has_dynamic(shape):
+        return ops.squeeze(out, tuple(shrunk))  # (one element each: checked when it runs)
     if shrunk:
         out = ops.reshape(out, [d for i, d in enumerate(out.shape) if i not in shrunk])
     return out

@@ -89,9 +89,16 @@ def _conv_infer(ins, attrs):
     return TensorSpec((x.shape[0], w.shape[0]) + out, rules.same_group_dtype(ins))
 
 
+def batch_as_attr(shape):
+    """An input_shape for ms.conv_input_grad: a dynamic batch as -1 (dy's batch)."""
+    return tuple(-1 if isinstance(d, Dim) else d for d in shape)
+
+
 def _input_grad_infer(ins, attrs):
     dy, w = ins
     shape = tuple(attrs["input_shape"])
+    if shape and shape[0] == -1:  # (the batch dy has: a dynamic one)
+        shape = (dy.shape[0],) + shape[1:]
     stride, dilation, lo, hi, groups = _geometry(attrs, dy.rank - 2)
     _check_operands(dy, w, groups, what="dy")
     x = TensorSpec(shape, dy.dtype)
@@ -120,8 +127,8 @@ def _pad(v, spec: TensorSpec, lo, hi):
     if not any(lo) and not any(hi):
         return v
     shape = spec.shape[:2] + tuple(n + a + b for n, a, b in zip(spec.shape[2:], lo, hi))
-    return tensor.insert_slice(v, lowering.fill(TensorSpec(shape, spec.dtype), 0), [], [], [],
-                               [0, 0, *lo], list(spec.shape), [1] * len(shape))
+    return lowering.insert_slice(v, lowering.fill(TensorSpec(shape, spec.dtype), 0),
+                                 [0, 0, *lo], list(spec.shape))
 
 
 def _im2col(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, order):
@@ -270,11 +277,13 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
     group and several images, an scf.forall over the images (threads take whole images, each
     image's im2col matrix is used while it is in cache, the batch's being K times the input
     written and read back through memory, and the epilogue runs on the image's result while
-    it is in cache too); otherwise one product for the batch, then the epilogue."""
+    it is in cache too); otherwise one product for the batch, then the epilogue. A dynamic
+    batch takes the loop over images whatever the groups (each image's sizes are static)."""
     out, acc = lc.out, _accumulator(lc.out.dtype)
     n = sx.shape[0]
     root = epilogue[0] if epilogue else None
-    if (groups > 1 or n == 1 or lc.options.get("conv") != "per-image"
+    if ((not isinstance(n, Dim) and (groups > 1 or n == 1))
+            or lc.options.get("conv") != "per-image"
             or (root is not None and root.spec.shape != out.shape)):
         c = _image_product(x, sx, wm, win, groups, acc, out)
         y = _to_output(c, acc, out, groups, n, win.spatial)
@@ -287,7 +296,9 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
 
     def image(i, shared):
         c = _image_product(_image(x, sx, i), TensorSpec((1,) + sx.shape[1:], sx.dtype), wm,
-                           win, 1, acc, out)
+                           win, groups, acc, out)
+        if groups > 1:  # (g, Og, P): the image's (1, O, P), channels in group order
+            c = lowering.reshape(c, (groups, m // groups, npix), (1, m, npix), acc)
         # (a cast or an epilogue writes the output's slice for the image directly)
         return lowering.reshape(_image_epilogue(c, acc, out, epilogue, i,
                                                 _image(shared, final, i)),
@@ -403,25 +414,26 @@ def _filter_grad_batched(x, sx, dy, sdy, win: _Windows, groups, acc, out: Tensor
     return _contract(dym, col, (groups, og, npix, ckk), sx.dtype, acc)
 
 
-def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, acc, out: TensorSpec):
-    """dW (1, O, C*K) as the sum over images of dy[n] (O, P) @ im2col(x[n]) (P, C*K): an
-    scf.forall writes each image's product (its im2col matrix used while in cache), then one
-    reduction over the images adds them."""
+def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: TensorSpec):
+    """dW (g, Og, Cg*K) as the sum over images of dy[n] (g, Og, P) @ im2col(x[n])
+    (g, P, Cg*K): an scf.forall writes each image's product (its im2col matrix used while in
+    cache), then one reduction over the images adds them."""
     n, o, ckk = sx.shape[0], out.shape[0], rules.prod(out.shape[1:])
-    npix = rules.prod(win.spatial)
+    og, npix = o // groups, rules.prod(win.spatial)
 
     def image(i, _shared):
         one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
         xp, padded = win.prepare(_image(x, sx, i), one)
-        col = _im2col(xp, padded, 1, win.kernel, win.spatial, win.stride, win.dilation,
+        col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
                       "gnpck")
-        dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (1, o, npix),
+        dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (groups, og, npix),
                                sdy.dtype)
-        return _contract(dyi, col, (1, o, npix, ckk), sx.dtype, acc)
+        c = _contract(dyi, col, (groups, og, npix, ckk), sx.dtype, acc)
+        return c if groups == 1 else lowering.reshape(c, (groups, og, ckk), (1, o, ckk), acc)
     parts = _over_images(TensorSpec((n, o, ckk), acc), image)
     total = lowering.reduce(parts, TensorSpec((n, o, ckk), acc), (0,), acc, 0,
                             lambda a, v: lowering.ScalarBuilder(acc).add(a, v))
-    return lowering.reshape(total, (o, ckk), (1, o, ckk), acc)
+    return lowering.reshape(total, (o, ckk), (groups, og, ckk), acc)
 
 
 def _lower_filter_grad(lc, x, dy):
@@ -433,11 +445,11 @@ def _lower_filter_grad(lc, x, dy):
     win = _Windows(_padded(lo, hi), out.shape[2:], sdy.shape[2:], stride, dilation)
     acc = _accumulator(out.dtype)
     n, og, ckk = sx.shape[0], out.shape[0] // groups, rules.prod(out.shape[1:])
-    per_image = groups == 1 and lc.options.get("conv") == "per-image" and (
+    per_image = lc.options.get("conv") == "per-image" and (
         isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
-        or (n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
+        or (groups == 1 and n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
     if per_image:
-        c = _filter_grad_per_image(x, sx, dy, sdy, win, acc, out)
+        c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)
     else:
         c = _filter_grad_batched(x, sx, dy, sdy, win, groups, acc, out)
     if acc is not out.dtype:
@@ -458,7 +470,8 @@ def _conv(g, x, w):
 
 
 def _input_grad(g, dy, w, input_shape):
-    return g.emit("ms.conv_input_grad", dy, w, **_same_geometry(g, input_shape=input_shape))
+    return g.emit("ms.conv_input_grad", dy, w,
+                  **_same_geometry(g, input_shape=batch_as_attr(input_shape)))
 
 
 def _filter_grad(g, x, dy, kernel_shape):
@@ -534,7 +547,8 @@ define("ms.conv_input_grad", ["dy", "weight"], _input_grad_infer,
                  lambda g, d: _filter_grad(g, d, g.x, g.in_specs[1].shape)),
        batch=_input_grad_batch,
        doc="the gradient of ms.conv with respect to its input, of shape input_shape (the "
-           "transposed convolution of dy by weight; MindSpore Conv2DBackpropInput)")
+           "transposed convolution of dy by weight; MindSpore Conv2DBackpropInput); a batch "
+           "of -1 is dy's")
 
 define("ms.conv_filter_grad", ["x", "dy"], _filter_grad_infer,
        attrs={**_ATTRS, "kernel_shape": "ints"}, signature=("T", "T"), dtypes=dt.FLOATS,

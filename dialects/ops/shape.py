@@ -13,7 +13,8 @@ from ..dtypes import TensorSpec
 from ..grad import broadcasting, each, no_grad
 from ..builders import tensor_type
 from ..registry import ShapeError, define
-from ..symdim import Dim, DynamicDimError, exact_quotient, has_dynamic
+from ..symdim import (Dim, ceil_div, dim_max, dim_min, exact_quotient, floor_div,
+                      has_dynamic, unify)
 
 
 
@@ -30,16 +31,24 @@ def _need(attrs, *names):
 # ------------------------------------------------------------------ reshape
 
 def resolve_shape(in_shape, shape):
-    """MindSpore/numpy reshape target; at most one -1, inferred from the element count."""
+    """MindSpore/numpy reshape target; at most one -1, inferred from the element count. A
+    dynamic count that a static rest may not divide (? rows into (2, -1): an axis split in
+    equal parts) is divided when the code runs, after a check that it divides."""
     size = rules.prod(in_shape)
     if sum(d == -1 for d in shape) > 1 or any(d < -1 for d in shape):
         raise ShapeError(f"shape {tuple(shape)} may hold one -1 and otherwise sizes >= 0")
     known = rules.prod(d for d in shape if d != -1)
     inferred = (exact_quotient(size, known) if -1 in shape and (isinstance(known, Dim) or known)
                 else None)
-    if inferred is not None:  # (a dynamic size divides exactly or not at all)
+    checked = inferred is None and -1 in shape and isinstance(size, Dim) and \
+        not isinstance(known, Dim) and known > 0
+    if checked:
+        inferred = floor_div(size, known)
+        unify(known * inferred, size, f"the element count of 'ms.reshape' to {tuple(shape)} "
+                                      f"and {known} times its -1")
+    if inferred is not None:
         shape = tuple(inferred if d == -1 else d for d in shape)
-    if -1 in shape or rules.prod(shape) != size:
+    if -1 in shape or not checked and rules.prod(shape) != size:
         raise ShapeError(f"cannot reshape {tuple(in_shape)} ({size} elements) into {tuple(shape)}")
     return tuple(shape)
 
@@ -162,14 +171,43 @@ def _squeeze_infer(ins, attrs):
         axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
     else:
         axes = rules.normalize_axes(axis, x.rank)
-        for a in axes:
-            if x.shape[a] != 1:
+        for a in axes:  # (a dynamic size must be 1 when the code runs: x[k] on one)
+            if rules.same_size(x.shape[a], 1, f"dimension {a} of 'ms.squeeze' (an axis "
+                               "indexed or squeezed away) and 1") is None:
                 raise ShapeError(f"cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
     return TensorSpec(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
 
 
+def _lower_squeeze(lc, x):
+    """A reshape; a dynamic axis squeezed away holds 1 by then (checked before the code
+    runs), which a cast to that type says first."""
+    spec = lc.ins[0]
+    axes = set(rules.normalize_axes(lc.attrs["axis"], spec.rank))
+    if any(isinstance(spec.shape[a], Dim) for a in axes):
+        spec = TensorSpec(tuple(1 if i in axes else d for i, d in enumerate(spec.shape)),
+                          spec.dtype)
+        x = tensor.cast(tensor_type(spec, storage=True), x)
+    return lowering.reshape(x, spec.shape, lc.out.shape, lc.out.dtype)
+
+
+def _squeeze_grad(g, d):
+    """d with the axes back; a dynamic axis (1 when the code ran) written into zeros of x's
+    sizes, as its type says `?`, which no reshape gives (a scatter of one row: a copy)."""
+    x = g.in_specs[0]
+    if not has_dynamic(x.shape) or len(g.attrs["axis"]) == 0:
+        return _reshape_back(g, d)
+    axes = set(rules.normalize_axes(g.attrs["axis"], x.rank))
+    if not any(isinstance(x.shape[a], Dim) for a in axes):
+        return _reshape_back(g, d)
+    ones = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    for a in sorted(axes):
+        d = g.emit("ms.expand_dims", d, axis=a)
+    return _scatter_into_zeros(g, d, begin=(0,) * x.rank, strides=(1,) * x.rank,
+                               end=tuple(OPEN if isinstance(n, Dim) else n for n in ones))
+
+
 define("ms.squeeze", ["x"], _squeeze_infer, attrs={"axis": "ints"}, signature=(None,),
-       lower=_lower_reshape, grad=each(_reshape_back), batch=batching.reshaping,
+       lower=_lower_squeeze, grad=each(_squeeze_grad), batch=batching.reshaping,
        doc="drop size-1 axes (all of them when `axis` is empty)")
 
 
@@ -283,6 +321,9 @@ define("ms.tile", ["x", ("multiples", "optional")], _tile_infer,
 
 
 # ------------------------------------------------------------------ slice / strided_slice
+# A slice along a dynamic dimension has a symbolic size (symdim: x[1:] of ? rows has
+# max(0, ? - 1)); its gradient scatters into zeros of the input's sizes, which a dynamic input
+# lends to ms.strided_slice_grad (its `like` operand, -1 in `shape`).
 
 def _slice_infer(ins, attrs):
     _need(attrs, "begin", "size")
@@ -292,6 +333,9 @@ def _slice_infer(ins, attrs):
                          f"of the rank-{x.rank} input")
     out = []
     for i, (b, s, d) in enumerate(zip(begin, size, x.shape)):
+        if isinstance(d, Dim) and b >= 0 and s >= -1:
+            out.append(_dynamic_slice_size(i, b, s, d))
+            continue
         s = d - b if s == -1 else s
         if b < 0 or s < 0 or b + s > d:
             raise ShapeError(f"slice [{b}, {b}+{s}) is out of range for axis {i} of size {d}")
@@ -299,44 +343,37 @@ def _slice_infer(ins, attrs):
     return TensorSpec(tuple(out), x.dtype)
 
 
+def _dynamic_slice_size(axis, begin, size, d):
+    """The size of [begin, begin + size) along a dynamic axis (size -1: to its end), whose
+    end must lie within the axis: a check before the code runs (max(end, d) == d)."""
+    end = begin + max(size, 0)
+    unify(dim_max(d, end), d, f"the end of 'ms.slice' [{begin}, "
+                              f"{'end' if size == -1 else end}) within axis {axis}: "
+                              f"max({end}, its size) and its size")
+    return d - begin if size == -1 else size
+
+
 def _lower_slice(lc, x, *_):
+    if _has_no_elements(lc.out.shape):
+        return lowering.empty(lc.out)
     return lowering.extract_slice(x, lc.out, lc.attrs["begin"], lc.out.shape)
 
 
 def _slice_grad(g, d):
     begin = tuple(g.attrs["begin"])
-    if has_dynamic(g.in_specs[0].shape):
-        return _slice_grad_by_padding(g, d, begin)
-    end = tuple(b + s for b, s in zip(begin, g.out_spec.shape))
-    return g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape, begin=begin, end=end,
-                  strides=(1,) * len(begin))
+    end = tuple(OPEN if isinstance(s, Dim) else b + s
+                for b, s in zip(begin, g.out_spec.shape))
+    return _scatter_into_zeros(g, d, begin=begin, end=end, strides=(1,) * len(begin))
 
 
-def _slice_grad_by_padding(g, d, begin):
-    """The gradient of a slice of a tensor with dynamic sizes (taken whole): d with zeros
-    concatenated before and after it along each sliced axis, the zeros shaped like d there
-    (ms.broadcast_like), for strided_slice_grad's `shape` cannot hold a dynamic size."""
-    full, part = g.in_specs[0].shape, list(g.out_spec.shape)
-    for axis, (b, s, n) in enumerate(zip(begin, g.out_spec.shape, full)):
-        if b == 0 and s == n:
-            continue
-        if isinstance(n, Dim):
-            raise DynamicDimError(f"a slice along a dynamic dimension ({n}) has no gradient "
-                                  "yet")
-        pieces = []
-        for size in (b, n - b - s):
-            if size:
-                shape = [-1 if isinstance(x, Dim) else x for x in part]
-                shape[axis] = size
-                axes = [i if isinstance(x, Dim) else -1 for i, x in enumerate(part)]
-                pieces.append(g.emit("ms.broadcast_like", g.const(0, d), d, shape=tuple(shape),
-                                     axes=tuple(axes)))
-        if b:
-            d = g.emit("ms.concat", pieces[0], d, axis=axis)
-        if n - b - s:
-            d = g.emit("ms.concat", d, pieces[-1], axis=axis)
-        part[axis] = n
-    return d
+def _scatter_into_zeros(g, d, **slicing):
+    """The gradient of a slice: d in zeros of the input's shape where the slice read
+    (ms.strided_slice_grad); a dynamic input's sizes come from the input itself."""
+    shape = g.in_specs[0].shape
+    if not has_dynamic(shape):
+        return g.emit("ms.strided_slice_grad", d, shape=shape, **slicing)
+    return g.emit("ms.strided_slice_grad", d, g.x, **slicing,
+                  shape=tuple(-1 if isinstance(n, Dim) else n for n in shape))
 
 
 def _slice_batch(b):
@@ -352,10 +389,14 @@ define("ms.slice", ["x", ("begin", "optional"), ("size", "optional")], _slice_in
            -1 if isinstance(d, Dim) else d for d in _slice_infer(ins, a).shape)},
        doc="x[begin : begin + size] per axis; size -1 runs to the end")
 
+OPEN = 2 ** 63 - 1  # a begin/end of this size (or its negative) is an open end: Python's None
+
 
 def strided_bounds(shape, begin, end, strides):
-    """Python-slice semantics per axis (negative begin/end count from the end, clamped);
-    axes past len(begin) are taken whole. Returns (starts, sizes, strides)."""
+    """Python-slice semantics per axis (negative begin/end count from the end; bounds clamp
+    to [0, size] for positive strides and to [-1, size - 1] for negative ones, so +-OPEN is
+    an open end); axes past len(begin) are taken whole. Returns (starts, sizes, strides),
+    symbolic along a dynamic axis (symdim's clamps)."""
     if not len(begin) == len(end) == len(strides):
         raise ShapeError(f"begin {begin}, end {end} and strides {strides} differ in length")
     if len(begin) > len(shape):
@@ -366,12 +407,26 @@ def strided_bounds(shape, begin, end, strides):
             starts.append(0), sizes.append(d), steps.append(1)
             continue
         b, e, s = begin[i], end[i], strides[i]
-        if s <= 0:
-            raise ShapeError(f"stride {s} on axis {i} must be positive")
-        b = min(max(b + d if b < 0 else b, 0), d)
-        e = min(max(e + d if e < 0 else e, 0), d)
-        starts.append(b), sizes.append(max(0, (e - b + s - 1) // s)), steps.append(s)
+        if s == 0:
+            raise ShapeError(f"stride 0 on axis {i} must be nonzero")
+        lo, hi = (0, d) if s > 0 else (-1, d - 1)
+        b = dim_min(dim_max(b + d if b < 0 else b, lo), hi)
+        e = dim_min(dim_max(e + d if e < 0 else e, lo), hi)
+        size = dim_max(0, ceil_div(e - b, s) if s > 0 else ceil_div(b - e, -s))
+        starts.append(b), sizes.append(size), steps.append(s)
     return starts, sizes, steps
+
+
+def _typed_sizes(sizes, typed):
+    """A slice's sizes as the slice's type has them: static where the type is (a size the
+    rule computes but a run-time check fixed, x[k] along a dynamic axis: 1)."""
+    return [s if isinstance(t, Dim) else t for s, t in zip(sizes, typed)]
+
+
+def _has_no_elements(shape):
+    """Whether a slice of this shape reads nothing: it is not built (MLIR's verifier refuses
+    a static offset at or past the end of an axis even for no elements)."""
+    return any(not isinstance(d, Dim) and d == 0 for d in shape)
 
 
 def _strided_slice_infer(ins, attrs):
@@ -384,8 +439,10 @@ def _strided_slice_infer(ins, attrs):
 def _lower_strided_slice(lc, x, *_):
     starts, sizes, steps = strided_bounds(lc.ins[0].shape, lc.attrs["begin"], lc.attrs["end"],
                                           lc.attrs["strides"])
-    return tensor.extract_slice(tensor_type(lc.out, storage=True), x, [], [], [], starts, sizes,
-                                steps)
+    sizes = _typed_sizes(sizes, lc.out.shape)
+    if _has_no_elements(sizes):
+        return lowering.empty(lc.out)
+    return lowering.extract_slice(x, lc.out, starts, sizes, steps)
 
 
 def _slicing(attrs):
@@ -394,50 +451,70 @@ def _slicing(attrs):
 
 def _batched_slicing(b, **shape):
     """strided_slice/strided_slice_grad on batch-first operands: the batch dim taken whole
-    (`shape`, the grad's full shape, gains it too)."""
+    (`shape`, the grad's full shape, gains it too; a `like` operand is batched alike)."""
     a = _slicing(b.attrs)
     extra = {k: (b.size,) + tuple(v) for k, v in shape.items()}
-    return b.emit(b.opdef.name, b.front(0), begin=(0,) + a["begin"], end=(b.size,) + a["end"],
+    operands = [b.front(i) for i in range(len(b.inputs))]
+    return b.emit(b.opdef.name, *operands, begin=(0,) + a["begin"], end=(b.size,) + a["end"],
                   strides=(1,) + a["strides"], **extra), 0
 
 
 define("ms.strided_slice", ["x", ("begin", "optional"), ("end", "optional"),
                             ("strides", "optional")], _strided_slice_infer,
        const_inputs={"begin": "ints", "end": "ints", "strides": "ints"}, signature=(None,),
-       lower=_lower_strided_slice, doc="x[begin:end:strides] per axis, positive strides",
+       lower=_lower_strided_slice,
+       doc="x[begin:end:strides] per axis with Python's clamping (negative strides too; "
+           "+-(2**63-1) is an open end)",
        batch=_batched_slicing,
-       grad=each(lambda g, d: g.emit("ms.strided_slice_grad", d, shape=g.in_specs[0].shape,
-                                     **_slicing(g.attrs))))
+       grad=each(lambda g, d: _scatter_into_zeros(g, d, **_slicing(g.attrs))))
 
 
 def _strided_slice_grad_infer(ins, attrs):
     dy, shape = ins[0], tuple(attrs["shape"])
-    if any(d < 0 for d in shape):
+    if len(ins) > 1:  # `like`: its sizes where `shape` says -1
+        if len(shape) != ins[1].rank:
+            raise ShapeError(f"shape {shape} and like {ins[1].shape} differ in rank")
+        shape = tuple(n if s == -1 else s for s, n in zip(shape, ins[1].shape))
+    if any(not isinstance(d, Dim) and d < 0 for d in shape):
         raise ShapeError(f"shape {shape} has a negative dimension")
     _, sizes, _ = strided_bounds(shape, attrs["begin"], attrs["end"], attrs["strides"])
-    if tuple(sizes) != dy.shape:
+    if len(sizes) != dy.rank or any(rules.same_size(a, b, "the sizes of a slice and its "
+                                                          "gradient") is None
+                                    for a, b in zip(sizes, dy.shape)):
         raise ShapeError(f"dy has shape {dy.shape}, but slicing {shape} with begin "
                          f"{tuple(attrs['begin'])}, end {tuple(attrs['end'])}, strides "
                          f"{tuple(attrs['strides'])} gives {tuple(sizes)}")
     return TensorSpec(shape, dy.dtype)
 
 
-def _lower_strided_slice_grad(lc, dy):
+def _lower_strided_slice_grad(lc, dy, *_like):
     starts, sizes, steps = strided_bounds(lc.out.shape, lc.attrs["begin"], lc.attrs["end"],
                                           lc.attrs["strides"])
-    return tensor.insert_slice(dy, lowering.fill(lc.out, 0), [], [], [], starts, sizes, steps)
+    sizes = _typed_sizes(sizes, lc.ins[0].shape)
+    zeros = lowering.fill(lc.out, 0)
+    if _has_no_elements(sizes):
+        return zeros
+    return lowering.insert_slice(dy, zeros, starts, sizes, steps)
 
 
-define("ms.strided_slice_grad", ["dy"], _strided_slice_grad_infer,
+def _strided_slice_grad_grad(g, d):
+    """The slice again (`like` lends only sizes: no gradient)."""
+    return [g.emit("ms.strided_slice", d, **_slicing(g.attrs)) if g.needs[0] else None] + \
+        [None] * (len(g.inputs) - 1)
+
+
+define("ms.strided_slice_grad", ["dy", ("like", "optional")], _strided_slice_grad_infer,
        attrs={"shape": "ints", "begin": "ints", "end": "ints", "strides": "ints"},
-       signature=(None,), lower=_lower_strided_slice_grad,
+       signature=(None, None), lower=_lower_strided_slice_grad,
        structure_note="The gradient of slice/strided_slice: zeros of `shape` with dy "
                       "scattered where\nstrided_slice would read. Emitted by ms-autodiff, so "
-                      "its arguments are attributes only.",
-       grad=each(lambda g, d: g.emit("ms.strided_slice", d, **_slicing(g.attrs))),
+                      "its arguments are attributes only;\n`like` (the sliced input) gives "
+                      "the sizes that `shape` leaves dynamic (-1).",
+       grad=_strided_slice_grad_grad,
        batch=lambda b: _batched_slicing(b, shape=b.attrs["shape"]),
        doc="zeros of `shape` with dy written where strided_slice(begin, end, strides) reads: "
-           "the gradient of slice and strided_slice (MindSpore StridedSliceGrad)")
+           "the gradient of slice and strided_slice (MindSpore StridedSliceGrad); a -1 in "
+           "`shape` is the size of `like` there")
 
 
 # ------------------------------------------------------------------ run-time sizes

@@ -388,6 +388,12 @@ SHAPE_CASES = [
      lambda d: _scatter(d, (6, 5), np.s_[1:6:2, -4:5:3])),
     ("ms.strided_slice_grad", [(2, 4)], dict(shape=(4, 4), begin=(-2,), end=(100,), strides=(1,)),
      lambda d: _scatter(d, (4, 4), np.s_[-2:])),
+    # negative strides; `like` lending the sizes that `shape` leaves open (-1)
+    ("ms.strided_slice", [(6, 5)], dict(begin=(-2, 4), end=(-7, 0), strides=(-2, -3)),
+     lambda x: x[-2::-2, 4:0:-3]),
+    ("ms.strided_slice_grad", [(3, 2), (6, 5)], dict(shape=(-1, 5), begin=(-2, 4),
+                                                     end=(-7, 0), strides=(-2, -3)),
+     lambda d, like: _scatter(d, (6, 5), np.s_[-2::-2, 4:0:-3])),
 ]
 
 

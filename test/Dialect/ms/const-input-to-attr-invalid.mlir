@@ -155,7 +155,7 @@ func.func @strided_slice_zero_stride(%a: tensor<6xf32>) -> tensor<6xf32> {
   %b = "ms.constant"() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
   %e = "ms.constant"() {value = dense<[6]> : tensor<1xi64>} : () -> tensor<1xi64>
   %s = "ms.constant"() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
-  // expected-error@+1 {{'ms.strided_slice' op stride 0 on axis 0 must be positive}}
+  // expected-error@+1 {{'ms.strided_slice' op stride 0 on axis 0 must be nonzero}}
   %0 = "ms.strided_slice"(%a, %b, %e, %s) {operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (tensor<6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }

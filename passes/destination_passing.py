@@ -17,17 +17,29 @@ from ..dialects.ir_helpers import (function_type, ops_of_kind, public_functions,
 EMIT_C_INTERFACE = "llvm.emit_c_interface"
 
 
-def unshare_inits(fn):
-    """Give every user of a `linalg.fill` or `tensor.empty` result its own copy.
+def _is_fill(op) -> bool:
+    """A linalg.fill, or a linalg.generic computing a tensor from constants alone into
+    tensor.empty (ms.broadcast_to/broadcast_like of a constant: zeros to write rows into)."""
+    if op.name == "linalg.fill":
+        return True
+    owners = [None if isinstance(v.owner, ir.Block) else v.owner.name for v in op.operands]
+    return "tensor.empty" in owners and all(o in ("arith.constant", "tensor.empty")
+                                            for o in owners)
 
-    CSE merges identical init tensors (two reductions of one shape share one fill). Then
-    eliminate-empty-tensors lets the first result's output buffer stand for the shared
-    init, and one-shot bufferization writes the second result into that same buffer: a
-    function returning two same-shaped reductions returned the first one twice."""
-    for kind in ("linalg.fill", "tensor.empty"):
-        for op in ops_of_kind(fn, kind):
-            if not len(op.results):  # a fill of a memref: nothing shared to unshare
-                continue
+
+def unshare_inits(fn):
+    """Give every user of a fill (`linalg.fill`, or a generic of constants: _is_fill) or
+    `tensor.empty` result its own copy.
+
+    CSE merges identical init tensors (two reductions of one shape share one fill; two
+    stacks of rows written into zeros share the zeros). Then eliminate-empty-tensors lets
+    the first result's output buffer stand for the shared init, and one-shot bufferization
+    writes the second result into that same buffer: a function returning two same-shaped
+    reductions returned the first one twice."""
+    for kinds in (("linalg.fill", "linalg.generic"), ("tensor.empty",)):
+        for op in ops_of_kind(fn, *kinds):
+            if not len(op.results) or not (kinds[0] == "tensor.empty" or _is_fill(op)):
+                continue  # (a fill of a memref: nothing shared to unshare)
             users = []
             for use in op.results[0].uses:
                 if use.owner not in users:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
+from ..dialects.symdim import is_dynamic
 from . import pytree
 from .location import user_location
 from .state import active_bodies, active_tapes, active_traces
@@ -173,7 +174,9 @@ def _region(trace, block, api, role, where):
 
 
 def _traced_leaves(region, values, specs):
-    return [Tensor._traced(v, s, region) for v, s in zip(values, specs)]
+    """Tensors of a region's (or a loop's) values; dynamic sizes keep their names (the
+    carries' specs), so the ops that read them compute with the same sizes."""
+    return [region._traced_value(v, s) for v, s in zip(values, specs)]
 
 
 def _yield(region, tensors, where, pred=None):
@@ -428,29 +431,32 @@ def traced_cond(trace, pred, true_fn, false_fn, operands, where):
     return first.value(_traced_leaves(trace, op.results, first.specs))
 
 
-def scan(loop_func, init, xs, length=None, unroll=True):
+def scan(loop_func, init, xs, length=None, unroll=True, reverse=False):
     """`carry, y = loop_func(carry, x)` for each x of xs; returns (carry, ys) (MindSpore's
     Scan). xs: a Tensor (iterated over axis 0; ys stacked on axis 0, as in JAX), a tuple or
     list (one x per element; ys a list, as in MindSpore), or None with `length` (x is None;
-    ys a list). unroll=False traces the body once into a loop."""
+    ys a list). unroll=False traces the body once into a loop. reverse=True (JAX's) runs
+    from the last x to the first, each y kept at its x's position."""
     _callable(loop_func, "loop_func")
-    if not isinstance(unroll, (bool, np.bool_)):
-        raise TypeError(f"unroll must be a bool, got {type(unroll).__name__}")
+    for name, flag in (("unroll", unroll), ("reverse", reverse)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     steps = _scan_steps(xs, length)
     where = user_location()
     carry = Carry("init", init)
-    if not steps and not isinstance(xs, Tensor):
+    if not isinstance(xs, Tensor) and not steps:
         return carry.value(carry.tensors), []  # no step to run (or to learn a y from)
     trace = _current_trace()
-    if trace is not None and (not unroll or not steps):
-        return traced_scan(trace, loop_func, carry, xs, steps, where)
+    if trace is not None and (not unroll or is_dynamic(steps) or not steps):
+        return traced_scan(trace, loop_func, carry, xs, steps, where, bool(reverse))
     leaves, ys = carry.tensors, []
-    for t in range(steps):
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
         x = None if xs is None else xs[t]
         with _body("Scan", "loop_func"):
             new, y = _pair(loop_func(carry.value(leaves), x))
         leaves = carry.check("loop_func", new)
         ys.append(y)
+    ys = ys[::-1] if reverse else ys
     if not isinstance(xs, Tensor):
         return carry.value(leaves), ys
     return carry.value(leaves), _stacked(ys, loop_func, carry, xs)
@@ -533,19 +539,27 @@ def _xs_leaves(xs, steps):
     return [ops.stack(list(c), 0) for c in columns], tree
 
 
-def traced_scan(trace, loop_func, carry: Carry, xs, steps, where):
-    """One scf.for over the steps: each x read at the index (ms.dynamic_index), each y
-    written into a stack carried by the loop (ms.dynamic_update_index)."""
+def traced_scan(trace, loop_func, carry: Carry, xs, steps, where, reverse=False):
+    """One scf.for over the steps: each x read at the step's position (ms.dynamic_index),
+    each y written there into a stack carried by the loop (ms.dynamic_update_index). The
+    position is the index, or steps - 1 - index in reverse."""
     from . import ops
     from .dispatch import call
-    xs_leaves, x_tree = ([], None) if xs is None or not steps else _xs_leaves(xs, steps)
+    has_rows = is_dynamic(steps) or steps > 0
+    xs_leaves, x_tree = ([], None) if xs is None or not has_rows else _xs_leaves(xs, steps)
+    # a trip count known only at run time (a dynamic sequence length) is xs' row count
+    trips = (call("ms.dim_size", (xs_leaves[0],), {"axis": (0,), "dtype": dt.int64})
+             if is_dynamic(steps) else steps)
     found = {}
 
     def step(region, i, leaves):
+        position = (trips - 1) - i if reverse else i
+        found["position"] = region.value_of(position)
         if xs is None:
             x = None
-        elif steps:
-            x = pytree.unflatten(x_tree, [call("ms.dynamic_index", (v, i)) for v in xs_leaves])
+        elif has_rows:
+            x = pytree.unflatten(x_tree, [call("ms.dynamic_index", (v, position))
+                                          for v in xs_leaves])
         else:  # a Tensor xs of no rows: the body never runs, any x of the right type will do
             x = ops.zeros(xs.shape[1:], xs.dtype)
         new, y = _pair(loop_func(carry.value(leaves), x))
@@ -553,13 +567,14 @@ def traced_scan(trace, loop_func, carry: Carry, xs, steps, where):
         ys = [_as_tensor(v, "y") for v in y_leaves]
         found["specs"] = [t._spec for t in ys]
         return carry.check("loop_func", new), ys
-    op, ys, index = traced_for(trace, "Scan", (0, steps, dt.int64), step, carry, where)
+    op, ys, _ = traced_for(trace, "Scan", (0, trips, dt.int64), step, carry, where)
     n = len(carry.specs)
-    if steps and ys:
-        op = _stack_ys(trace, op, ys, index, found["specs"], steps, where)
+    if has_rows and ys:
+        op = _stack_ys(trace, op, ys, found["position"], found["specs"], steps, where,
+                       carry.tensors + xs_leaves)
     results = list(op.results)
     final = carry.value(_traced_leaves(trace, results[:n], carry.specs))
-    if steps:
+    if has_rows:
         stacked = _traced_leaves(trace, results[n:], [TensorSpec((steps,) + s.shape, s.dtype)
                                                       for s in found["specs"]])
     else:
@@ -570,19 +585,29 @@ def traced_scan(trace, loop_func, carry: Carry, xs, steps, where):
                    for t in range(steps)]
 
 
-def _stack_ys(trace, op, ys, index, specs, steps, where):
-    """The loop again, with a (steps, ...) carry per leaf of y, written at the index."""
+def _stack_ys(trace, op, ys, index, specs, steps, where, candidates=()):
+    """The loop again, with a (steps, ...) carry per leaf of y, written at the index (its
+    zeros take their dynamic sizes from one of `candidates`, Tensors above the loop)."""
     from mlir import ir
     from ..dialects.builders import build_op
     from ..dialects.ops.control import extend_yield, rebuild_for, zeros
+    stack_specs = [TensorSpec((steps,) + s.shape, s.dtype) for s in specs]
+    sources = [_sizes_source(trace, s.shape, candidates) for s in stack_specs]
     with trace.context, _loc(trace, where) as loc, ir.InsertionPoint(op):
-        inits = [zeros(TensorSpec((steps,) + s.shape, s.dtype), loc) for s in specs]
+        inits = [zeros(s, loc, sizes_from=src) for s, src in zip(stack_specs, sources)]
     n = len(list(op.results))
     # A y that is a region argument (a carry) becomes the new loop's argument.
     old_args = list(op.body.arguments)
     positions = [next((k for k, a in enumerate(old_args) if a == y), None) for y in ys]
+    # the old loop's arguments go away with it: their named sizes move to the new ones
+    # (a stale entry, keyed by a freed value, could name a later value's sizes)
+    sym_specs = trace.root.sym_specs
+    moved = [sym_specs.pop(a, None) for a in old_args]
     op = rebuild_for(op, inits)
     body = op.body
+    for a, spec in zip(body.arguments, moved):
+        if spec is not None:
+            sym_specs[a] = spec
     ys = [y if k is None else body.arguments[k] for y, k in zip(ys, positions)]
     term = list(body.operations)[-1]
     args = list(body.arguments)[1 + n:]
@@ -591,3 +616,25 @@ def _stack_ys(trace, op, ys, index, specs, steps, where):
                    for a, y in zip(args, ys)]
     extend_yield(body, updated)
     return op
+
+
+def _sizes_source(trace, shape, candidates):
+    """For zeros of `shape` made before a loop: (a value defined above it, the axis of that
+    value holding each dynamic size, -1 for a static one), or None for a static shape. The
+    value is the first of `candidates` (the loop's initial carries and xs) holding every
+    dynamic size, else the argument whose dimensions they are (Trace.size_source):
+    ms.broadcast_like reads them from one tensor."""
+    from ..dialects.symdim import DynamicDimError
+    if not any(is_dynamic(d) for d in shape):
+        return None
+    for t in candidates:
+        axes = [next((i for i, e in enumerate(t.shape) if e == d), None) if is_dynamic(d)
+                else -1 for d in shape]
+        if None not in axes:
+            return trace.value_of(t), tuple(axes)
+    found = [trace.size_source(d) if is_dynamic(d) else None for d in shape]
+    tensors = {id(f[0]): f[0] for f in found if f is not None}
+    if len(tensors) != 1:
+        raise DynamicDimError(f"the dynamic sizes of {shape} come from different tensors")
+    like, = tensors.values()
+    return trace.value_of(like), tuple(-1 if f is None else f[1] for f in found)

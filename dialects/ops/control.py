@@ -54,11 +54,13 @@ from ..lazy import arith, ir, linalg, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
+from .. import shape_rules as rules
 from ..builders import build_op, constant, spec_of, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
 from ..ir_helpers import remap_operands
 from ..registry import ControlFlowError, DTypeError, ShapeError, define, define_upstream
+from ..symdim import DynamicDimError, has_dynamic, is_dynamic
 
 API_ATTR = "ms.api"       # on scf ops made by the frontend: the API users called
 STACKS_ATTR = "ms.stacks"  # on scf.for: per carry, the carry holding its per-iteration stack
@@ -86,33 +88,48 @@ def _dynamic_index_infer(ins, attrs):
 def _dynamic_update_infer(ins, attrs):
     x, update, index = ins
     _check_row_access(x, index)
-    if update.shape != x.shape[1:]:
+    row = x.shape[1:]  # (a dynamic size of update and x's must agree: a run-time check)
+    if update.rank != len(row) or any(
+            rules.same_size(u, r, "the sizes of a row and of the update written into it")
+            is None for u, r in zip(update.shape, row)):
         raise ShapeError(f"update of shape {update.shape} is not a row of x of shape {x.shape}")
     return TensorSpec(x.shape, x.dtype)
 
 
-def _row_offset(index, spec: TensorSpec, rows: int):
+def _last_row(rows):
+    """rows - 1 as an index value; rows may be a size known only at run time."""
+    idx_t = ir.IndexType.get()
+    if not is_dynamic(rows):
+        return arith.constant(idx_t, rows - 1)
+    return arith.subi(lowering.index_value(rows), arith.constant(idx_t, 1))
+
+
+def _row_offset(index, spec: TensorSpec, rows):
     """The 0-d integer tensor `index` as an index value clamped into [0, rows) (JAX's
     dynamic_update_slice clamps too): the lowered code never touches memory outside x."""
     idx_t = ir.IndexType.get()
     i = tensor.extract(index, [])
     i = arith.index_cast(idx_t, i)
-    zero, last = arith.constant(idx_t, 0), arith.constant(idx_t, rows - 1)
+    zero, last = arith.constant(idx_t, 0), _last_row(rows)
     return arith.minsi(arith.maxsi(i, zero), last)
 
 
 def _row_slice(spec: TensorSpec):
-    rank = spec.rank
+    """(offsets, static sizes, strides, dynamic sizes) of one row of a tensor of `spec`; a
+    row's dynamic sizes (a dynamic batch) are read at run time."""
+    rank, dyn = spec.rank, ir.ShapedType.get_dynamic_size()
+    row = spec.shape[1:]
     return ([ir.ShapedType.get_dynamic_stride_or_offset()] + [0] * (rank - 1),
-            [1] + list(spec.shape[1:]), [1] * rank)
+            [1] + [dyn if is_dynamic(d) else d for d in row], [1] * rank,
+            [lowering.index_value(d) for d in row if is_dynamic(d)])
 
 
-def _device_row(index, rows: int):
+def _device_row(index, rows):
     """Inside a linalg body: the 0-d index tensor read and clamped into [0, rows)."""
     idx_t = ir.IndexType.get()
     i = arith.index_cast(idx_t, tensor.extract(index, []))
-    return arith.minsi(arith.maxsi(i, arith.constant(idx_t, 0)),
-                       arith.constant(idx_t, rows - 1))
+    low = arith.maxsi(i, arith.constant(idx_t, 0))
+    return arith.minsi(low, _last_row(rows))
 
 
 def _gather_row(lc, x, index):
@@ -145,18 +162,18 @@ def _select_row(lc, x, update, index):
 def _lower_dynamic_index(lc, x, index):
     if lc.options.get("rows") == "gather":
         return _gather_row(lc, x, index)
-    offsets, sizes, strides = _row_slice(lc.ins[0])
+    offsets, sizes, strides, dyn_sizes = _row_slice(lc.ins[0])
     off = _row_offset(index, lc.ins[1], lc.ins[0].shape[0])
-    return tensor.extract_slice(tensor_type(lc.out, storage=True), x, [off], [], [],
+    return tensor.extract_slice(tensor_type(lc.out, storage=True), x, [off], dyn_sizes, [],
                                 offsets, sizes, strides)
 
 
 def _lower_dynamic_update(lc, x, update, index):
     if lc.options.get("rows") == "gather":
         return _select_row(lc, x, update, index)
-    offsets, sizes, strides = _row_slice(lc.ins[0])
+    offsets, sizes, strides, dyn_sizes = _row_slice(lc.ins[0])
     off = _row_offset(index, lc.ins[2], lc.ins[0].shape[0])
-    return tensor.insert_slice(update, x, [off], [], [], offsets, sizes, strides)
+    return tensor.insert_slice(update, x, [off], dyn_sizes, [], offsets, sizes, strides)
 
 
 def _clamped_index(b):
@@ -300,12 +317,29 @@ def index_tensor(i, dtype=dt.int64):
     return tensor.from_elements(ir.RankedTensorType.get([], scalar.type), [scalar])
 
 
-def zeros(spec: TensorSpec, loc=None):
-    """A fresh tensor of zeros (ms ops, const inputs as attributes)."""
+def zeros(spec: TensorSpec, loc=None, sizes_from=None):
+    """A fresh tensor of zeros (ms ops, const inputs as attributes). A spec with dynamic
+    sizes needs `sizes_from`, (value, axes): dimension i takes the size of axis axes[i] of
+    value (-1: the static size in spec), one ms.broadcast_like."""
     zero = constant(np.zeros((), spec.dtype.np), spec.dtype, loc=loc)
     if not spec.shape:
         return zero
-    return build_op("ms.broadcast_to", [zero], {"shape": spec.shape}, loc=loc).result
+    if not has_dynamic(spec.shape):
+        return build_op("ms.broadcast_to", [zero], {"shape": spec.shape}, loc=loc).result
+    if sizes_from is None:
+        raise DynamicDimError(f"zeros of shape {spec.shape} need their sizes at run time")
+    like, axes = sizes_from
+    static = tuple(-1 if a >= 0 else d for d, a in zip(spec.shape, axes))
+    return build_op("ms.broadcast_like", [zero, like], {"shape": static, "axes": tuple(axes)},
+                    loc=loc).result
+
+
+def stack_zeros(trip: int, row, loc=None):
+    """Zeros of shape (trip,) + row's shape, row's dynamic sizes read from row itself (a
+    loop's stack of a carry whose initial value is row)."""
+    spec = spec_of(row.type)
+    return zeros(TensorSpec((trip,) + spec.shape, spec.dtype), loc,
+                 sizes_from=(row, (-1,) + tuple(range(spec.rank))))
 
 
 def set_api(op, api: str):
@@ -388,12 +422,32 @@ def _to_storage(v, origin):
 def _lower_region_op(op, origin):
     """The op stays; its carries take their storage types (the ms ops in its regions are
     lowered in place by convert-ms-to-linalg, which records the ms types in `origin`)."""
+    _carries_keep_sizes(op, origin)
     for r in op.results:
         _to_storage(r, origin)
     for region in op.regions:
         for block in region.blocks:
             for a in block.arguments:
                 _to_storage(a, origin)
+
+
+def _carries_keep_sizes(op, origin):
+    """A loop's carries keep their shapes (the frontend checks each body's), so a dynamic
+    size of a carry inside the body and after the loop is its initial value's: the shape
+    rules then see the body's `h @ w + x[t]` as sizes of one batch, not fresh unknowns."""
+    blocks = [region.blocks[0] for region in op.regions if len(region.blocks)]
+    if op.name == "scf.for":  # (lower, upper, step, carries...), body (iv, carries...)
+        inits, groups = list(op.operands)[3:], [list(blocks[0].arguments)[1:]]
+    elif op.name == "scf.while":  # before and after both take the carries
+        inits, groups = list(op.operands), [list(b.arguments) for b in blocks]
+    else:
+        return
+    groups.append(list(op.results))
+    specs = [lowering.lowered_spec(v, origin) for v in inits]
+    for group in groups:
+        for v, init, spec in zip(group, inits, specs):
+            if spec is not None and v.type == init.type:
+                lowering.note_symbolic(v, spec)
 
 
 def _lower_extract(op, origin):
@@ -452,8 +506,7 @@ def _prepare_for(loop):
         return None
     loc = loop.location
     with ir.InsertionPoint(loop), loc:
-        inits = [zeros(TensorSpec((trip,) + spec_of(args[j].type).shape,
-                                  spec_of(args[j].type).dtype), loc) for j in need]
+        inits = [stack_zeros(trip, loop.initArgs[j], loc) for j in need]
     n = len(args)
     loop = rebuild_for(loop, inits)
     body = loop.body

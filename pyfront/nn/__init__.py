@@ -18,7 +18,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, CTCLoss, HuberL
                    L1Loss, LossBase, MSELoss, NLLLoss, SmoothL1Loss,
                    SoftmaxCrossEntropyWithLogits)
 from .optim import (SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp)
-from .rnn import GRU, LSTM, RNN
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
                       AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
                       AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
@@ -32,7 +32,7 @@ __all__ = ["Cell", "SequentialCell", "CellList", "CellDict", "Dense", "ReLU", "R
            "Conv2dTranspose", "Conv3dTranspose", "MaxPool1d", "MaxPool2d", "MaxPool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "LayerNorm", "Flatten", "RNN", "GRU", "LSTM",
+           "LayerNorm", "Flatten", "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell",
            "LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "CrossEntropyLoss",
            "CTCLoss",

@@ -2,6 +2,7 @@
 _DynamicRNN cells, PyTorch's too): `RNN(input_size, hidden_size, num_layers=1,
 nonlinearity='tanh', has_bias=True, batch_first=False, dropout=0.0, bidirectional=False)`,
 `construct(x, hx=None, seq_length=None)` -> (output, h_n); LSTM's state is a tuple (h, c).
+Their one-step cells nn.RNNCell, nn.GRUCell and nn.LSTMCell are at the end of the file.
 
 Each layer and direction is one ops.Scan over the time steps, not unrolled: one loop in the
 compiled code whatever the sequence length, differentiated by ms-autodiff's loop rule (the
@@ -13,7 +14,16 @@ the forward loop and in the backward one that recomputes it; their gradient is n
 transposed and transposed back once: bench/lstm.py's step 6.7 -> 6.0 ms). With `seq_length` (one length per
 sequence of the batch) a sequence's state stops changing after its last step, its outputs
 there are zeros, and the reverse direction reads each sequence from its own last step, as
-MindSpore's.
+MindSpore's. The reverse direction is a Scan with reverse=True (from the last step, each
+output kept at its step: no reversed copies of the input and the output).
+
+A dynamic batch (issue 16) compiles once for every batch size, forward and gradients: the
+initial states are zeros shaped like x's batch (ms.broadcast_like), each step projects its
+own x_t (the steps' rows together could not be split back into steps and a dynamic batch),
+and the final states and the directions' outputs are stacked by writing rows
+(ms.dynamic_update_index: concat's gradient has no dynamic form yet). A dynamic sequence
+length compiles once for the forward pass; its gradient compiles per shape (the Scan's trip
+count is then dynamic, and ms-autodiff differentiates static trip counts only).
 
 Parameters are named as MindSpore's: weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k},
 bias_hh_l{k}, with the suffix _reverse for the second direction; all drawn from
@@ -26,7 +36,9 @@ import math
 import numpy as np
 
 from ...dialects import dtypes as dt
+from ...dialects.symdim import is_dynamic
 from .. import ops
+from ..dispatch import call
 from ..tensor import Parameter, Tensor
 from .cell import Cell
 from .init import Uniform, init_array
@@ -35,6 +47,63 @@ from .init import Uniform, init_array
 def _linear(x, w, b):
     y = ops.matmul(x, w, transpose_b=True)
     return y if b is None else y + b
+
+
+def _step_inputs(x, w_ih, b_ih):
+    """(what the Scan reads at each step, the projection it applies to it). Static: every
+    step's x @ w_ih.T + b_ih, (steps, batch, gates), as one matmul of the steps' rows before
+    the loop. With a dynamic batch those rows (steps * batch) could not be split back into
+    steps and batch where only the IR types (steps * ?) are known, and a batch_matmul
+    against w_ih broadcast over the steps ran 5x slower than this matmul (its gradient 12x,
+    measured for 32 steps of 64 x 32 -> 512): each step projects its own x_t instead, a
+    matmul of dynamic rows."""
+    steps, batch = x.shape[0], x.shape[1]
+    if is_dynamic(batch) or is_dynamic(steps):
+        return x, lambda x_t: _linear(x_t, w_ih, b_ih)
+    y = _linear(ops.reshape(x, (steps * batch, x.shape[2])), w_ih, b_ih)
+    return ops.reshape(y, (steps, batch, y.shape[-1])), lambda gi: gi
+
+
+def _last_step(x):
+    """steps - 1 of x (steps, batch, ...): an int, or a 0-d int64 Tensor when the sequence
+    length is known only at run time."""
+    steps = x.shape[0]
+    if not is_dynamic(steps):
+        return steps - 1
+    return call("ms.dim_size", (x,), {"axis": (0,), "dtype": dt.int64}) - 1
+
+
+def _has_dynamic(t):
+    return any(is_dynamic(d) for d in t.shape)
+
+
+def _stack(parts):
+    """ops.stack(parts, 0). With a dynamic batch each part is written into its row of one
+    zero tensor instead (ms.dynamic_update_index): stack is a concat, whose gradient slices
+    the cotangent with static sizes, which a dynamic batch does not have."""
+    if len(parts) == 1 or not _has_dynamic(parts[0]):
+        return ops.stack(parts, 0)
+    first, rank = parts[0], len(parts[0].shape)
+    zero = Tensor(np.zeros((), first.dtype.np))
+    out = call("ms.broadcast_like", (zero, first), {  # zeros (n,) + first's shape
+        "shape": (len(parts),) + (-1,) * rank, "axes": (-1,) + tuple(range(rank))})
+    for k, part in enumerate(parts):
+        out = call("ms.dynamic_update_index", (out, part, Tensor(np.array(k, np.int64))))
+    return out
+
+
+def _concat(parts, axis):
+    """ops.concat(parts, axis) of tensors of one shape; with a dynamic batch, their _stack
+    with the new axis moved before `axis` and merged into it (one transpose, one reshape).
+    With a dynamic sequence length too that reshape is not expressible (two dynamic sizes),
+    and concat is kept: such a Scan has no gradient anyway (its trip count is dynamic)."""
+    dynamic = sum(is_dynamic(d) for d in parts[0].shape)
+    if len(parts) == 1 or dynamic != 1:
+        return ops.concat(parts, axis)
+    shape = tuple(parts[0].shape)
+    perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, len(shape) + 1))
+    merged = shape[:axis] + (len(parts) * shape[axis],) + shape[axis + 1:]
+    return ops.reshape(ops.transpose(_stack(parts), perm), merged)
 
 
 def _hidden(h, w_hh_t, b_hh):
@@ -88,28 +157,44 @@ def _where(valid, new, old):
     return ops.select(valid, new, old)
 
 
-def _reverse_time(x, seq_length):
-    """x (time, batch, ...) with each sequence's steps reversed: all of them, or with
-    seq_length the first seq_length[b] of sequence b (the padding stays where it is)."""
-    steps, batch = x.shape[0], x.shape[1]
-    if seq_length is None:
-        return ops.gather(x, Tensor(np.arange(steps - 1, -1, -1, dtype=np.int64)), 0)
-    t = Tensor(np.arange(steps, dtype=np.int64).reshape(steps, 1))
-    lengths = ops.reshape(ops.cast(seq_length, dt.int64), (1, batch))
-    source = ops.select(t < lengths, lengths - 1 - t, ops.broadcast_to(t, (steps, batch)))
-    flat = ops.reshape(x, (steps * batch,) + tuple(x.shape[2:]))
-    rows = source * batch + Tensor(np.arange(batch, dtype=np.int64))
-    return ops.gather(flat, rows, 0)
+def _zero_rows(like, axis, width, dtype):
+    """Zeros of shape (like.shape[axis], width): an initial state for a batch whose size,
+    static or dynamic, is that axis of `like` (read from it at run time)."""
+    rows = like.shape[axis]
+    if not is_dynamic(rows):
+        return ops.zeros((rows, width), dtype)
+    return call("ms.broadcast_like", (Tensor(np.zeros((), dtype.np)), like),
+                {"shape": (-1, width), "axes": (axis, -1)})
+
+
+def _fits(shape, expected):
+    """Whether `shape` is `expected` where both sizes are static; where one is dynamic the
+    ops that combine them check the sizes at run time."""
+    return len(shape) == len(expected) and all(
+        a == b or is_dynamic(a) or is_dynamic(b) for a, b in zip(shape, expected))
+
+
+def _on_batch_of(x, h):
+    """h (batch, n), a given initial state or the sequence lengths, whose dynamic batch is
+    another argument's than x's (axis 1): as zeros of x's batch + h, so the Scan's carry has
+    the sizes its body's results have (x's), and the add checks at run time that the two
+    agree."""
+    if not is_dynamic(h.shape[0]) or h.shape[0] == x.shape[1]:
+        return h
+    return _zero_rows(x, 1, h.shape[1], h.dtype) + h
+
+
+def _check_sizes(**sizes):
+    for name, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
 
 
 class _RNNBase(Cell):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, has_bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, dtype=dt.float32):
         super().__init__()
-        for name, v in (("input_size", input_size), ("hidden_size", hidden_size),
-                        ("num_layers", num_layers)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        _check_sizes(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
         if not (isinstance(dropout, (int, float)) and 0.0 <= dropout < 1.0):
             raise ValueError(f"dropout must be a float in [0, 1), got {dropout!r}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
@@ -147,7 +232,7 @@ class _RNNBase(Cell):
                 state, out = self._direction(x, states[index], layer, direction, seq_length)
                 finals.append(state)
                 outputs.append(out)
-            x = outputs[0] if len(outputs) == 1 else ops.concat(outputs, 2)
+            x = _concat(outputs, 2)
             if self.training and self.dropout and layer < self.num_layers - 1:
                 x = ops.dropout(x, self.dropout, True)
         if self.batch_first:
@@ -164,31 +249,31 @@ class _RNNBase(Cell):
 
     def _direction(self, x, state0, layer, direction, seq_length):
         """One layer in one direction: the input projection for every step, then one Scan
-        over the steps carrying the state (and the step number, with seq_length)."""
+        over the steps carrying the state (and the step number, with seq_length). The
+        reverse direction scans from the last step (each output kept at its step): with
+        seq_length a sequence's state stays the initial one over its padding, so it starts
+        at its own last step, as MindSpore's."""
         w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-        steps, batch = x.shape[0], x.shape[1]
-        if direction:
-            x = _reverse_time(x, seq_length)
-        gi = _linear(ops.reshape(x, (steps * batch, x.shape[2])), w_ih, b_ih)
-        gi = ops.reshape(gi, (steps, batch, gi.shape[-1]))
-        step = _MODES[self.mode][1]
+        xs, project = _step_inputs(x, w_ih, b_ih)
+        cell = _MODES[self.mode][1]
         w_hh_t = ops.transpose(w_hh, (1, 0))
-        if seq_length is None:
-            def body(state, g):
-                return step(g, state, w_hh_t, b_hh)
-            state, ys = ops.Scan()(body, state0, gi, unroll=False)
-        else:
-            lengths = ops.reshape(ops.cast(seq_length, dt.int64), (batch, 1))
+        reverse = bool(direction)
 
-            def body(carry, g):  # the step number is carried only where lengths need it
-                state, t = carry
-                new, out = step(g, state, w_hh_t, b_hh)
-                valid = t < lengths
-                new, out = _where(valid, new, state), ops.select(valid, out, ops.zeros_like(out))
-                return (new, t + 1), out
-            (state, _), ys = ops.Scan()(body, (state0, 0), gi, unroll=False)
-        if direction:
-            ys = _reverse_time(ys, seq_length)
+        def step(state, x_t):
+            return cell(project(x_t), state, w_hh_t, b_hh)
+        if seq_length is None:
+            return ops.Scan()(step, state0, xs, unroll=False, reverse=reverse)
+        lengths = _on_batch_of(x, ops.reshape(ops.cast(seq_length, dt.int64), (-1, 1)))
+        move = -1 if reverse else 1
+
+        def masked(carry, x_t):  # the step number is carried only where lengths need it
+            state, t = carry
+            new, out = step(state, x_t)
+            valid = t < lengths
+            new, out = _where(valid, new, state), ops.select(valid, out, ops.zeros_like(out))
+            return (new, t + move), out
+        first = _last_step(x) if reverse else 0
+        (state, _), ys = ops.Scan()(masked, (state0, first), xs, unroll=False, reverse=reverse)
         return state, ys
 
     def _initial_states(self, hx, x):
@@ -204,19 +289,19 @@ class _RNNBase(Cell):
         states = []
         for p in parts:
             if p is None:  # each layer's zeros (no slices of a batch that may be dynamic)
-                states.append(tuple(ops.zeros((batch, self.hidden_size), x.dtype)
+                states.append(tuple(_zero_rows(x, 1, self.hidden_size, x.dtype)
                                     for _ in range(n)))
                 continue
             p = p if isinstance(p, Tensor) else Tensor(p)
-            if tuple(p.shape) != shape:
+            if not _fits(p.shape, shape):
                 raise ValueError(f"hx must have shape {shape}, got {p.shape}")
-            states.append(ops.unstack(p, 0))
+            states.append(tuple(_on_batch_of(x, h) for h in ops.unstack(p, 0)))
         return states[0] if len(states) == 1 else list(zip(*states))
 
     def _stacked(self, finals):
         if self.mode == "LSTM":
-            return ops.stack([h for h, _ in finals], 0), ops.stack([c for _, c in finals], 0)
-        return ops.stack(finals, 0)
+            return _stack([h for h, _ in finals]), _stack([c for _, c in finals])
+        return _stack(finals)
 
     def __repr__(self):
         return (f"{type(self).__name__}(input_size={self.input_size}, hidden_size="
@@ -254,3 +339,79 @@ class LSTM(_RNNBase):
                  batch_first=False, dropout=0.0, bidirectional=False, dtype=dt.float32):
         super().__init__("LSTM", input_size, hidden_size, num_layers, has_bias, batch_first,
                          dropout, bidirectional, dtype)
+
+
+class _CellBase(Cell):
+    """One step of a layer's recurrence (MindSpore's RNNCell, GRUCell, LSTMCell):
+    `construct(x, hx=None)`, x (batch, input_size), hx the state (LSTM: (h, c)), each
+    (batch, hidden_size); None (mscc's addition, as PyTorch's) starts from zeros. Returns the
+    new state. Parameters weight_ih, weight_hh, bias_ih, bias_hh, drawn as the layers'."""
+
+    def __init__(self, mode, input_size, hidden_size, has_bias=True, dtype=dt.float32):
+        super().__init__()
+        _check_sizes(input_size=input_size, hidden_size=hidden_size)
+        if not isinstance(has_bias, (bool, np.bool_)):
+            raise TypeError(f"has_bias must be a bool, got {type(has_bias).__name__}")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.has_bias = bool(has_bias)
+        gates = _MODES[mode][0] * hidden_size
+        init = Uniform(1.0 / math.sqrt(hidden_size))
+        for kind, shape in (("weight_ih", (gates, input_size)),
+                            ("weight_hh", (gates, hidden_size)),
+                            ("bias_ih", (gates,)), ("bias_hh", (gates,))):
+            if has_bias or not kind.startswith("bias"):
+                setattr(self, kind, Parameter(init_array(init, shape, dtype), name=kind))
+
+    def construct(self, x, hx=None):
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if len(x.shape) != 2 or x.shape[1] != self.input_size:
+            raise ValueError(f"x must have shape (batch, {self.input_size}), got {x.shape}")
+        bias_ih, bias_hh = getattr(self, "bias_ih", None), getattr(self, "bias_hh", None)
+        gi = _linear(x, self.weight_ih, bias_ih)
+        step = _MODES[self.mode][1]
+        new, _ = step(gi, self._state(hx, x), ops.transpose(self.weight_hh, (1, 0)), bias_hh)
+        return new
+
+    def _state(self, hx, x):
+        parts = 2 if self.mode == "LSTM" else 1
+        if hx is None:
+            zeros = tuple(_zero_rows(x, 0, self.hidden_size, x.dtype) for _ in range(parts))
+            return zeros if parts == 2 else zeros[0]
+        if parts == 2 and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("For LSTMCell, hx must be a tuple (h, c)")
+        states = tuple(t if isinstance(t, Tensor) else Tensor(t)
+                       for t in (hx if parts == 2 else (hx,)))
+        for t in states:
+            if not _fits(t.shape, (x.shape[0], self.hidden_size)):
+                raise ValueError(f"hx must have shape (batch, {self.hidden_size}) with x's "
+                                 f"batch {x.shape[0]}, got {t.shape}")
+        return states if parts == 2 else states[0]
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(input_size={self.input_size}, hidden_size="
+                f"{self.hidden_size}, has_bias={self.has_bias})")
+
+
+class RNNCell(_CellBase):
+    """h' = nonlinearity(x W_ih^T + b_ih + h W_hh^T + b_hh), tanh or relu."""
+
+    def __init__(self, input_size, hidden_size, has_bias=True, nonlinearity="tanh",
+                 dtype=dt.float32):
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if nonlinearity not in modes:
+            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(modes[nonlinearity], input_size, hidden_size, has_bias, dtype)
+
+
+class GRUCell(_CellBase):
+    """One GRU step (gates r, z, n, as nn.GRU's)."""
+
+    def __init__(self, input_size, hidden_size, has_bias=True, dtype=dt.float32):
+        super().__init__("GRU", input_size, hidden_size, has_bias, dtype)
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step (gates i, f, g, o, as nn.LSTM's); hx and the result are (h, c)."""
+
+    def __init__(self, input_size, hidden_size, has_bias=True, dtype=dt.float32):
+        super().__init__("LSTM", input_size, hidden_size, has_bias, dtype)

@@ -428,7 +428,8 @@ HOST_OPS = {
     "arith.uitofp": _size_to_float,
     **{f"arith.{name}": _index_arith(kind) for name, kind in (
         ("addi", "add"), ("subi", "sub"), ("muli", "mul"), ("divui", "floordiv"),
-        ("divsi", "floordiv"), ("ceildivui", "ceildiv"), ("ceildivsi", "ceildiv"),
+        ("divsi", "floordiv"), ("floordivsi", "floordiv"), ("ceildivui", "ceildiv"),
+        ("ceildivsi", "ceildiv"),
         ("remui", "rem"), ("remsi", "rem"), ("maxui", "max"), ("maxsi", "max"),
         ("minui", "min"), ("minsi", "min"))},
     "func.call": _call,

@@ -7,15 +7,16 @@ line it came from), and the outputs, which the caller owns, are allocated with t
 shape rules derived (`4 * a0.0` is four times dimension 0 of argument #0). Nothing here needs
 MLIR: artifacts carry the same description in their manifest.
 
-A size is written in JSON as an int, or as a list of terms `[coefficient, [atom, ...]]`,
-an atom `a<k>.<i>` being dimension i of input k.
+A size is written in JSON as an int, or as a list of terms `[coefficient, [atom, ...]]`
+(no atoms: the constant term), an atom `a<k>.<i>` being dimension i of input k, or a clamp
+or quotient of such sizes spelled out (`max(-1+a0.0,0)`: a slice's size, dialects/symdim.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
-from ..dialects.symdim import Dim
+from ..dialects.symdim import Dim, atom_leaves
 from .calls import CallError
 from .memref import data_pointer
 
@@ -40,11 +41,22 @@ def dim_from_json(x, n_inputs=None):
     terms = {}
     for term in x:
         if (not isinstance(term, list) or len(term) != 2 or type(term[0]) is not int
-                or not isinstance(term[1], list) or not term[1]
-                or not all(isinstance(a, str) and _atom_position(a, n_inputs) for a in term[1])):
+                or not isinstance(term[1], list)
+                or not all(isinstance(a, str) and _size_atom(a, n_inputs) for a in term[1])):
             raise ValueError(f"size term {term!r} is not [coefficient, [atom, ...]]")
         terms[tuple(sorted(term[1]))] = term[0]
+    if set(terms) <= {()}:
+        raise ValueError(f"size {x!r} is a constant written as terms")
     return Dim(terms)
+
+
+def _size_atom(atom: str, n_inputs=None) -> bool:
+    """An input's size, or a clamp or quotient of them (a slice's: symdim.atom_leaves)."""
+    try:
+        leaves = atom_leaves(atom)
+    except ValueError:
+        return False
+    return all(_atom_position(a, n_inputs) for a in leaves)
 
 
 def _atom_position(atom: str, n_inputs=None):

@@ -255,3 +255,22 @@ def test_a_loop_with_dynamic_sizes_is_a_located_error_and_jit_compiles_per_shape
     with pytest.raises(CompileError, match="'WhileLoop' with dynamic sizes: loops and "
                                            "conditionals on the CUDA target run with static"):
         build_artifact(clone_module(trace.module), trace.name, "cuda")
+
+
+SLICES = [  # slices along the dynamic axis: clamped sizes the plan computes per call
+    ("drop_first", lambda x: x[1:] * 2),
+    ("every_other", lambda x: x[::2] + 1),
+    ("reversed_every_other", lambda x: x[-2::-2] * 3),
+    ("window", lambda x: x[2:5]),
+]
+
+
+@pytest.mark.parametrize("name,fn", SLICES, ids=[n for n, _ in SLICES])
+def test_slices_of_a_dynamic_axis_run_from_one_plan(name, fn):
+    exe = _executable(_trace(fn, (T(None, 6),)))
+    for n in (0, 1, 4, 9):
+        x = np.random.default_rng(n).standard_normal((n, 6)).astype(np.float32)
+        got = exe(x)[0].asnumpy()
+        want = np.asarray(fn(x.astype(np.float64)))
+        assert got.shape == want.shape, (n, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-6)

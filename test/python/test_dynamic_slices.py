@@ -5,9 +5,7 @@ checks that the dynamic path served it (an op without a dynamic form falls back 
 per shape). A slice's size along a dynamic axis is a clamp (x[2:5] of ? rows has
 min(5, ?) - min(2, ?)), which shape rules compute with (dialects/symdim.py) and the lowered
 code evaluates; where such a size is an entry's result, or part of a check a call must pass,
-the runtime must read it from the entry's description: RUNTIME_READS_CLAMPS says whether
-runtime/dynamic.py does yet. Until it does, those cases check their values (through the
-per-shape fallback) and are xfailed on the compile count."""
+the runtime reads it from the entry's description (runtime/dynamic.py)."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,18 +22,14 @@ F32, F64 = ms.float32, ms.float64
 N = arg_atom(0, 0)  # the dynamic size of the cases' inputs
 
 
-def _runtime_reads_clamps():
+def test_the_runtime_reads_clamps_and_constant_terms_back():
     from mscc.runtime.dynamic import dim_from_json, dim_to_json
-    try:
-        dim_from_json(dim_to_json(dim_max(0, N - 1)), 1)
-        return True
-    except ValueError:
-        return False
-
-
-RUNTIME_READS_CLAMPS = _runtime_reads_clamps()
-NOT_YET = ("runtime/dynamic.py does not read sizes with clamps or constant terms yet "
-           "(dim_from_json): the entry compiles per shape")
+    for size in (dim_max(0, N - 1), N + 2, floor_div(N, 2), dim_min(5, N) - dim_min(2, N)):
+        again = dim_from_json(dim_to_json(size), 1)
+        for n in (0, 1, 7):
+            assert again.evaluate({"a0.0": n}) == size.evaluate({"a0.0": n})
+    with pytest.raises(ValueError, match="constant written as terms"):
+        dim_from_json([[3, []]], 1)
 
 
 def T(*shape, dtype=F32):
@@ -47,10 +41,8 @@ def rows(n, cols=6, dtype=np.float32, seed=0):
 
 
 def one_compile(jitted, clamps):
-    """compiles == 1; a case whose sizes or checks are clamps needs the runtime to read
-    them (xfail until it does, after its values were checked)."""
-    if clamps and not RUNTIME_READS_CLAMPS:
-        pytest.xfail(NOT_YET)
+    """compiles == 1 (`clamps`: whether the case's sizes or checks are clamps, which the
+    runtime reads back from the entry's description)."""
     assert jitted.cache_info()["compiles"] == 1
 
 
@@ -165,8 +157,6 @@ MISTAKES = [  # (function, a size it serves, a size it refuses, the op named)
 
 @pytest.mark.parametrize("fn,good,bad,op", MISTAKES)
 def test_a_size_the_slice_cannot_take_raises_naming_the_op(fn, good, bad, op):
-    if not RUNTIME_READS_CLAMPS:
-        pytest.xfail(NOT_YET)  # (the per-shape fallback follows the static rules)
     jitted = ms.jit(fn, input_signature=(T(None, 6),))
     jitted(ms.Tensor(rows(good)))
     with pytest.raises(ValueError, match=f"'{op}'"):
@@ -175,8 +165,6 @@ def test_a_size_the_slice_cannot_take_raises_naming_the_op(fn, good, bad, op):
 
 
 def test_a_slice_and_another_dynamic_size_are_checked_against_each_other():
-    if not RUNTIME_READS_CLAMPS:
-        pytest.xfail(NOT_YET)
     jitted = ms.jit(lambda x, y: x[1:] + y, input_signature=(T(None, 6), T(None, 6)))
     np.testing.assert_array_equal(jitted(ms.Tensor(rows(5)), ms.Tensor(rows(4))).asnumpy(),
                                   rows(5)[1:] + rows(4))

@@ -207,12 +207,11 @@ def _dilate(dy, spec: TensorSpec, sizes, begin, stride):
     if min(count) <= 0:
         return zeros
     kept = spec.shape[:2] + tuple(count)
-    if kept != spec.shape:
-        dy = tensor.extract_slice(tensor_type(TensorSpec(kept, spec.dtype), storage=True), dy,
-                                  [], [], [], [0, 0, *first], list(kept), [1] * len(kept))
+    if kept != spec.shape:  # (a dynamic batch is kept whole: sizes given at run time)
+        dy = lowering.extract_slice(dy, TensorSpec(kept, spec.dtype), [0, 0, *first],
+                                    list(kept))
     at = [f * s + b for f, s, b in zip(first, stride, begin)]
-    return tensor.insert_slice(dy, zeros, [], [], [], [0, 0, *at], list(kept),
-                               [1, 1, *stride])
+    return lowering.insert_slice(dy, zeros, [0, 0, *at], list(kept), [1, 1, *stride])
 
 
 def _flipped_per_group(w, spec: TensorSpec, groups):

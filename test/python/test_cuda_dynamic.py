@@ -100,7 +100,8 @@ def test_dynamic_batch_gradients_equal_the_cpu_ones():
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["max_pool", "avg_pool", "flatten", "batch_norm_train"])
+@pytest.mark.parametrize("name", ["conv2d", "conv2d_stride", "max_pool", "avg_pool",
+                                  "flatten", "batch_norm_train"])
 def test_cnn_layer_with_a_dynamic_batch_equals_the_cpu(name):
     layer = dict(cnn_layers())[name]
     trace = _trace(lambda x: layer(x), (T(None, 3, 8, 8),))
@@ -274,3 +275,41 @@ def test_slices_of_a_dynamic_axis_run_from_one_plan(name, fn):
         want = np.asarray(fn(x.astype(np.float64)))
         assert got.shape == want.shape, (n, got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_lenet_like_step_gradients_with_a_dynamic_batch_equal_the_cpu():
+    """Convolution, pooling, flatten and dense layers and their gradients over a dynamic
+    batch on the CUDA target (grouped convolution too): one plan, the CPU's values."""
+    ms.set_seed(2)
+    net = nn.SequentialCell([nn.Conv2d(2, 4, 3, pad_mode="valid", group=2), nn.ReLU(),
+                             nn.MaxPool2d(2, 2), nn.Flatten(), nn.Dense(4 * 3 * 3, 3)])
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    grads = ms.value_and_grad(lambda x, y: loss(net(x), y), None, net.trainable_params())
+    sig = (T(None, 2, 8, 8), T(None, dtype=I32))
+    trace = _trace(grads, sig)
+    exe = _executable(trace)
+    cpu = ms.jit(grads, input_signature=sig)
+    for n in (4, 1, 9):
+        rng = np.random.default_rng(n)
+        x = rng.standard_normal((n, 2, 8, 8)).astype(np.float32)
+        y = rng.integers(0, 3, n).astype(np.int32)
+        got = [o.asnumpy() for o in exe(x, y, *_params(trace))]
+        value, gs = cpu(ms.Tensor(x), ms.Tensor(y))
+        want = [value.asnumpy()] + [g.asnumpy() for g in gs]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("stride,pad", [(1, 1), (2, 0)])
+def test_convolution_input_gradient_with_a_dynamic_batch_equals_the_cpu(stride, pad):
+    ms.set_seed(3)
+    conv = nn.Conv2d(3, 4, 3, stride=stride, pad_mode="pad" if pad else "valid", padding=pad)
+    grad = ms.grad(lambda x: (conv(x) * conv(x)).sum(), 0)
+    sig = (T(None, 3, 8, 8),)
+    trace = _trace(grad, sig)
+    exe = _executable(trace)
+    cpu = ms.jit(grad, input_signature=sig)
+    for n in (1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 3, 8, 8)).astype(np.float32)
+        got = exe(x, *_params(trace))[0].asnumpy()
+        np.testing.assert_allclose(got, cpu(ms.Tensor(x)).asnumpy(), rtol=1e-4, atol=1e-5)

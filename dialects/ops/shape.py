@@ -252,7 +252,11 @@ def _concat_part(which):
         axis = rules.normalize_axis(g.attrs["axis"], x.rank)
         begin = [0] * x.rank
         begin[axis] = x.shape[axis] if which else 0
-        return g.emit("ms.slice", d, begin=tuple(begin), size=part.shape)
+        # a dynamic size the part takes whole (any dimension but the axis, or the axis
+        # from y's start to the end) as -1: "to the end" of the cotangent
+        size = tuple(-1 if isinstance(n, Dim) and (i != axis or which) else n
+                     for i, n in enumerate(part.shape))
+        return g.emit("ms.slice", d, begin=tuple(begin), size=size)
     return rule
 
 

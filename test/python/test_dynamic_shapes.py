@@ -466,3 +466,22 @@ def test_split_of_a_dynamic_batch_and_its_gradient():
         want = np.concatenate([2 * x[:, :2], np.zeros((n, 2)), np.full((n, 2), 3.0)], 1)
         np.testing.assert_allclose(grad(ms.Tensor(x)).asnumpy(), want, rtol=1e-12)
     assert grad.cache_info()["compiles"] == 1 and value.cache_info()["compiles"] == 1
+
+
+def test_concat_gradient_with_a_dynamic_batch_matches_finite_differences():
+    """Concat along a static axis of operands with a dynamic batch: each operand's gradient
+    is its part of the cotangent, sliced with the batch taken whole (-1)."""
+    def f(x, y):
+        return (ops.concat((x, ops.tanh(y)), 1) ** 2).sum()
+    grad = ms.jit(ms.grad(f, (0, 1)), input_signature=(T(None, 3, dtype=ms.float64),
+                                                        T(None, 2, dtype=ms.float64)))
+    for n in (1, 4, 7):
+        rng = np.random.default_rng(n)
+        x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
+        gx, gy = grad(ms.Tensor(x), ms.Tensor(y))
+        np.testing.assert_allclose(gx.asnumpy(), finite_differences(
+            lambda v: (np.concatenate([v, np.tanh(y)], 1) ** 2).sum(), x),
+            rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gy.asnumpy(), finite_differences(
+            lambda v: (np.concatenate([x, np.tanh(v)], 1) ** 2).sum(), y), rtol=1e-6, atol=1e-8)
+    assert grad.cache_info()["compiles"] == 1

@@ -41,7 +41,7 @@ ROW_TILE_BYTES = 16 * 1024
 _ROW_OPS = ("linalg.generic", "linalg.fill")
 # Ops that may sit between the ops of a run (they neither read nor write buffer contents).
 _TRANSPARENT = ("memref.alloc", "memref.alloca", "memref.expand_shape", "memref.collapse_shape",
-                "memref.get_global", "memref.dealloc", "arith.constant")
+                "memref.get_global", "memref.dealloc", "memref.dim", "arith.constant")
 _VIEWS = ("memref.expand_shape", "memref.collapse_shape")
 
 
@@ -67,6 +67,27 @@ def _root(value):
             return None
         return _root(src)
     return None
+
+
+def _row_count_source(root):
+    """What a dynamic row count of a root buffer is read from: the argument whose dimension
+    0 it is, following allocations sized by a memref.dim of dimension 0 (`alloc(dim(x, 0))`
+    has x's rows); the root itself when nothing says more."""
+    owner = root.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "memref.alloc":
+        return root
+    sizes = list(owner.operation.operands)
+    if not sizes:
+        return root
+    size = sizes[0].owner
+    if isinstance(size, ir.Block) or size.operation.name != "memref.dim":
+        return sizes[0]
+    index = size.operation.operands[1].owner
+    if (isinstance(index, ir.Block) or index.operation.name != "arith.constant"
+            or ir.IntegerAttr(index.operation.attributes["value"]).value != 0):
+        return sizes[0]
+    source = _root(size.operation.operands[0])
+    return root if source is None else _row_count_source(source)
 
 
 def _reads_by_position(op) -> bool:
@@ -149,13 +170,13 @@ class _Run:
         self.written = set()   # roots written by ops of the run
         self.whole = set()     # roots read whole (broadcast) by ops of the run
         self.row_roots = set()  # roots the run's ops access by rows
-
+        self.row_sources = set()  # what their dynamic row counts are read from
     def admits(self, rows, op, access):
         if rows != self.rows:
             return False
-        if _dynamic(rows) and not any(row_local and _root(v) in self.row_roots
-                                      for _, v, row_local in access):
-            return False  # two dynamic row counts are the same only through a shared buffer
+        if _dynamic(rows) and not any(row_local and _row_count_source(_root(v)) in
+                                      self.row_sources for _, v, row_local in access):
+            return False  # two dynamic row counts are the same only when read alike
         writes = _writes(op)
         for i, v, row_local in access:
             root = _root(v)
@@ -175,6 +196,7 @@ class _Run:
                 self.whole.add(root)
             else:
                 self.row_roots.add(root)
+                self.row_sources.add(_row_count_source(root))
         self.ops.append((op, access))
 
     def worth_tiling(self) -> bool:

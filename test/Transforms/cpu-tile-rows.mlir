@@ -221,3 +221,49 @@ func.func @dynamic_rows(%x: memref<?x1024xf32>, %y: memref<?x1024xf32>) {
   memref.dealloc %s : memref<?xf32>
   return
 }
+
+// -----
+
+// Two per-row buffers allocated with the rows of x (memref.alloc(dim(x, 0))), each first
+// filled: a fill of a fresh buffer of the same run-time row count joins the run, so the
+// whole softmax-like chain is one tiled loop (before, the second fill started a new run and
+// the first reduction read x once more from memory).
+// CHECK-LABEL: func.func @dynamic_rows_two_buffers(
+// CHECK-SAME:    %[[X:.+]]: memref<?x1024xf32>, %[[Y:.+]]: memref<?x1024xf32>)
+// CHECK:         scf.forall
+// CHECK-COUNT-2:   linalg.fill
+// CHECK:           linalg.generic {{.+}} outs(%{{.+}} : memref<4x1024xf32, strided<[1024, 1], offset: ?>>)
+// CHECK:         }
+// CHECK-NOT:     linalg.fill {{.+}} memref<?xf32>)
+// CHECK:         scf.for
+#map2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+func.func @dynamic_rows_two_buffers(%x: memref<?x1024xf32>, %y: memref<?x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x1024xf32>
+  %m = memref.alloc(%n) : memref<?xf32>
+  %cst = arith.constant 0.0 : f32
+  linalg.fill ins(%cst : f32) outs(%m : memref<?xf32>)
+  linalg.generic {indexing_maps = [#map2, #row2], iterator_types = ["parallel", "reduction"]} ins(%x : memref<?x1024xf32>) outs(%m : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  %n2 = memref.dim %x, %c0 : memref<?x1024xf32>
+  %s = memref.alloc(%n2) : memref<?xf32>
+  linalg.fill ins(%cst : f32) outs(%s : memref<?xf32>)
+  linalg.generic {indexing_maps = [#map2, #row2, #row2], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<?x1024xf32>, memref<?xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#map2, #row2, #map2], iterator_types = ["parallel", "parallel"]} ins(%x, %s : memref<?x1024xf32>, memref<?xf32>) outs(%y : memref<?x1024xf32>) {
+  ^bb0(%in: f32, %t: f32, %out: f32):
+    %0 = arith.divf %in, %t : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %s : memref<?xf32>
+  memref.dealloc %m : memref<?xf32>
+  return
+}

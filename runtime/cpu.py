@@ -26,6 +26,54 @@ def mlir_lib(name: str) -> str:
     return os.path.join(list(mlir.__path__)[0], "lib", name)
 
 
+_runner_utils_loaded = False
+# Conversions LLVM may lower to compiler-rt calls (__truncdfbf2, __extendhfsf2, ...), which
+# libmlir_c_runner_utils carries.
+_HALF_CONVERSIONS = ("llvm.fptrunc", "llvm.fpext", "llvm.sitofp", "llvm.uitofp",
+                     "llvm.fptosi", "llvm.fptoui")
+
+
+def load_runtime_library(llvm_module):
+    """Load libmlir_c_runner_utils into the process (globally: every later engine finds its
+    symbols there) the first time some code needs it: a declared function this process does
+    not define (memrefCopy & co.) or a conversion from or to a 16-bit float. Loading it costs
+    ~30 ms, passing it to every engine another ~3 ms each; most programs need neither."""
+    global _runner_utils_loaded
+    if _runner_utils_loaded or not (_calls_outside(llvm_module)
+                                    or _converts_half_floats(llvm_module)):
+        return
+    ctypes.CDLL(mlir_lib("libmlir_c_runner_utils.so"), mode=ctypes.RTLD_GLOBAL)
+    _runner_utils_loaded = True
+
+
+def _calls_outside(llvm_module) -> bool:
+    process = ctypes.CDLL(None)
+    for op in llvm_module.body.operations:
+        op = op.operation
+        if op.name != "llvm.func" or len(op.regions[0].blocks):
+            continue  # (a definition)
+        name = str(op.attributes["sym_name"]).strip('"')
+        try:
+            getattr(process, name)
+        except AttributeError:
+            return True
+    return False
+
+
+def _converts_half_floats(llvm_module) -> bool:
+    from mlir import ir
+    found = [False]
+
+    def visit(op):
+        if op.name in _HALF_CONVERSIONS and any(
+                "f16" in str(v.type) for v in list(op.operands) + list(op.results)):
+            found[0] = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    llvm_module.operation.walk(visit)
+    return found[0]
+
+
 class CpuExecutable(DynamicCalls):
     """A compiled entry point: `exe(*arrays) -> list of numpy arrays`."""
 
@@ -38,7 +86,8 @@ class CpuExecutable(DynamicCalls):
         self.entry = entry
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
-        libs = [mlir_lib("libmlir_c_runner_utils.so")]
+        load_runtime_library(llvm_module)
+        libs = []
         # passes/cpu_loops.OPENMP_ATTR: the code calls the OpenMP runtime
         self.openmp = "ms.openmp" in llvm_module.operation.attributes
         if self.openmp:

@@ -14,7 +14,7 @@ from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.builders import (data_values, op_attrs, operand_groups, spec_of, tensor_type)
 from ..dialects.lowering import (LowerCtx, lowered_spec, lowering_function, note_symbolic,
                                  result_specs, symbolic_specs)
-from ..dialects.symdim import DynamicDimError
+from ..dialects.symdim import DynamicDimError, has_dynamic
 from ..dialects.registry import OPS, UPSTREAM, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
 from ..dialects.ir_helpers import function_type, functions, set_function_type
@@ -66,6 +66,13 @@ def lower_op(op, origin: dict, regions=None, options=None):
             new = lower(lc, *data)
         except DynamicDimError as e:
             fail(op, f"'{op.name}' has no form for dynamic dimensions yet: {e}")
+        except TypeError as e:
+            # a builder handed a run-time size where MLIR wants a number: a rule that has no
+            # dynamic form for these sizes (a located error, not an internal one)
+            if not any(has_dynamic(s.shape) for s in list(ins) + list(outs)):
+                raise
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else "TypeError"
+            fail(op, f"'{op.name}' has no form for these dynamic dimensions yet ({reason})")
     new = list(new) if isinstance(new, (list, tuple)) else [new]
     for old, value, spec in zip(op.results, new, outs):
         if value not in symbolic_specs():

@@ -485,3 +485,24 @@ def test_concat_gradient_with_a_dynamic_batch_matches_finite_differences():
         np.testing.assert_allclose(gy.asnumpy(), finite_differences(
             lambda v: (np.concatenate([x, np.tanh(v)], 1) ** 2).sum(), y), rtol=1e-6, atol=1e-8)
     assert grad.cache_info()["compiles"] == 1
+
+
+def test_a_rule_without_a_form_for_dynamic_sizes_is_a_located_error(monkeypatch):
+    """A lowering rule that hands a run-time size to a builder wanting numbers (a TypeError
+    from the bindings) is reported at the op and the user's line, not as an internal error;
+    jit then compiles per shape."""
+    from mscc.dialects.registry import OPS
+    from mscc.passes.compiler import compile_module
+    from mscc.passes.diagnostics import CompileError
+
+    def static_only(lc, x):
+        raise TypeError("get(): incompatible function arguments")
+    monkeypatch.setattr(OPS["ms.exp"], "lower", static_only)
+    jitted = ms.jit(lambda x: ops.exp(x), input_signature=(T(None, 4),))
+    trace = jitted.lower(T(None, 4))._trace
+    with pytest.raises(CompileError, match="'ms.exp' has no form for these dynamic dimensions "
+                                           "yet") as e:
+        compile_module(trace.module, trace.name)
+    assert e.value.diagnostics[0].file.endswith(HERE)
+    with pytest.raises(TypeError):  # a static compile still meets the rule's own error
+        ms.jit(lambda x: ops.exp(x))(ms.Tensor(np.ones((2, 4), np.float32)))

@@ -241,24 +241,25 @@ def _derived(op: str, *args) -> Dim:
 
 def dim_max(a, b):
     """max(a, b) of two sizes (ints or Dims): one of them where every size decides it."""
-    if not isinstance(a, Dim) and not isinstance(b, Dim):
-        return max(a, b)
-    if sign(a - b):
-        return _pushed_in(a)
-    if sign(b - a):
-        return _pushed_in(b)
-    return _derived("max", *sorted((a, b), key=repr))
+    return _extreme("max", a, b)
 
 
 def dim_min(a, b):
     """min(a, b) of two sizes (ints or Dims)."""
+    return _extreme("min", a, b)
+
+
+def _extreme(op: str, a, b):
+    """op ("max" or "min") of a and b: the one that wins for every size, else a clamp."""
     if not isinstance(a, Dim) and not isinstance(b, Dim):
-        return min(a, b)
-    if sign(b - a):
+        return _EVALUATE[op](a, b)
+    a_wins = sign(a - b) if op == "max" else sign(b - a)
+    b_wins = sign(b - a) if op == "max" else sign(a - b)
+    if a_wins:
         return _pushed_in(a)
-    if sign(a - b):
+    if b_wins:
         return _pushed_in(b)
-    return _derived("min", *sorted((a, b), key=repr))
+    return _derived(op, *sorted((a, b), key=repr))
 
 
 def _pushed_in(p):

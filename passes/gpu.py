@@ -225,6 +225,8 @@ class GpuDynamicKernelParams(ModulePass):
 
 
 def _dynamic_memrefs_from_above(launch):
+    """The dynamically shaped memrefs defined outside the launch that ops inside it use (the
+    launch's own operands are its index sizes)."""
     found = []
 
     def visit(op):
@@ -233,9 +235,7 @@ def _dynamic_memrefs_from_above(launch):
                     and not _inside(v, launch) and v not in found):
                 found.append(v)
         return ir.WalkResult.ADVANCE
-    for block in launch.regions[0].blocks:
-        for op in block.operations:
-            op.operation.walk(visit)
+    launch.operation.walk(visit)
     return found
 
 

@@ -248,10 +248,11 @@ def _reshape_layout(r, op):
 
 
 def _reinterpret_layout(r, op):
-    rc = op.operation.opview
-    dyn = iter(r.size_of(v, op, "a view's size") for v in rc.sizes)
     t = ir.MemRefType(op.results[0].type)
-    return _type_layout(t, list(dyn)) if identity_layout(t) else None
+    if not identity_layout(t):
+        return None
+    return _type_layout(t, [r.size_of(v, op, "a view's size")
+                            for v in op.operation.opview.sizes])
 
 
 def _subview_layout(r, op):
@@ -275,7 +276,8 @@ def _subview_layout(r, op):
     return Layout(sizes, strides, offset)
 
 
-VIEW_LAYOUTS = {"memref.cast": _cast_layout, "memref.subview": _subview_layout, "memref.collapse_shape": _reshape_layout,
+VIEW_LAYOUTS = {"memref.cast": _cast_layout, "memref.subview": _subview_layout,
+                "memref.collapse_shape": _reshape_layout,
                 "memref.expand_shape": _reshape_layout,
                 "memref.reinterpret_cast": _reinterpret_layout}
 

@@ -32,13 +32,20 @@ def check_inputs(entry: str, specs, arrays, accept=()):
     return out
 
 
-def check_dtypes(entry: str, specs, arrays):
+def check_dtypes(entry: str, specs, arrays, accept=()):
     """Inputs as C-contiguous arrays of the declared dtypes, their shapes left to the caller
-    (an entry with dynamic sizes checks them: runtime/dynamic.py)."""
+    (an entry with dynamic sizes checks them: runtime/dynamic.py). Objects of the `accept`
+    types (device arrays) pass through unchanged when their dtype matches."""
     if len(arrays) != len(specs):
         raise CallError(f"'{entry}' takes {len(specs)} inputs, got {len(arrays)}")
     out = []
-    for a, spec in zip(arrays, specs):
+    for i, (a, spec) in enumerate(zip(arrays, specs)):
+        if accept and isinstance(a, accept):
+            if np.dtype(a.dtype) != spec.dtype.np:
+                raise CallError(f"input #{i} of '{entry}' is {np.dtype(a.dtype).name}"
+                                f"{list(a.shape)}, expected {spec}")
+            out.append(a)
+            continue
         a = np.asarray(a)
         if a.dtype != spec.dtype.np or not a.flags.c_contiguous:
             a = np.asarray(a, dtype=spec.dtype.np, order="C")

@@ -26,9 +26,9 @@ import os
 
 import numpy as np
 
-from .calls import CallError, check_inputs
+from .calls import check_dtypes, check_inputs
 from .cuda_driver import CudaError, CudaUnavailable, Driver  # noqa: F401  (re-exported)
-from .dynamic import DynamicShapes
+from .dynamic import DynamicCalls
 from .plan import Copy, For, Launch, LaunchPlan, PlanError, While, evaluate, nbytes_of
 from .pool import DevicePool
 
@@ -197,7 +197,7 @@ class _LaunchArgs:
         ctypes.memmove(ctypes.addressof(self.slots) + 8 * i, raw, len(raw))
 
 
-class CudaExecutable:
+class CudaExecutable(DynamicCalls):
     """Runs one entry's launch plan. `exe(*inputs) -> list of DeviceArray`."""
 
     def __init__(self, plan: LaunchPlan, in_specs, out_specs, images: dict, constants: dict,
@@ -261,17 +261,12 @@ class CudaExecutable:
     def _setup_dynamic(self, description):
         """An entry with dynamic sizes: its description (runtime/dynamic.py) checks each
         call's sizes and sizes the outputs; the plan's size expressions read them."""
-        self.dynamic_description = description
-        self.dynamic = None
         if (description is None) != (not self.plan.dynamic):
             raise PlanError(f"the launch plan of '{self.entry}' has "
                             f"{'dynamic' if self.plan.dynamic else 'static'} sizes, but the "
                             f"entry {'has no' if description is None else 'has a'} "
                             "description of dynamic sizes")
-        if description is not None:
-            self.dynamic = DynamicShapes.from_description(self.entry, self.in_specs,
-                                                          self.out_specs, description)
-            self.in_specs, self.out_specs = self.dynamic.in_specs, self.dynamic.out_specs
+        super()._setup_dynamic(description)
 
     @classmethod
     def from_artifact(cls, artifact, dev: Device | None = None):
@@ -322,20 +317,7 @@ class CudaExecutable:
     def _sized_call(self, inputs):
         """(inputs, output shapes, every input's and output's shape by buffer name) of a
         call of an entry with dynamic sizes; CallError for sizes the program refuses."""
-        if len(inputs) != len(self.in_specs):
-            raise CallError(f"'{self.entry}' takes {len(self.in_specs)} inputs, got "
-                            f"{len(inputs)}")
-        checked = []
-        for k, (x, spec) in enumerate(zip(inputs, self.in_specs)):
-            if isinstance(x, DeviceArray):
-                if x.dtype != spec.dtype.np:
-                    raise CallError(f"input #{k} of '{self.entry}' is {x.dtype.name}"
-                                    f"{list(x.shape)}, expected {spec}")
-            else:
-                x = np.asarray(x)
-                if x.dtype != spec.dtype.np or not x.flags.c_contiguous:
-                    x = np.asarray(x, dtype=spec.dtype.np, order="C")
-            checked.append(x)
+        checked = check_dtypes(self.entry, self.in_specs, inputs, accept=(DeviceArray,))
         out_shapes = self.dynamic.output_shapes(self.dynamic.sizes(checked))
         shapes = {b.name: tuple(x.shape) for b, x in zip(self._inputs, checked)}
         shapes.update((b.name, s) for b, s in zip(self._outputs, out_shapes))
@@ -354,8 +336,7 @@ class CudaExecutable:
         temps = []
         try:
             for buf in self._temps[key]:
-                nbytes = nbytes_of(buf.shape, buf.dtype, shapes) if buf.dynamic else buf.nbytes
-                temps.append(dev.pool.allocate(nbytes, stream))
+                temps.append(dev.pool.allocate(nbytes_of(buf.shape, buf.dtype, shapes), stream))
                 ptrs[buf.name] = temps[-1].ptr
             for i, step in enumerate(plan.steps):
                 if isinstance(step, Copy):

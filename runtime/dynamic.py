@@ -161,7 +161,8 @@ def outputs_for(shapes, dtypes, previous):
 
 class DynamicCalls:
     """What an executable with dynamic sizes adds (runtime/cpu.py, runtime/cpu_aot.py):
-    `_setup_dynamic` at construction, `_run_dynamic` for each call."""
+    `_setup_dynamic` at construction, `_run_dynamic` for each call (runtime/cuda.py takes
+    the setup and sizes its device outputs itself)."""
 
     dynamic = None
 

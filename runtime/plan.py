@@ -40,17 +40,15 @@ def _ceildiv(a, b):
 
 SIZE_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
             "floordiv": operator.floordiv, "ceildiv": _ceildiv, "rem": operator.mod,
-            "max": max, "min": min}
-
-
-UNARY_SIZE_OPS = {"float": float}
+            "max": max, "min": min, "float": float}
+UNARY_SIZE_OPS = ("float",)
 
 
 def size_op(op: str, a, b=None):
     """The size expression `op(a, b)` (or `op(a)`), folded when the operands are numbers
     (static plans stay numbers)."""
     if op in UNARY_SIZE_OPS:
-        return UNARY_SIZE_OPS[op](a) if is_static(a) else [op, a]
+        return SIZE_OPS[op](a) if is_static(a) else [op, a]
     if type(a) is int and type(b) is int:
         return SIZE_OPS[op](a, b)
     if op == "mul" and 1 in (a, b):
@@ -71,11 +69,9 @@ def evaluate(size, shapes: dict):
         return size
     if size[0] == "dim":
         return int(shapes[size[1]][size[2]])
-    if size[0] in UNARY_SIZE_OPS:
-        return UNARY_SIZE_OPS[size[0]](evaluate(size[1], shapes))
-    a, b = evaluate(size[1], shapes), evaluate(size[2], shapes)
+    operands = [evaluate(x, shapes) for x in size[1:]]
     try:
-        return SIZE_OPS[size[0]](a, b)
+        return SIZE_OPS[size[0]](*operands)
     except ZeroDivisionError:
         raise ValueError(f"the size {size} divides by zero for the shapes {shapes}") from None
 
@@ -93,17 +89,17 @@ def validate_size(size, buffers: dict, where: str):
             raise PlanError(f"{where}: {size!r} is not a dimension of an input or output")
         return
     arity = 1 if size and size[0] in UNARY_SIZE_OPS else 2
-    if len(size) != 1 + arity or (arity == 2 and size[0] not in SIZE_OPS):
+    if len(size) != 1 + arity or size[0] not in SIZE_OPS:
         raise PlanError(f"{where}: {size!r} is not a size expression")
     for operand in size[1:]:
         validate_size(operand, buffers, where)
 
 
 def nbytes_of(shape, dtype, shapes=None) -> int:
-    """Bytes of a buffer of `shape` (sizes evaluated in `shapes` when given)."""
+    """Bytes of a buffer of `shape`, its size expressions evaluated in `shapes`."""
     n = 1
     for d in shape:
-        n *= evaluate(d, shapes) if shapes is not None else d
+        n *= evaluate(d, shapes)
     return int(n) * np.dtype(dtype).itemsize
 
 

@@ -14,7 +14,7 @@ from ..dialects.upstream import linalg
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
 from . import cpu_target
-from .cpu_loops import MIN_PARALLEL_ITERATIONS, loop_ranges
+from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, loop_ranges
 from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
                          identity_layout, indexing_maps, iterator_types_attr, ops_of_kind,
                          projection, set_function_type, symbol_name)
@@ -154,15 +154,66 @@ def _plain_matmul(op) -> bool:
     return indexing_maps(op) == [projection(3, dims, op.context) for dims in _PLAIN_MAPS]
 
 
-def _should_pack(mm, nr, target) -> bool:
+def _should_pack(mm, nr, target, rows=None) -> bool:
+    """Whether pack_b pays for `mm`; `rows` stands for A's row count where it is dynamic
+    (a batch: the caller's estimate)."""
     a, b, c = (ir.MemRefType(v.type) for v in mm.operands)
-    if not (_plain_matmul(mm) and a.has_static_shape and b.has_static_shape):
+    if not (_plain_matmul(mm) and b.has_static_shape and a.shape[1] == b.shape[0]):
         return False
+    m = a.shape[0]
+    if ir.ShapedType.is_dynamic_size(m):
+        if rows is None:
+            return False
+        m = rows
     if not (identity_layout(b) and identity_layout(c)):
         return False  # views (a dynamic batch's blocks of rows) stay as they are
     k, n = b.shape
-    return (n % nr == 0 and n > nr and a.shape[0] >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH
+    return (n % nr == 0 and n > nr and m >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH
             and target.rows_conflict(n * _elem_bytes(mm), min(k, KC)))
+
+
+def _dynamic_dims(t) -> list:
+    if not isinstance(t, ir.MemRefType):
+        return []
+    return [i for i, d in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(d)]
+
+
+def _one_matmul(fn):
+    """The kernel's only linalg.matmul, in the plain form, reading and writing arguments."""
+    mms = ops_of_kind(fn, "linalg.matmul")
+    if len(mms) != 1 or not _plain_matmul(mms[0]):
+        return None
+    args = list(fn.regions[0].blocks[0].arguments)
+    if not all(v in args for v in mms[0].operands):
+        return None
+    return mms[0]
+
+
+def depth_arguments(fn):
+    """(A, B) argument indexes of a kernel whose product has a dynamic depth K (A: m x ?,
+    B: ? x n, read by the product only; everything else static); else None. The schedule
+    tiles such a kernel as a static one: only the loop over K's panels has a run-time bound
+    (the register tiles, m x n, stay static), so C stays in registers across any K."""
+    mm = _one_matmul(fn)
+    body = fn.regions[0].blocks[0]
+    if mm is None:
+        return None
+    args = list(body.arguments)
+    a, b, c = (args.index(v) for v in mm.operands)
+    if any(len(list(args[k].uses)) != 1 for k in (a, b)):
+        return None
+    types = list(function_type(fn).inputs)
+    if (_dynamic_dims(types[a]) != [1] or _dynamic_dims(types[b]) != [0]
+            or _dynamic_dims(types[c])):
+        return None
+    if any(_dynamic_dims(t) for k, t in enumerate(types) if k not in (a, b)):
+        return None
+    return a, b
+
+
+def _static_kernel(fn) -> bool:
+    return all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
+               if isinstance(t, ir.MemRefType))
 
 
 def _calls_of(module, fn):
@@ -183,7 +234,10 @@ def _pack_at_call(call, bi, ci, packed, strips):
         bv = memref.expand_shape(ir.MemRefType.get([k, n_strips, nr], elem),
                                  call.operands[bi], [[0], [1, 2]], [], [k, n_strips, nr])
         linalg.transpose(bv, outs=[bp], permutation=[1, 0, 2])
-        cv = memref.expand_shape(strips, call.operands[ci], [[0], [1, 2]], [], [m, n_strips, nr])
+        c = call.operands[ci]
+        rows = ([memref.dim(c, arith.constant(ir.IndexType.get(), 0))]
+                if ir.ShapedType.is_dynamic_size(m) else [])  # a dynamic batch
+        cv = memref.expand_shape(strips, c, [[0], [1, 2]], rows, [m, n_strips, nr])
     call.operands[bi] = bp
     call.operands[ci] = cv
     with ir.InsertionPoint.after(call), call.location:
@@ -214,7 +268,8 @@ def pack_b(module, fn, mm, nr) -> bool:
     """C += A B with B (K x N) read from a copy packed into strips of nr columns,
     Bp[N/nr][K][nr], so that register tiles read B contiguously. The caller packs (a
     linalg.transpose of B's expand_shape into a buffer freed after the call; parallel loops
-    make it a parallel copy) and passes Bp for B and C as C[M][N/nr][nr]; the product becomes
+    make it a parallel copy) and passes Bp for B and C as C[M][N/nr][nr] (M may be dynamic:
+    ms-cpu-dynamic-matmul packs before it splits the rows into blocks); the product becomes
     a linalg.generic over (i, strip, column, k). Only where B and C are kernel arguments that
     only the matmul uses (no epilogue), with one call. (A view of C made inside the kernel
     sent the vectorization's alias folding into an endless loop, or, as a reinterpret_cast,
@@ -298,7 +353,9 @@ def _tile_products(fn, mr, nr, scripts, threaded=True):
     product."""
     for mm in ops_of_kind(fn, "linalg.matmul"):
         m, n, k = matmul_ranges(mm)
-        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), min(k, KC),
+        dynamic_depth = ir.ShapedType.is_dynamic_size(k)  # the K panels' loop has a run-time bound
+        k = DYNAMIC_ESTIMATE if dynamic_depth else k
+        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), KC if dynamic_depth else min(k, KC),
                  min(m, mr), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
         apply_script(mm, scripts.get(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
                      "matmul tiling")
@@ -338,12 +395,11 @@ class CpuMatmulSchedule(ModulePass):
         scripts = ScriptCache()
         target = cpu_target.from_options(self.opts)
         for fn in kernel_functions(module, "matmul"):
-            matmuls = ops_of_kind(fn, "linalg.matmul")
+            matmuls = ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)
             if not matmuls:
                 continue  # folded away (an epilogue that ignores the product): plain loops
-            if not all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
-                       if isinstance(t, ir.MemRefType)):
-                continue  # dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
+            if not (_static_kernel(fn) or depth_arguments(fn) is not None):
+                continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             mr, nr_bytes = register_tile(target)
             nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
             for mm in matmuls:

@@ -4,10 +4,16 @@ ms-cpu-matmul-schedule tiles and vectorizes kernels of static shapes only (a par
 would not vectorize). A kernel whose row count is dynamic (M: a batch) is called on blocks of
 rows instead, each block size a static clone of the kernel: MC rows at a time over the threads
 (scf.forall), then MR rows, then single rows, so that a batch of any size runs full register
-tiles plus a remainder of at most MR - 1 one-row products. A kernel whose depth is dynamic
-(K: the batch a weight gradient sums over) accumulates into its static result over blocks of
-KC, then 8, then 1 rows of K. The schedule then treats each clone as any static kernel. Kernels
-with other dynamic sizes (or an epilogue that is not row by row) stay plain loops.
+tiles plus a remainder of at most MR - 1 one-row products. The schedule then treats each
+clone as any static kernel. Where B's rows would conflict in the cache, a batch of
+PACK_MIN_ROWS or more runs a copy of the kernel for which B is packed once at the call
+(cpu.pack_b), before the rows are split; a smaller one the unpacked kernel. A kernel whose only dynamic size is its depth
+(K: the batch a weight gradient sums over) is left to the schedule (cpu.depth_arguments);
+kernels with other dynamic sizes (or an epilogue that is not row by row) stay plain loops.
+
+Whether the blocks of rows run over the threads is decided at run time from the batch's
+flops (MIN_PARALLEL_FLOPS, the static schedule's rule): a small batch runs its blocks in one
+loop of the clone the static schedule threads on its own (or not, if a block is small too).
 """
 from __future__ import annotations
 
@@ -16,31 +22,15 @@ from mlir.dialects import arith, func, memref, scf
 
 from .base import register
 from . import cpu_target
-from .cpu import KC, MC, MIN_PARALLEL_FLOPS, _plain_matmul, register_tile
-from .cpu_loops import ThreadedPass, block_loop, block_type
+from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _dynamic_dims, _elem_bytes, _one_matmul,
+                  _should_pack, pack_b, register_tile)
+from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
                                    ops_of_kind, set_function_type, set_symbol_name,
                                    symbol_name)
 from .outline import kernel_functions
 
 _LINALG = ("linalg.matmul", "linalg.generic", "linalg.fill", "linalg.copy")
-
-
-def _dynamic_dims(t) -> list:
-    if not isinstance(t, ir.MemRefType):
-        return []
-    return [i for i, d in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(d)]
-
-
-def _one_matmul(fn):
-    """The kernel's only linalg.matmul, in the plain form, reading and writing arguments."""
-    mms = ops_of_kind(fn, "linalg.matmul")
-    if len(mms) != 1 or not _plain_matmul(mms[0]):
-        return None
-    args = list(fn.regions[0].blocks[0].arguments)
-    if not all(v in args for v in mms[0].operands):
-        return None
-    return mms[0]
 
 
 def _users_read_rows(fn, rows) -> bool:
@@ -99,26 +89,6 @@ def row_arguments(fn):
     return rows
 
 
-def depth_arguments(fn):
-    """(A, B) argument indexes of a kernel whose product has a dynamic depth K (A: m x ?,
-    B: ? x n, read by the product only; everything else static); else None."""
-    mm = _one_matmul(fn)
-    body = fn.regions[0].blocks[0]
-    if mm is None:
-        return None
-    args = list(body.arguments)
-    a, b, c = (args.index(v) for v in mm.operands)
-    if any(len(list(args[k].uses)) != 1 for k in (a, b)):
-        return None
-    types = list(function_type(fn).inputs)
-    if (_dynamic_dims(types[a]) != [1] or _dynamic_dims(types[b]) != [0]
-            or _dynamic_dims(types[c])):
-        return None
-    if any(_dynamic_dims(t) for k, t in enumerate(types) if k not in (a, b)):
-        return None
-    return a, b
-
-
 def _static_clone(fn, name, arg_types):
     """A copy of kernel `fn` named `name` taking `arg_types` (static shapes)."""
     clone = fn.operation.clone(ip=ir.InsertionPoint(fn.operation.parent.regions[0].blocks[0]))
@@ -157,11 +127,13 @@ class _Blocks:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), ops)
 
 
-def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1):
+def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1, flops_per_row=0):
     """Before `call`: loops over blocks of each tier's size, (size, parallel), in order,
     each starting where the previous stopped: together they cover [0, total) (the caller
-    erases `call`). A parallel tier with fewer blocks than `threads` at run time calls a
-    clone that splits each block over the threads instead (a batch of one block)."""
+    erases `call`). A parallel tier whose blocks are fewer than `threads` at run time, or
+    whose rows (`flops_per_row` each) are too few to share, calls in one loop the clone the
+    schedule threads itself (variant "t": each block split over the threads when it is
+    large enough, else sequential)."""
     idx = ir.IndexType.get()
     with ir.InsertionPoint(call), call.location:
         const = lambda v: arith.constant(idx, v)  # noqa: E731
@@ -170,7 +142,7 @@ def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1):
             count = arith.divui(arith.subi(total, start), const(size))
             end = arith.addi(start, arith.muli(count, const(size)))
             if parallel and threads > 1:
-                few = arith.cmpi(arith.CmpIPredicate.ult, count, const(threads))
+                few = _too_few_blocks(count, size, threads, flops_per_row)
                 branch = scf.IfOp(few, has_else=True)
                 with ir.InsertionPoint(branch.then_block):
                     _blocks(blocks, call, start, count, size, False, "t")
@@ -181,6 +153,19 @@ def _blocked_call(call, blocks: _Blocks, total, tiers, threads=1):
             else:
                 _blocks(blocks, call, start, count, size, False)
             start = end
+
+
+def _too_few_blocks(count, size, threads, flops_per_row):
+    """i1: whether `count` blocks of `size` rows are fewer than the threads or, together,
+    fewer flops than a fork pays for."""
+    idx = ir.IndexType.get()
+    ult = arith.CmpIPredicate.ult
+    few = arith.cmpi(ult, count, arith.constant(idx, threads))
+    blocks_needed = -(-MIN_PARALLEL_FLOPS // max(1, size * flops_per_row))
+    if blocks_needed > threads:
+        small = arith.cmpi(ult, count, arith.constant(idx, blocks_needed))
+        few = arith.ori(few, small)
+    return few
 
 
 def _blocks(blocks, call, start, count, size, parallel, variant=""):
@@ -197,79 +182,77 @@ def _flops_per_row(fn) -> int:
     return 2 * a.shape[1] * b.shape[1] if not _dynamic_dims(a) or _dynamic_dims(a) == [0] else 0
 
 
-def _block_calls(module, fn, threads, tile_rows):
-    """Rewrite the calls of one dynamic kernel; whether it was one this pass handles."""
+def _packable(fn, calls, target):
+    """The register tile width in elements where B should be packed for a batch of the
+    usual size (and the kernel has the one call pack_b handles), else None."""
+    mm = _one_matmul(fn)
+    nr = max(8, register_tile(target)[1] // _elem_bytes(mm))
+    if len(calls) == 1 and _should_pack(mm, nr, target, rows=DYNAMIC_ESTIMATE):
+        return nr
+    return None
+
+
+def _split_by_batch(fn, call, total):
+    """Replace `call` by `scf.if total >= PACK_MIN_ROWS` calling `fn` (to be packed) or an
+    unpacked copy of it: packing B costs a copy of B that only a large batch pays back. The
+    pairs (kernel, call) of both branches."""
+    small = _static_clone(fn, symbol_name(fn) + "__small", list(function_type(fn).inputs))
+    idx = ir.IndexType.get()
+    with ir.InsertionPoint(call), call.location:
+        large = arith.cmpi(arith.CmpIPredicate.uge, total, arith.constant(idx, PACK_MIN_ROWS))
+        branch = scf.IfOp(large, has_else=True)
+        pairs = []
+        for kernel, block in ((fn, branch.then_block), (small, branch.else_block)):
+            with ir.InsertionPoint(block):
+                pairs.append((kernel, func.CallOp([], ir.FlatSymbolRefAttr.get(
+                    symbol_name(kernel)), list(call.operands))))
+                scf.YieldOp([])
+    call.erase()
+    return pairs
+
+
+def _block_calls(module, fn, threads, target) -> bool:
+    """Rewrite the calls of one kernel with a dynamic row count; whether it was one. Where B
+    pays for packing, batches of PACK_MIN_ROWS or more run a packed copy of the kernel (B
+    packed once, before the rows are split), smaller ones the kernel as it is."""
+    rows = row_arguments(fn)
+    if rows is None:
+        return False
     calls = [c for other in defined_functions(module) if other != fn
              for c in ops_of_kind(other, "func.call") if callee_name(c) == symbol_name(fn)]
-    rows = row_arguments(fn)
-    if rows is not None:
-        parallel = MC * _flops_per_row(fn) * 2 >= MIN_PARALLEL_FLOPS
-        blocks = _Blocks(fn, rows, {k: 0 for k in rows})
-        for call in calls:
-            with ir.InsertionPoint(call), call.location:
-                total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-            _blocked_call(call, blocks, total, [(MC, parallel), (tile_rows, False), (1, False)],
-                          threads)
-            call.erase()
-        return True
-    depth = depth_arguments(fn)
-    if depth is not None:
-        a, b = depth
-        product, epilogue = _split_epilogue(fn)
-        blocks = _Blocks(product, [a, b], {a: 1, b: 0})
-        for call in calls:
-            with ir.InsertionPoint(call), call.location:
-                total = memref.dim(call.operands[b], arith.constant(ir.IndexType.get(), 0))
-            _blocked_call(call, blocks, total, [(KC, False), (8, False), (1, False)])
-            if epilogue is not None:  # after the whole product
-                with ir.InsertionPoint(call), call.location:
-                    func.CallOp([], ir.FlatSymbolRefAttr.get(symbol_name(epilogue)),
-                                list(call.operands))
-            call.erase()
-        product.operation.erase()
-        return True
-    return False
-
-
-def _split_epilogue(fn):
-    """(product, epilogue): clones of a kernel with only its matmul, and with only what
-    follows it (None when nothing does), so that a product accumulated over blocks of its
-    depth gets its epilogue once, at the end."""
-    body = fn.regions[0].blocks[0]
-    ops = [op.operation for op in body.operations]
-    at = next(i for i, op in enumerate(ops) if op.name == "linalg.matmul")
-    after = [op for op in ops[at + 1:-1] if op.name != "arith.constant"]
-    types = list(function_type(fn).inputs)
-    product = _static_clone(fn, symbol_name(fn) + "__product", types)
-    _erase_ops(product, lambda i, op: i > at and op.name != "func.return"
-               and op.name != "arith.constant")
-    if not after:
-        return product, None
-    epilogue = _static_clone(fn, symbol_name(fn) + "__epilogue", types)
-    _erase_ops(epilogue, lambda i, op: op.name == "linalg.matmul")
-    return product, epilogue
-
-
-def _erase_ops(fn, which):
-    ops = [op.operation for op in fn.regions[0].blocks[0].operations]
-    for i, op in reversed(list(enumerate(ops))):
-        if which(i, op):
-            op.erase()
+    flops_per_row = _flops_per_row(fn)
+    mr = register_tile(target)[0]
+    nr = _packable(fn, calls, target)
+    for call in calls:
+        with ir.InsertionPoint(call), call.location:
+            total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
+        pairs = [(fn, call)] if nr is None else _split_by_batch(fn, call, total)
+        if nr is not None:
+            pack_b(module, fn, _one_matmul(fn), nr)
+        for kernel, kernel_call in pairs:
+            blocks = _Blocks(kernel, rows, {k: 0 for k in rows})
+            small = kernel is not fn  # fewer than PACK_MIN_ROWS rows: no 64-row block over threads
+            tiers = [(MC, not small), (mr, False), (1, False)]
+            _blocked_call(kernel_call, blocks, total, tiers, threads, flops_per_row)
+            kernel_call.erase()
+            if kernel is not fn:
+                kernel.operation.erase()
+    return True
 
 
 @register
 class CpuDynamicMatmul(ThreadedPass):
     name = "ms-cpu-dynamic-matmul"
-    summary = ("matmul kernels with a dynamic row count or depth become loops over static "
-               "blocks, each a static clone of the kernel (CPU, memrefs)")
+    summary = ("matmul kernels with a dynamic row count become loops over static blocks of "
+               "rows, each a static clone of the kernel (CPU, memrefs)")
 
-    options = {**ThreadedPass.options, "vector-bits": 0}
-    choices = {"vector-bits": cpu_target.TARGET_CHOICES["vector-bits"]}
+    options = {**ThreadedPass.options, **cpu_target.TARGET_OPTIONS}
+    choices = dict(cpu_target.TARGET_CHOICES)
 
     def run(self, module):
-        rows = register_tile(cpu_target.from_options(self.opts))[0]
+        target = cpu_target.from_options(self.opts)
         for fn in kernel_functions(module, "matmul"):
             if not any(_dynamic_dims(t) for t in function_type(fn).inputs):
                 continue
-            if _block_calls(module, fn, self.threads(), rows):
+            if _block_calls(module, fn, self.threads(), target):
                 fn.operation.erase()

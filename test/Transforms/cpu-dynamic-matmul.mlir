@@ -1,9 +1,12 @@
 // ms-cpu-dynamic-matmul: a matmul kernel with a dynamic row count runs static clones of
-// itself on blocks of 64, 8 and 1 rows; one with a dynamic depth accumulates blocks of 256, 8
-// and 1 rows of K, then runs its epilogue once. Other dynamic kernels stay as they are.
-// RUN: ms-opt %s --ms-cpu-dynamic-matmul=vector-bits=512 --split-input-file | FileCheck %s
+// itself on blocks of 64, 8 and 1 rows, B packed first where its rows conflict in the L1
+// cache. One with a dynamic depth only is left to the schedule (cpu-matmul-schedule-dynamic-
+// depth.mlir); other dynamic kernels stay as they are. With threads, whether the blocks of 64
+// rows run over them is decided at run time from the batch's size (THREADS).
+// RUN: ms-opt %s --ms-cpu-dynamic-matmul="vector-bits=512 threads=1 l1d-bytes=49152 l1d-ways=12" --split-input-file | FileCheck %s
+// RUN: ms-opt %s --ms-cpu-dynamic-matmul="vector-bits=512 threads=2 l1d-bytes=49152 l1d-ways=12" --split-input-file | FileCheck %s --check-prefix=THREADS
 // The output is valid IR.
-// RUN: ms-opt %s --ms-cpu-dynamic-matmul=vector-bits=512 --split-input-file | ms-opt --split-input-file > /dev/null
+// RUN: ms-opt %s --ms-cpu-dynamic-matmul="vector-bits=512 threads=2 l1d-bytes=49152 l1d-ways=12" --split-input-file | ms-opt --split-input-file > /dev/null
 
 // CHECK-LABEL: func.func @rows(
 // CHECK-SAME:    %[[A:[^:]+]]: memref<?x16xf32>, %[[B:[^:]+]]: memref<16x32xf32>, %[[BIAS:[^:]+]]: memref<32xf32>, %[[C:[^:]+]]: memref<?x32xf32>)
@@ -22,6 +25,26 @@
 // CHECK:         linalg.matmul
 // CHECK:         linalg.generic
 // CHECK-NOT:   func.func private @rows__matmul0(
+
+// 64 rows of this product are 64 * 2 * 16 * 32 flops: 32 blocks or more go over the threads,
+// fewer run in one loop of the clone the schedule threads by itself (variant t).
+// THREADS-LABEL: func.func @rows(
+// THREADS:         %[[M:.+]] = memref.dim
+// THREADS:         %[[COUNT:.+]] = arith.divui %{{.+}}, %[[C64:.+]] : index
+// THREADS-DAG:     %[[TWO:.+]] = arith.constant 2 : index
+// THREADS-DAG:     %[[FEWER:.+]] = arith.cmpi ult, %[[COUNT]], %[[TWO]] : index
+// THREADS-DAG:     %[[NEEDED:.+]] = arith.constant 32 : index
+// THREADS-DAG:     %[[SMALL:.+]] = arith.cmpi ult, %[[COUNT]], %[[NEEDED]] : index
+// THREADS:         %[[FEW:.+]] = arith.ori %[[FEWER]], %[[SMALL]] : i1
+// THREADS:         scf.if %[[FEW]] {
+// THREADS:           scf.for
+// THREADS:             func.call @rows__matmul0__64t(
+// THREADS:         } else {
+// THREADS:           scf.forall
+// THREADS:             func.call @rows__matmul0__64(
+// THREADS:         }
+// THREADS:         scf.for
+// THREADS:           func.call @rows__matmul0__8(
 func.func @rows(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>, %c: memref<?x32xf32>) {
   func.call @rows__matmul0(%a, %b, %c, %bias) : (memref<?x16xf32>, memref<16x32xf32>, memref<?x32xf32>, memref<32xf32>) -> ()
   return
@@ -39,26 +62,14 @@ func.func private @rows__matmul0(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %c
 
 // -----
 
+// A dynamic depth only: the kernel is the schedule's, its call unchanged.
 // CHECK-LABEL: func.func @depth(
 // CHECK-SAME:    %[[A:[^:]+]]: memref<32x?xf32>, %[[B:[^:]+]]: memref<?x16xf32>, %[[C:[^:]+]]: memref<32x16xf32>, %[[V:[^:]+]]: memref<32x16xf32>)
-// CHECK:         %[[K:.+]] = memref.dim %[[B]], %{{.+}} : memref<?x16xf32>
-// CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK:           %[[AV:.+]] = memref.subview %[[A]][0, %[[I]]] [32, 256] [1, 1] : memref<32x?xf32> to memref<32x256xf32, strided<[?, 1], offset: ?>>
-// CHECK:           %[[BV:.+]] = memref.subview %[[B]][%[[I]], 0] [256, 16] [1, 1] : memref<?x16xf32> to memref<256x16xf32, strided<[16, 1], offset: ?>>
-// CHECK:           func.call @depth__matmul0__product__256(%[[AV]], %[[BV]], %[[C]], %[[V]])
-// CHECK:         scf.for
-// CHECK:           func.call @depth__matmul0__product__8(
-// CHECK:         scf.for
-// CHECK:           func.call @depth__matmul0__product__1(
-// CHECK:         call @depth__matmul0__epilogue(%[[A]], %[[B]], %[[C]], %[[V]])
-// CHECK-NEXT:    return
-// CHECK-LABEL: func.func private @depth__matmul0__epilogue(
-// CHECK-NOT:     linalg.matmul
-// CHECK:         linalg.generic
-// CHECK-LABEL: func.func private @depth__matmul0__product__256(
+// CHECK-NEXT:    call @depth__matmul0(%[[A]], %[[B]], %[[C]], %[[V]])
+// CHECK-LABEL: func.func private @depth__matmul0(
+// CHECK-SAME:    memref<32x?xf32>, %{{.+}}: memref<?x16xf32>
 // CHECK-NEXT:    linalg.matmul
-// CHECK-NEXT:    return
-
+// CHECK-NEXT:    linalg.generic
 func.func @depth(%a: memref<32x?xf32>, %b: memref<?x16xf32>, %c: memref<32x16xf32>, %v: memref<32x16xf32>) {
   func.call @depth__matmul0(%a, %b, %c, %v) : (memref<32x?xf32>, memref<?x16xf32>, memref<32x16xf32>, memref<32x16xf32>) -> ()
   return
@@ -87,5 +98,46 @@ func.func @both(%a: memref<?x?xf32>, %b: memref<?x16xf32>, %c: memref<?x16xf32>)
 }
 func.func private @both__matmul0(%a: memref<?x?xf32>, %b: memref<?x16xf32>, %c: memref<?x16xf32>) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x16xf32>) outs(%c : memref<?x16xf32>)
+  return
+}
+
+
+// -----
+
+// B's rows are 4 KiB apart (1024 columns): a batch of 128 rows or more runs a copy of the
+// kernel reading B packed once, before the rows are split (C passed as C[?][32][32] and
+// viewed by blocks of it); a smaller batch runs the unpacked kernel's blocks.
+// CHECK-LABEL: func.func @packed_rows(
+// CHECK-SAME:    %[[A:[^:]+]]: memref<?x256xf32>, %[[B:[^:]+]]: memref<256x1024xf32>, %[[C:[^:]+]]: memref<?x1024xf32>)
+// CHECK:         %[[ROWS:.+]] = memref.dim %[[A]]
+// CHECK:         %[[LARGE:.+]] = arith.cmpi uge, %[[ROWS]], %{{.+}} : index
+// CHECK:         scf.if %[[LARGE]] {
+// CHECK:           %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x256x32xf32>
+// CHECK:           linalg.transpose ins(%{{.+}} : memref<256x32x32xf32>) outs(%[[BP]] : memref<32x256x32xf32>) permutation = [1, 0, 2]
+// CHECK:           %[[M:.+]] = memref.dim %[[C]], %{{.+}} : memref<?x1024xf32>
+// CHECK:           %[[CV:.+]] = memref.expand_shape %[[C]] {{\[}}[0], [1, 2]] output_shape [%[[M]], 32, 32] : memref<?x1024xf32> into memref<?x32x32xf32>
+// CHECK:           scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:             %[[CB:.+]] = memref.subview %[[CV]][%[[I]], 0, 0] [64, 32, 32] [1, 1, 1] : memref<?x32x32xf32> to memref<64x32x32xf32, strided<[1024, 32, 1], offset: ?>>
+// CHECK:             func.call @packed_rows__matmul0__64(%{{.+}}, %[[BP]], %[[CB]])
+// CHECK:           func.call @packed_rows__matmul0__8(%{{.+}}, %[[BP]], %{{.+}})
+// CHECK:           func.call @packed_rows__matmul0__1(%{{.+}}, %[[BP]], %{{.+}})
+// CHECK:           memref.dealloc %[[BP]]
+// CHECK:         } else {
+// CHECK:           func.call @packed_rows__matmul0__small__64(%{{.+}}, %[[B]], %{{.+}})
+// CHECK:           func.call @packed_rows__matmul0__small__8(%{{.+}}, %[[B]], %{{.+}})
+// CHECK:           func.call @packed_rows__matmul0__small__1(%{{.+}}, %[[B]], %{{.+}})
+// CHECK:         }
+// CHECK-LABEL: func.func private @packed_rows__matmul0__64(
+// CHECK-SAME:    memref<64x256xf32, strided<[256, 1], offset: ?>>, %{{.+}}: memref<32x256x32xf32>, %{{.+}}: memref<64x32x32xf32, strided<[1024, 32, 1], offset: ?>>)
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-LABEL: func.func private @packed_rows__matmul0__small__64(
+// CHECK-SAME:    memref<64x256xf32, strided<[256, 1], offset: ?>>, %{{.+}}: memref<256x1024xf32>, %{{.+}}: memref<64x1024xf32, strided<[1024, 1], offset: ?>>)
+// CHECK:         linalg.matmul
+func.func @packed_rows(%a: memref<?x256xf32>, %b: memref<256x1024xf32>, %c: memref<?x1024xf32>) {
+  func.call @packed_rows__matmul0(%a, %b, %c) : (memref<?x256xf32>, memref<256x1024xf32>, memref<?x1024xf32>) -> ()
+  return
+}
+func.func private @packed_rows__matmul0(%a: memref<?x256xf32>, %b: memref<256x1024xf32>, %c: memref<?x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<?x256xf32>, memref<256x1024xf32>) outs(%c : memref<?x1024xf32>)
   return
 }

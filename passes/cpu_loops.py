@@ -265,6 +265,19 @@ def _thread_split(op, n):
     return tuple(n if i == dim else 0 for i in range(dim + 1))
 
 
+def _run_once(block):
+    """The ops of `block` and of the scf.if branches in it (at any depth): each runs at most
+    once per call, so splitting it over the threads forks once (ms-cpu-dynamic-matmul packs
+    B for a large batch inside such a branch). Loop bodies are left out."""
+    for op in block.operations:
+        op = op.operation
+        yield op
+        if op.name == "scf.if":
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from _run_once(inner)
+
+
 @register
 class Parallelize(ThreadedPass):
     name = "ms-cpu-parallelize"
@@ -275,9 +288,9 @@ class Parallelize(ThreadedPass):
         n = self.threads()
         if n < 2:
             return
-        targets = [op.operation for fn in defined_functions(module) if not is_kernel(fn)
-                   for block in fn.regions[0].blocks for op in block.operations
-                   if op.operation.name in _TILEABLE]
+        targets = [op for fn in defined_functions(module) if not is_kernel(fn)
+                   for block in fn.regions[0].blocks for op in _run_once(block)
+                   if op.name in _TILEABLE]
         scripts = ScriptCache()
         for op in targets:
             threads = _thread_split(op, n)

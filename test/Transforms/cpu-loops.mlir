@@ -92,3 +92,38 @@ func.func @large_and_small(%x: memref<512x1024xf32>, %y: memref<512x1024xf32>, %
   }
   return
 }
+
+// -----
+
+// A large op in an scf.if branch runs at most once per call, so it is split over the threads
+// as at the function's top level (ms-cpu-dynamic-matmul packs B for a large batch in one);
+// one in a loop's body would fork at every iteration and stays as it is.
+// PAR-LABEL: func.func @in_a_branch
+// PAR:         scf.if %{{.+}} {
+// PAR-NEXT:      scf.forall ({{.*}}) in (2)
+// PAR:             linalg.generic {{.*}} ins(%{{.*}} : memref<256x1024xf32, strided<[1024, 1], offset: ?>>)
+// PAR:         scf.for
+// PAR-NEXT:      linalg.generic {{.*}} ins(%{{.*}} : memref<512x1024xf32>)
+// PROMOTE-LABEL: func.func @in_a_branch
+// MATH-LABEL: func.func @in_a_branch
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @in_a_branch(%x: memref<512x1024xf32>, %y: memref<512x1024xf32>, %large: i1) {
+  scf.if %large {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : memref<512x1024xf32>) outs(%y : memref<512x1024xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.negf %in : f32
+      linalg.yield %0 : f32
+    }
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : memref<512x1024xf32>) outs(%y : memref<512x1024xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.negf %in : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}

@@ -64,21 +64,48 @@ func.func @kernel(%x: memref<32x32xf32>, %y: memref<32x32xf32>) attributes {ms.k
 
 // -----
 
-// A dynamic size: static strips of 16 rows of the input (over the threads), each transposed in
-// register blocks, then the remaining rows one at a time.
+// A dynamic row count: strips of 16 rows of the output (the static size) over the threads,
+// each copied in 16x16 register blocks along the dynamic size, then its remaining elements one
+// at a time: the output's rows are written whole, as in the static schedule.
 // CHECK-LABEL: func.func @dynamic_rows(
 // CHECK-SAME:    %[[X:.+]]: memref<?x64xf32>, %[[Y:.+]]: memref<64x?xf32>)
-// CHECK:         scf.forall
-// CHECK:           memref.subview %[[X]][%{{.+}}, 0] [16, 64] [1, 1] : memref<?x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
-// CHECK:           memref.subview %[[Y]][0, %{{.+}}] [64, 16] [1, 1] : memref<64x?xf32> to memref<64x16xf32, strided<[?, 1], offset: ?>>
-// CHECK:           vector.shuffle
-// CHECK-NOT:       linalg.transpose
-// CHECK:         scf.for
-// CHECK:           linalg.transpose ins(%{{.+}} : memref<1x64xf32, strided<[64, 1], offset: ?>>) outs(%{{.+}} : memref<64x1xf32, strided<[?, 1], offset: ?>>)
+// CHECK:         scf.forall (%{{.+}}) in (4) {
+// CHECK:           %[[S:.+]] = arith.addi
+// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        memref.subview %[[X]][%[[J]], %[[S]]] [16, 16] [1, 1] : memref<?x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+// CHECK-NEXT:        memref.subview %[[Y]][%[[S]], %[[J]]] [16, 16] [1, 1] : memref<64x?xf32> to memref<16x16xf32, strided<[?, 1], offset: ?>>
+// CHECK:             vector.shuffle
+// CHECK-NOT:         linalg.transpose
+// CHECK:           scf.for %[[R:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        memref.subview %[[X]][%[[R]], %[[S]]] [1, 16] [1, 1]
+// CHECK-NEXT:        memref.subview %[[Y]][%[[S]], %[[R]]] [16, 1] [1, 1]
+// CHECK-NEXT:        linalg.transpose ins(%{{.+}} : memref<1x16xf32, strided<[64, 1], offset: ?>>) outs(%{{.+}} : memref<16x1xf32, strided<[?, 1], offset: ?>>)
 // SEQ-LABEL:   func.func @dynamic_rows(
 // SEQ-NOT:       scf.forall
 // SEQ:           vector.shuffle
 func.func @dynamic_rows(%x: memref<?x64xf32>, %y: memref<64x?xf32>) {
   linalg.transpose ins(%x : memref<?x64xf32>) outs(%y : memref<64x?xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A dynamic column count: the output's rows are the dynamic size, so its strips are full
+// blocks of it over the threads (each a static transpose in register blocks), then the
+// remaining output rows one at a time.
+// CHECK-LABEL: func.func @dynamic_columns(
+// CHECK-SAME:    %[[X:.+]]: memref<64x?xf32>, %[[Y:.+]]: memref<?x64xf32>)
+// CHECK:         scf.forall
+// CHECK:           memref.subview %[[X]][0, %{{.+}}] [64, 16] [1, 1] : memref<64x?xf32> to memref<64x16xf32, strided<[?, 1], offset: ?>>
+// CHECK:           memref.subview %[[Y]][%{{.+}}, 0] [16, 64] [1, 1] : memref<?x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+// CHECK:           vector.shuffle
+// CHECK-NOT:       linalg.transpose
+// CHECK:         scf.for
+// CHECK:           linalg.transpose ins(%{{.+}} : memref<64x1xf32, strided<[?, 1], offset: ?>>) outs(%{{.+}} : memref<1x64xf32, strided<[64, 1], offset: ?>>)
+// SEQ-LABEL:   func.func @dynamic_columns(
+// SEQ-NOT:       scf.forall
+// SEQ:           vector.shuffle
+func.func @dynamic_columns(%x: memref<64x?xf32>, %y: memref<?x64xf32>) {
+  linalg.transpose ins(%x : memref<64x?xf32>) outs(%y : memref<?x64xf32>) permutation = [1, 0]
   return
 }

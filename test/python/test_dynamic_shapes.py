@@ -451,6 +451,22 @@ def test_a_large_matmul_with_dynamic_rows_takes_every_block_path():
     assert f.cache_info()["compiles"] == 1 and dw.cache_info()["compiles"] == 1
 
 
+@pytest.mark.parametrize("dtype", [ms.float32, ms.int32])
+@pytest.mark.parametrize("dynamic_axis", [0, 1])
+def test_transposes_of_a_dynamic_size_copy_every_piece(dynamic_axis, dtype):
+    """ms-cpu-vectorize-transposes' pieces of a dynamic transpose (16x16 register blocks and
+    the remaining single elements, in strips of the static size or of the dynamic one): every
+    element lands where numpy puts it, for sizes below, at and around the block."""
+    shape = [None, 48] if dynamic_axis == 0 else [48, None]
+    f = ms.jit(lambda x: x.T, input_signature=(T(*shape, dtype=dtype),))
+    rng = np.random.default_rng(dynamic_axis)
+    for n in (1, 15, 16, 17, 100):
+        size = [n, 48] if dynamic_axis == 0 else [48, n]
+        x = rng.integers(-1000, 1000, size).astype(ms.dtype_to_nptype(dtype))
+        np.testing.assert_array_equal(f(ms.Tensor(x)).asnumpy(), x.T)
+    assert f.cache_info()["compiles"] == 1
+
+
 def test_split_of_a_dynamic_batch_and_its_gradient():
     """ops.split along a static axis of a dynamic batch (slices taking the batch whole) and
     its gradient (the parts padded back with zeros shaped like them)."""

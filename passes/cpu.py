@@ -7,7 +7,7 @@
   rows would conflict in the cache; ragged edges split off as static pieces.
 """
 from mlir import ir
-from mlir.dialects import arith, memref, tensor
+from mlir.dialects import arith, memref, scf, tensor
 from mlir.dialects.transform import structured
 
 from ..dialects.upstream import linalg
@@ -223,17 +223,79 @@ def _calls_of(module, fn):
             for call in ops_of_kind(other, "func.call") if callee_name(call) == name]
 
 
+def transposed_source(call, bi):
+    """(transpose, W) where the call's argument #bi is a buffer that only a linalg.transpose of
+    W (static, 2-D, 32-bit, its sizes multiples of the 16x16 register blocks) fills before the
+    call in the same block, and that nothing else uses but its dealloc: B = W^T, as
+    ms-cpu-materialize-transposes makes it for x @ W.T (Dense's layout). Else None."""
+    b = call.operands[bi]
+    if isinstance(b.owner, ir.Block) or b.owner.name != "memref.alloc":
+        return None  # an argument, or not a fresh buffer
+    users = [use.owner for use in b.uses]
+    transposes = [op for op in users if op.name == "linalg.transpose"]
+    if len(transposes) != 1 or sorted(op.name for op in users) != sorted(
+            ["linalg.transpose", "func.call", "memref.dealloc"]):
+        return None
+    transpose = transposes[0]
+    w = transpose.operands[0]
+    wt = ir.MemRefType(w.type)
+    if (transpose.operands[1] != b or transpose.operation.block != call.operation.block
+            or not (wt.has_static_shape and identity_layout(wt) and wt.rank == 2)
+            or getattr(wt.element_type, "width", None) != 32
+            or any(d % TRANSPOSE_BLOCK for d in wt.shape)):
+        return None
+    return transpose, w
+
+
+TRANSPOSE_BLOCK = 16  # ms-cpu-vectorize-transposes' register blocks
+
+
+def _pack_from_transpose(transpose, w, packed):
+    """Bp[s][k][j] = W[s*nr + j][k] at the transpose's place: one 2-D transpose of each strip
+    of nr rows of W (over the threads; ms-cpu-vectorize-transposes copies each in register
+    blocks), so that B = W^T is never written: the copy pack_b needs costs what the
+    transpose it replaces did. Returns Bp."""
+    n_strips, k, nr = packed.shape
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    elem = packed.element_type
+    with ir.InsertionPoint(transpose), transpose.location:
+        bp = memref.alloc(packed, [], [], alignment=64)
+        loop = scf.ForallOp([0], [n_strips], [1])
+        with ir.InsertionPoint(loop.regions[0].blocks[0]):
+            s = loop.regions[0].blocks[0].arguments[0]
+            row = arith.muli(s, arith.constant(ir.IndexType.get(), nr))
+            rows = memref.subview(w, [row, 0], [nr, k], [1, 1], result_type=ir.MemRefType.get(
+                [nr, k], elem, ir.StridedLayoutAttr.get(dyn, [k, 1])))
+            strip = memref.subview(bp, [s, 0, 0], [1, k, nr], [1, 1, 1],
+                                   result_type=ir.MemRefType.get(
+                                       [k, nr], elem, ir.StridedLayoutAttr.get(dyn, [nr, 1])))
+            linalg.transpose(rows, outs=[strip], permutation=[1, 0])
+            scf.InParallelOp()
+    return bp
+
+
 def _pack_at_call(call, bi, ci, packed, strips):
-    """At the call: B (argument #bi) copied into strips `packed`, freed after the call; C
-    (argument #ci) passed as a view with the `strips` shape."""
+    """At the call: B (argument #bi) copied into strips `packed`, freed after the call (read
+    from W where B = W^T: transposed_source); C (argument #ci) passed as a view with the
+    `strips` shape."""
     m, n_strips, nr = strips.shape
     k = packed.shape[1]
     elem = packed.element_type
+    source = transposed_source(call, bi)
+    if source is not None:
+        old = call.operands[bi]
+        bp = _pack_from_transpose(*source, packed)
+        call.operands[bi] = bp
+        source[0].erase()
+        for use in list(old.uses):  # its dealloc
+            use.owner.erase()
+        old.owner.erase()
     with ir.InsertionPoint(call), call.location:
-        bp = memref.alloc(packed, [], [], alignment=64)
-        bv = memref.expand_shape(ir.MemRefType.get([k, n_strips, nr], elem),
-                                 call.operands[bi], [[0], [1, 2]], [], [k, n_strips, nr])
-        linalg.transpose(bv, outs=[bp], permutation=[1, 0, 2])
+        if source is None:
+            bp = memref.alloc(packed, [], [], alignment=64)
+            bv = memref.expand_shape(ir.MemRefType.get([k, n_strips, nr], elem),
+                                     call.operands[bi], [[0], [1, 2]], [], [k, n_strips, nr])
+            linalg.transpose(bv, outs=[bp], permutation=[1, 0, 2])
         c = call.operands[ci]
         rows = ([memref.dim(c, arith.constant(ir.IndexType.get(), 0))]
                 if ir.ShapedType.is_dynamic_size(m) else [])  # a dynamic batch
@@ -268,7 +330,8 @@ def pack_b(module, fn, mm, nr) -> bool:
     """C += A B with B (K x N) read from a copy packed into strips of nr columns,
     Bp[N/nr][K][nr], so that register tiles read B contiguously. The caller packs (a
     linalg.transpose of B's expand_shape into a buffer freed after the call; parallel loops
-    make it a parallel copy) and passes Bp for B and C as C[M][N/nr][nr] (M may be dynamic:
+    make it a parallel copy; where B = W^T is the caller's transpose, strips of W transposed
+    in its place) and passes Bp for B and C as C[M][N/nr][nr] (M may be dynamic:
     ms-cpu-dynamic-matmul packs before it splits the rows into blocks); the product becomes
     a linalg.generic over (i, strip, column, k). Only where B and C are kernel arguments that
     only the matmul uses (no epilogue), with one call. (A view of C made inside the kernel

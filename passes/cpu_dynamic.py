@@ -7,7 +7,9 @@ rows instead, each block size a static clone of the kernel: MC rows at a time ov
 tiles plus a remainder of at most MR - 1 one-row products. The schedule then treats each
 clone as any static kernel. Where B's rows would conflict in the cache, a batch of
 PACK_MIN_ROWS or more runs a copy of the kernel for which B is packed once at the call
-(cpu.pack_b), before the rows are split; a smaller one the unpacked kernel. A kernel whose only dynamic size is its depth
+(cpu.pack_b), before the rows are split; a smaller one the unpacked kernel (unless B is a
+transpose the caller makes, W^T: packing it from W costs what the transpose did, so every
+batch reads it packed). A kernel whose only dynamic size is its depth
 (K: the batch a weight gradient sums over) is left to the schedule (cpu.depth_arguments);
 kernels with other dynamic sizes (or an epilogue that is not row by row) stay plain loops.
 
@@ -23,7 +25,7 @@ from mlir.dialects import arith, func, memref, scf
 from .base import register
 from . import cpu_target
 from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _dynamic_dims, _elem_bytes, _one_matmul,
-                  _should_pack, pack_b, register_tile)
+                  _should_pack, pack_b, register_tile, transposed_source)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
                                    ops_of_kind, set_function_type, set_symbol_name,
@@ -226,7 +228,9 @@ def _block_calls(module, fn, threads, target) -> bool:
     for call in calls:
         with ir.InsertionPoint(call), call.location:
             total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-        pairs = [(fn, call)] if nr is None else _split_by_batch(fn, call, total)
+        free = nr is not None and transposed_source(call, _one_matmul(fn).operands[1].arg_number)
+        # (packing B = W^T from W costs what the transpose did: every batch reads it packed)
+        pairs = [(fn, call)] if nr is None or free else _split_by_batch(fn, call, total)
         if nr is not None:
             pack_b(module, fn, _one_matmul(fn), nr)
         for kernel, kernel_call in pairs:

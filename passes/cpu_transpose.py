@@ -125,6 +125,15 @@ def _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strip, parallel):
     return made[:1]
 
 
+def _in_forall(op) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.forall":
+            return True
+        parent = parent.parent
+    return False
+
+
 @register
 class VectorizeTransposes(ThreadedPass):
     name = "ms-cpu-vectorize-transposes"
@@ -148,6 +157,7 @@ class VectorizeTransposes(ThreadedPass):
                  and _STRIP not in op.attributes]
         for op in found:
             rows, cols = ir.MemRefType(op.operands[0].type).shape
-            parallel = threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
+            parallel = (threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
+                        and not _in_forall(op))  # (a strip of pack_b's: on the threads already)
             apply_script(op, scripts.get(parallel, lambda: transpose_script(parallel)),
                          "transpose vectorization")

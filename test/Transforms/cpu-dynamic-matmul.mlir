@@ -141,3 +141,35 @@ func.func private @packed_rows__matmul0(%a: memref<?x256xf32>, %b: memref<256x10
   linalg.matmul ins(%a, %b : memref<?x256xf32>, memref<256x1024xf32>) outs(%c : memref<?x1024xf32>)
   return
 }
+
+// -----
+
+// The same product with B = W^T materialized by the caller (x @ W.T): packing from W costs
+// what the transpose did, so every batch size reads B packed (no branch on the batch) and
+// W^T is never written.
+// CHECK-LABEL: func.func @packed_from_transpose(
+// CHECK-SAME:    %[[A:[^:]+]]: memref<?x256xf32>, %[[W:[^:]+]]: memref<1024x256xf32>, %[[C:[^:]+]]: memref<?x1024xf32>)
+// CHECK-NOT:     scf.if
+// CHECK:         %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x256x32xf32>
+// CHECK-NEXT:    scf.forall
+// CHECK:           memref.subview %[[W]]
+// CHECK:           linalg.transpose {{.*}} permutation = [1, 0]
+// CHECK-NOT:     scf.if
+// CHECK:         func.call @packed_from_transpose__matmul0__64(%{{.+}}, %[[BP]], %{{.+}})
+// CHECK:         func.call @packed_from_transpose__matmul0__8(%{{.+}}, %[[BP]], %{{.+}})
+// CHECK:         func.call @packed_from_transpose__matmul0__1(%{{.+}}, %[[BP]], %{{.+}})
+// CHECK:         memref.dealloc %[[BP]]
+// CHECK-NOT:     memref<256x1024xf32>
+// CHECK-NOT:     __small
+// CHECK-LABEL: func.func private @packed_from_transpose__matmul0__64(
+func.func @packed_from_transpose(%a: memref<?x256xf32>, %w: memref<1024x256xf32>, %c: memref<?x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<256x1024xf32>
+  linalg.transpose ins(%w : memref<1024x256xf32>) outs(%bt : memref<256x1024xf32>) permutation = [1, 0]
+  func.call @packed_from_transpose__matmul0(%a, %bt, %c) : (memref<?x256xf32>, memref<256x1024xf32>, memref<?x1024xf32>) -> ()
+  memref.dealloc %bt : memref<256x1024xf32>
+  return
+}
+func.func private @packed_from_transpose__matmul0(%a: memref<?x256xf32>, %b: memref<256x1024xf32>, %c: memref<?x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<?x256xf32>, memref<256x1024xf32>) outs(%c : memref<?x1024xf32>)
+  return
+}

@@ -74,3 +74,47 @@ func.func private @short__matmul0(%a: memref<64x128xf32>, %b: memref<128x1024xf3
   linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x1024xf32>) outs(%c : memref<64x1024xf32>)
   return
 }
+
+// -----
+
+// B = W^T, materialized by the caller (x @ W.T, Dense's layout): the strips are copied from W
+// itself, one 2-D transpose of each strip of 32 rows of W over the threads, in place of the
+// transpose; W^T is never written. A buffer with another use is packed from as above.
+// CHECK-LABEL: func.func @from_transpose(
+// CHECK-SAME:    %[[A:.+]]: memref<128x128xf32>, %[[W:.+]]: memref<1024x128xf32>, %[[C:.+]]: memref<128x1024xf32>)
+// CHECK-NEXT:    %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128x32xf32>
+// CHECK-NEXT:    scf.forall (%[[S:.+]]) in (32) {
+// CHECK:           %[[ROWS:.+]] = memref.subview %[[W]][%{{.+}}, 0] [32, 128] [1, 1] : memref<1024x128xf32> to memref<32x128xf32, strided<[128, 1], offset: ?>>
+// CHECK-NEXT:      %[[STRIP:.+]] = memref.subview %[[BP]][%[[S]], 0, 0] [1, 128, 32] [1, 1, 1] : memref<32x128x32xf32> to memref<128x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT:      linalg.transpose ins(%[[ROWS]] : {{.+}}) outs(%[[STRIP]] : {{.+}}) permutation = [1, 0]
+// CHECK:         %[[CV:.+]] = memref.expand_shape %[[C]]
+// CHECK-NEXT:    call @from_transpose__matmul0(%[[A]], %[[BP]], %[[CV]])
+// CHECK-NEXT:    memref.dealloc %[[BP]]
+// CHECK-NOT:     memref.alloc() {{.*}} : memref<128x1024xf32>
+// CHECK-LABEL: func.func @transpose_kept(
+// CHECK:         linalg.transpose ins(%{{.+}} : memref<1024x128xf32>) outs(%[[BT:.+]] : memref<128x1024xf32>) permutation = [1, 0]
+// CHECK:         memref.expand_shape %[[BT]]
+// CHECK:         linalg.transpose ins(%{{.+}} : memref<128x32x32xf32>) {{.*}} permutation = [1, 0, 2]
+func.func @from_transpose(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %c: memref<128x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+  linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+  call @from_transpose__matmul0(%a, %bt, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<128x1024xf32>) -> ()
+  memref.dealloc %bt : memref<128x1024xf32>
+  return
+}
+func.func private @from_transpose__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  return
+}
+func.func @transpose_kept(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %c: memref<128x1024xf32>, %d: memref<128x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+  linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+  call @transpose_kept__matmul0(%a, %bt, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<128x1024xf32>) -> ()
+  memref.copy %bt, %d : memref<128x1024xf32> to memref<128x1024xf32>
+  memref.dealloc %bt : memref<128x1024xf32>
+  return
+}
+func.func private @transpose_kept__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  return
+}

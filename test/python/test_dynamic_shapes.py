@@ -451,6 +451,23 @@ def test_a_large_matmul_with_dynamic_rows_takes_every_block_path():
     assert f.cache_info()["compiles"] == 1 and dw.cache_info()["compiles"] == 1
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_product_with_a_transposed_weight_packs_it_from_the_weight(dynamic):
+    """x @ W.T with B's rows 2 KiB apart: pack_b copies B's strips from W itself (strips of
+    W's rows transposed, W^T never written), for a static batch and for every size of a
+    dynamic one (no unpacked small-batch copy then)."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((512, 256)).astype(np.float32)
+    sig = (T(None, 256),) if dynamic else None
+    f = ms.jit(lambda x, w: ops.matmul(x, w.T), input_signature=sig and sig + (T(512, 256),))
+    for n in ((1, 7, 64, 130, 256) if dynamic else (256,)):
+        x = rng.standard_normal((n, 256)).astype(np.float32)
+        np.testing.assert_allclose(f(ms.Tensor(x), ms.Tensor(w)).asnumpy(),
+                                   x.astype(np.float64) @ w.T.astype(np.float64),
+                                   rtol=1e-4, atol=1e-4)
+    assert f.cache_info()["compiles"] == 1
+
+
 @pytest.mark.parametrize("dtype", [ms.float32, ms.int32])
 @pytest.mark.parametrize("dynamic_axis", [0, 1])
 def test_transposes_of_a_dynamic_size_copy_every_piece(dynamic_axis, dtype):

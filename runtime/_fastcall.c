@@ -16,6 +16,10 @@
  * (runtime/outputs.py says why), else a new one of specs[j] = (shape, dtype) replaces it.
  * Returns the list of outputs.
  *
+ * call_sized(fn, packed, descriptors, inputs, outputs): call, writing each descriptor's sizes
+ * and C-contiguous strides from its array's shape too (an entry with dynamic sizes: the
+ * caller has checked that every array has its descriptor's rank).
+ *
  * spec_key(target, args): (target, args[0]._spec, ...), the key of a call with Tensors
  * (AttributeError for an argument without a spec, as the Python expression raises).
  *
@@ -118,9 +122,30 @@ static void set_pointers(P *addresses, Py_ssize_t first, PyObject *arrays) {
     }
 }
 
-static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* A descriptor's sizes and strides (after allocated, aligned and offset): the array's shape
+ * and its C-contiguous strides in elements (a zero size counted as one, as numpy does). */
+static void set_shapes(P *addresses, Py_ssize_t first, PyObject *arrays) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(arrays);
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyArrayObject *a = (PyArrayObject *)items[i];
+        int rank = PyArray_NDIM(a);
+        npy_intp *dims = PyArray_DIMS(a);
+        int64_t *sizes = (int64_t *)((char *)addresses[first + i] + sizeof(DescriptorHead) +
+                                     sizeof(int64_t));
+        int64_t stride = 1;
+        for (int j = rank - 1; j >= 0; j--) {
+            sizes[j] = dims[j];
+            sizes[rank + j] = stride;
+            stride *= dims[j] > 1 ? dims[j] : 1;
+        }
+    }
+}
+
+static PyObject *do_call(PyObject *const *args, Py_ssize_t nargs, int sized) {
     if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "call(fn, packed, descriptors, inputs, outputs)");
+        PyErr_SetString(PyExc_TypeError, sized ? "call_sized(fn, packed, descriptors, inputs, "
+                        "outputs)" : "call(fn, packed, descriptors, inputs, outputs)");
         return NULL;
     }
     void *fn = PyLong_AsVoidPtr(args[0]);
@@ -156,6 +181,10 @@ static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     set_pointers(slots, 0, inputs);
     set_pointers(slots, n_in, outputs);
+    if (sized) {
+        set_shapes(slots, 0, inputs);
+        set_shapes(slots, n_in, outputs);
+    }
     Py_BEGIN_ALLOW_THREADS
     if (packed != NULL)
         ((Packed)fn)(packed);
@@ -164,6 +193,14 @@ static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_END_ALLOW_THREADS
     PyMem_Free(heap);
     Py_RETURN_NONE;
+}
+
+static PyObject *fastcall_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return do_call(args, nargs, 0);
+}
+
+static PyObject *fastcall_call_sized(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return do_call(args, nargs, 1);
 }
 
 static PyObject *output_array(PyObject *cache, Py_ssize_t j, PyObject *spec, int reuse) {
@@ -324,6 +361,9 @@ static PyMethodDef methods[] = {
     {"call", (PyCFunction)(void (*)(void))fastcall_call, METH_FASTCALL,
      "call(fn, packed, descriptors, inputs, outputs): patch the descriptors' data pointers "
      "and call the entry (GIL released)"},
+    {"call_sized", (PyCFunction)(void (*)(void))fastcall_call_sized, METH_FASTCALL,
+     "call_sized(fn, packed, descriptors, inputs, outputs): call, with each descriptor's "
+     "sizes and strides set from its array (entries with dynamic sizes)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -145,7 +145,8 @@ class CpuExecutable(DynamicCalls):
         """Unchecked call (the jit cache-hit path): `arrays` are C-contiguous with the entry's
         shapes and dtypes."""
         if self.dynamic is not None:
-            return self._run_dynamic(arrays, lambda: self._fn(self._args.address))
+            return self._run_dynamic(arrays, lambda: self._fn(self._args.address),
+                                      self._fast)
         if self._small is not None:  # (the GIL held: no lock)
             return fastcall.run_small(*self._small, arrays, self._outputs.reuse)
         ptr = data_pointer

@@ -177,7 +177,7 @@ class CpuLibraryExecutable(DynamicCalls):
     def run(self, arrays):
         """Unchecked call (as runtime/cpu.CpuExecutable.run)."""
         if self.dynamic is not None:
-            return self._run_dynamic(arrays, lambda: self._fn(*self._ptrs))
+            return self._run_dynamic(arrays, lambda: self._fn(*self._ptrs), self._fast)
         if self._small is not None:  # (the GIL held: no lock)
             return fastcall.run_small(*self._small, arrays, self._outputs.reuse)
         with self._outputs.lock:

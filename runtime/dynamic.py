@@ -13,12 +13,16 @@ or quotient of such sizes spelled out (`max(-1+a0.0,0)`: a slice's size, dialect
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
 from ..dialects.symdim import Dim, atom_leaves
+from . import fastcall
 from .calls import CallError
 from .memref import data_pointer
+from .outputs import _UNSHARED, _refs
 
 
 def dim_to_json(d):
@@ -83,7 +87,11 @@ class DynamicShapes:
                                for i, d in enumerate(s.shape) if isinstance(d, Dim)]
         self.static_inputs = [(k, i, d) for k, s in enumerate(in_specs)
                               for i, d in enumerate(s.shape) if not isinstance(d, Dim)]
-        self.checks = checks  # (Dim or int, Dim or int, what, where)
+        self.checks = _distinct_checks(checks)  # (Dim or int, Dim or int, what, where)
+        # evaluated per call: the names, the checks' and the outputs' sizes, made once
+        self._names = [(f"a{k}.{i}", k, i) for k, i in self.dynamic_inputs]
+        self._check_values = [(_evaluator(a), _evaluator(b)) for a, b, _, _ in self.checks]
+        self._out_sizes = [[_evaluator(d) for d in spec.shape] for spec in out_specs]
 
     @classmethod
     def from_description(cls, entry, in_specs, out_specs, description: dict):
@@ -119,9 +127,9 @@ class DynamicShapes:
             if arrays[k].shape[i] != d:
                 raise CallError(f"input #{k} of '{self.entry}' has shape {arrays[k].shape}, "
                                 f"expected {self.in_specs[k]} (dimension {i} is static)")
-        sizes = {f"a{k}.{i}": arrays[k].shape[i] for k, i in self.dynamic_inputs}
-        for a, b, what, where in self.checks:
-            va, vb = _value(a, sizes), _value(b, sizes)
+        sizes = {name: arrays[k].shape[i] for name, k, i in self._names}
+        for (value_a, value_b), (a, b, what, where) in zip(self._check_values, self.checks):
+            va, vb = value_a(sizes), value_b(sizes)
             if va != vb:
                 raise CallError(f"{where + ': ' if where else ''}{what} must be equal, got "
                                 f"{va} and {vb} (the dynamic sizes {a} and {b} of a call of "
@@ -129,11 +137,33 @@ class DynamicShapes:
         return sizes
 
     def output_shapes(self, sizes) -> list:
-        return [tuple(_value(d, sizes) for d in spec.shape) for spec in self.out_specs]
+        return [tuple(size(sizes) for size in shape) for shape in self._out_sizes]
 
 
-def _value(d, sizes):
-    return d.evaluate(sizes) if isinstance(d, Dim) else d
+def _distinct_checks(checks) -> list:
+    """The checks that can fail, each pair of sizes once (the first op's, its line): the
+    shape rules record one per op that combines two sizes, so the nine ops of one layer's
+    broadcasts had checked the same pair nine times per call."""
+    seen, out = set(), []
+    for check in checks:
+        a, b = check[0], check[1]
+        if a == b or frozenset((a, b)) in seen:
+            continue
+        seen.add(frozenset((a, b)))
+        out.append(check)
+    return out
+
+
+def _evaluator(d):
+    """sizes -> the value of `d` (an int, a Dim): a constant, one input's size read from the
+    call's sizes, or the polynomial evaluated."""
+    if not isinstance(d, Dim):
+        return lambda sizes: d
+    if len(d.terms) == 1:
+        (mono, c), = d.terms.items()
+        if c == 1 and len(mono) == 1 and _atom_position(mono[0]) is not None:
+            return operator.itemgetter(mono[0])
+    return d.evaluate
 
 
 def set_sizes(descriptor, shape):
@@ -148,7 +178,6 @@ def set_sizes(descriptor, shape):
 def outputs_for(shapes, dtypes, previous):
     """Output arrays of these shapes, re-using the previous call's where the shape is the
     same and nothing else holds them (runtime/outputs.py's rule)."""
-    from .outputs import _UNSHARED, _refs
     out = []
     for j, (shape, dtype) in enumerate(zip(shapes, dtypes)):
         old = previous[j]
@@ -175,16 +204,21 @@ class DynamicCalls:
                                                       self.out_specs, description)
         self.in_specs, self.out_specs = self.dynamic.in_specs, self.dynamic.out_specs
         self._last = [None] * len(self.out_specs)
+        self._out_dtypes = [s.dtype.np for s in self.out_specs]
 
-    def _run_dynamic(self, arrays, invoke):
+    def _run_dynamic(self, arrays, invoke, fast=None):
         """A call: sizes checked against what the program needs, outputs sized from the
-        inputs, each descriptor's sizes and strides set, then `invoke()`."""
+        inputs, each descriptor's sizes and strides set, then `invoke()`; or all of that but
+        the checks in C, where `fast` holds fastcall.call_sized's leading arguments (~1 us
+        where setting the descriptors through ctypes took ~5 for three arrays)."""
         dyn = self.dynamic
         shapes = dyn.output_shapes(dyn.sizes(arrays))
-        dtypes = [s.dtype.np for s in self.out_specs]
         with self._outputs.lock:
-            outputs = outputs_for(shapes, dtypes, self._last)
+            outputs = outputs_for(shapes, self._out_dtypes, self._last)
             self._last = list(outputs)
+            if fast is not None and fastcall.call_sized is not None:
+                fastcall.call_sized(*fast, arrays, outputs)
+                return outputs
             for d, a in zip(self._args.descriptors, list(arrays) + outputs):
                 d.allocated = d.aligned = data_pointer(a)
                 if a.ndim:

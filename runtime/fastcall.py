@@ -16,6 +16,9 @@ except ImportError:  # not built (an install without a C compiler, a bare checko
 
 # call(fn, packed, descriptors, inputs, outputs): packed 0 calls fn's C interface
 call = _fastcall.call if _fastcall is not None else None
+# call_sized(...): call, each descriptor's sizes and strides also set from its array (dynamic
+# sizes); None for an extension built before it had one
+call_sized = getattr(_fastcall, "call_sized", None)
 # run_small(fn, packed, descriptors, cache, specs, inputs, reuse) -> outputs, the GIL held
 run_small = _fastcall.run_small if _fastcall is not None else None
 # spec_key(target, args): (target, args[0]._spec, ...); AttributeError without a _spec

@@ -32,6 +32,32 @@ def test_the_runtime_reads_clamps_and_constant_terms_back():
         dim_from_json([[3, []]], 1)
 
 
+def test_the_runtime_checks_each_pair_of_sizes_once():
+    """A call checks each pair of sizes that can disagree once, named by its first op (the
+    shape rules record one check per op combining two sizes), and evaluates sizes that are
+    an input's dimension, a polynomial or a clamp alike."""
+    from mscc.dialects import dtypes as dt
+    from mscc.dialects.dtypes import TensorSpec
+    from mscc.runtime.calls import CallError
+    from mscc.runtime.dynamic import DynamicShapes
+    specs = [TensorSpec((None, 4), dt.float32)] * 2
+    a, b = [[1, ["a0.0"]]], [[1, ["a1.0"]]]
+    checks = [{"a": a, "b": b, "what": "rows of an add", "where": "f.py:3"},
+              {"a": b, "b": a, "what": "rows of a mul", "where": "f.py:4"},
+              {"a": a, "b": a, "what": "never unequal", "where": "f.py:5"},
+              {"a": a, "b": [[1, ["max(-1+a1.0,0)"]], [1, []]], "what": "a slice",
+               "where": "f.py:6"}]
+    shapes = DynamicShapes.from_description("f", specs, specs[:1], {
+        "results": [[[[3, ["a0.0"]], [1, []]], 4]], "checks": checks})
+    assert [c[2] for c in shapes.checks] == ["rows of an add", "a slice"]
+    x = np.zeros((5, 4))
+    assert shapes.output_shapes(shapes.sizes([x, x])) == [(16, 4)]
+    with pytest.raises(CallError, match=r"f.py:3: rows of an add must be equal, got 2 and 3"):
+        shapes.sizes([np.zeros((2, 4)), np.zeros((3, 4))])
+    with pytest.raises(CallError, match=r"f.py:6: a slice must be equal, got 0 and 1"):
+        shapes.sizes([np.zeros((0, 4)), np.zeros((0, 4))])
+
+
 def T(*shape, dtype=F32):
     return ms.Tensor(shape=list(shape), dtype=dtype)
 

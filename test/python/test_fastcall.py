@@ -27,6 +27,7 @@ def path(request, monkeypatch):
         pytest.skip("runtime/_fastcall.c is not built")
     if request.param == "ctypes":
         monkeypatch.setattr(fastcall, "call", None)
+        monkeypatch.setattr(fastcall, "call_sized", None)
         monkeypatch.setattr(jit_module, "_array_key", None)
     return request.param
 
@@ -140,3 +141,24 @@ def test_large_calls_release_the_gil():
     np.testing.assert_array_equal(f(x).asnumpy(), x * 2)
     exe = next(iter(f._flat_cache.values())).exe
     assert exe._small is None and exe._fast is not None
+
+
+def test_dynamic_sizes_reach_every_descriptor(path):
+    """An entry with a dynamic size (call_sized writes each descriptor's sizes and strides
+    from its array in C; the ctypes path field by field): ranks 0 to 3, a size of zero, and
+    sizes that shrink and grow between calls."""
+    def f(x, s, v):
+        y = x * s
+        return y.sum(axis=1), y.sum() + v.sum(), v * 2.0
+    sig = (ms.Tensor(shape=[None, 3, 2], dtype=ms.float32), ms.Tensor(shape=[], dtype=ms.float32),
+           ms.Tensor(shape=[None], dtype=ms.float32))
+    g = ms.jit(f, input_signature=sig)
+    rng = np.random.default_rng(5)
+    for n in (5, 0, 1, 9, 2):
+        x = rng.normal(size=(n, 3, 2)).astype(np.float32)
+        s, v = np.float32(1.5), rng.normal(size=(n + 1,)).astype(np.float32)
+        rows, total, doubled = (t.asnumpy() for t in g(ms.Tensor(x), ms.Tensor(s), ms.Tensor(v)))
+        np.testing.assert_allclose(rows, (x * s).sum(axis=1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(total, (x * s).sum() + v.sum(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(doubled, v * 2, rtol=1e-6)
+    assert g.cache_info()["compiles"] == 1

@@ -154,9 +154,10 @@ def _plain_matmul(op) -> bool:
     return indexing_maps(op) == [projection(3, dims, op.context) for dims in _PLAIN_MAPS]
 
 
-def _should_pack(mm, nr, target, rows=None) -> bool:
+def _should_pack(mm, nr, target, rows=None, free=False) -> bool:
     """Whether pack_b pays for `mm`; `rows` stands for A's row count where it is dynamic
-    (a batch: the caller's estimate)."""
+    (a batch: the caller's estimate); `free`: B is a transpose the caller makes anyway
+    (transposed_source), so packing costs nothing however few rows read it."""
     a, b, c = (ir.MemRefType(v.type) for v in mm.operands)
     if not (_plain_matmul(mm) and b.has_static_shape and a.shape[1] == b.shape[0]):
         return False
@@ -168,8 +169,16 @@ def _should_pack(mm, nr, target, rows=None) -> bool:
     if not (identity_layout(b) and identity_layout(c)):
         return False  # views (a dynamic batch's blocks of rows) stay as they are
     k, n = b.shape
-    return (n % nr == 0 and n > nr and m >= PACK_MIN_ROWS and k >= PACK_MIN_DEPTH
+    return (n % nr == 0 and n > nr and (free or m >= PACK_MIN_ROWS) and k >= PACK_MIN_DEPTH
             and target.rows_conflict(n * _elem_bytes(mm), min(k, KC)))
+
+
+def _packing_is_free(module, fn, mm) -> bool:
+    """Whether B of the kernel's product is W^T made by the kernel's one caller."""
+    b = mm.operands[1]
+    calls = _calls_of(module, fn)
+    return (isinstance(b.owner, ir.Block) and len(calls) == 1
+            and transposed_source(calls[0], b.arg_number) is not None)
 
 
 def _dynamic_dims(t) -> list:
@@ -466,7 +475,7 @@ class CpuMatmulSchedule(ModulePass):
             mr, nr_bytes = register_tile(target)
             nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
             for mm in matmuls:
-                if _should_pack(mm, nr, target):
+                if _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm)):
                     pack_b(module, fn, mm, nr)
             _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))

@@ -118,3 +118,23 @@ func.func private @transpose_kept__matmul0(%a: memref<128x128xf32>, %b: memref<1
   linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
   return
 }
+
+// -----
+
+// Too few rows of A to pay for a copy of B (64, as @short above), but B = W^T is a copy the
+// caller makes anyway: packed from W, at no cost.
+// CHECK-LABEL: func.func @short_from_transpose(
+// CHECK:         scf.forall
+// CHECK:           linalg.transpose {{.*}} permutation = [1, 0]
+// CHECK:         call @short_from_transpose__matmul0(%{{.+}}, %{{.+}}, %{{.+}}) : (memref<64x128xf32>, memref<32x128x32xf32>, memref<64x32x32xf32>) -> ()
+func.func @short_from_transpose(%a: memref<64x128xf32>, %w: memref<1024x128xf32>, %c: memref<64x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+  linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+  call @short_from_transpose__matmul0(%a, %bt, %c) : (memref<64x128xf32>, memref<128x1024xf32>, memref<64x1024xf32>) -> ()
+  memref.dealloc %bt : memref<128x1024xf32>
+  return
+}
+func.func private @short_from_transpose__matmul0(%a: memref<64x128xf32>, %b: memref<128x1024xf32>, %c: memref<64x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x1024xf32>) outs(%c : memref<64x1024xf32>)
+  return
+}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 import traceback
 
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
@@ -111,6 +112,10 @@ def _install_abort_hook():
         sys.stderr.write(f"mscc: rank {rank} raised {kind.__name__}; aborting the job\n")
         sys.stderr.flush()
         sys.stdout.flush()
+        # MPI_Abort has the launcher kill every rank at once, and mpiexec (hydra) drops the
+        # output it has not forwarded yet: a test saw the traceback cut after its first
+        # lines. A moment's pause lets it forward what was flushed.
+        time.sleep(0.2)
         _State.mpi.COMM_WORLD.Abort(1)
     sys.excepthook = abort_on_exception
     _State.hook_installed = True

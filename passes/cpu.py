@@ -251,9 +251,18 @@ def transposed_source(call, bi):
     if (transpose.operands[1] != b or transpose.operation.block != call.operation.block
             or not (wt.has_static_shape and identity_layout(wt) and wt.rank == 2)
             or getattr(wt.element_type, "width", None) != 32
-            or any(d % TRANSPOSE_BLOCK for d in wt.shape)):
-        return None
+            or any(d % TRANSPOSE_BLOCK for d in wt.shape) or _in_parallel_loop(call)):
+        return None  # (in a parallel loop the strips' scf.forall would nest in it)
     return transpose, w
+
+
+def _in_parallel_loop(op) -> bool:
+    parent = op.operation.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.forall", "scf.parallel"):
+            return True
+        parent = parent.parent
+    return False
 
 
 TRANSPOSE_BLOCK = 16  # ms-cpu-vectorize-transposes' register blocks

@@ -13,7 +13,8 @@ stderr, exit code 1):
   unregistered dialect");
 - `array<index ...>` (an assertion: dense arrays hold integers and floats of fixed width);
 - `permutation = ` / `dimensions = ` (linalg.transpose, broadcast, reduce in custom form)
-  followed by anything but a list of integers (an assertion: "attributes may never be null");
+  followed by anything but a list of 64-bit integers (an assertion: "attributes may never be
+  null"; an integer that overflows int64 makes the same null attribute);
 - a tensor, memref or vector type literal with more elements than int64 counts (parsing
   `dense<0.5> : tensor<99999999999x99999999xf32>` asserts "integer overflow in element
   count"; byte sizes are the verifier's, after parsing);
@@ -74,8 +75,14 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
             problems.append(error(m.start(), f"type with {count} elements: more than int64 "
                                   "can count (2**63-1)"))
     for m in _INT_LIST_KEY.finditer(masked):
-        if not _INT_LIST.match(masked, m.end()):
+        items = _INT_LIST.match(masked, m.end())
+        if not items:
             problems.append(error(m.end(), "expected a list of integers, like [1, 0]"))
+            continue
+        for v in re.finditer(r"-?\d+", items.group(0)):
+            if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:
+                problems.append(error(items.start() + v.start(), f"integer {v.group(0)} does "
+                                      "not fit in 64 bits"))
     for m in _CUSTOM_MS_OP.finditer(masked):
         name = m.group(1)
         problems.append(error(m.start(1), f"'{name}' has no custom assembly format: write ms "

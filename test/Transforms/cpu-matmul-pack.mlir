@@ -138,3 +138,25 @@ func.func private @short_from_transpose__matmul0(%a: memref<64x128xf32>, %b: mem
   linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x1024xf32>) outs(%c : memref<64x1024xf32>)
   return
 }
+
+// -----
+
+// A call inside a parallel loop (one per image of a convolution, say) keeps its transpose:
+// the strips' scf.forall would nest in the loop.
+// CHECK-LABEL: func.func @in_parallel_loop(
+// CHECK:         scf.forall
+// CHECK:           linalg.transpose ins(%{{.+}} : memref<1024x128xf32>) outs(%{{.+}} : memref<128x1024xf32>) permutation = [1, 0]
+// CHECK:           linalg.transpose ins(%{{.+}} : memref<128x32x32xf32>) {{.*}} permutation = [1, 0, 2]
+func.func @in_parallel_loop(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %c: memref<128x1024xf32>) {
+  scf.forall (%i) in (2) {
+    %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+    linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+    func.call @in_parallel_loop__matmul0(%a, %bt, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<128x1024xf32>) -> ()
+    memref.dealloc %bt : memref<128x1024xf32>
+  }
+  return
+}
+func.func private @in_parallel_loop__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  return
+}

@@ -142,6 +142,17 @@ def nested_blocks(op) -> list:
     return found
 
 
+def in_parallel_loop(op) -> bool:
+    """Whether `op` is nested in an scf.forall or scf.parallel of its function: the loop's
+    threads already share the work, so what is inside stays on one thread."""
+    parent = op.operation.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.forall", "scf.parallel"):
+            return True
+        parent = parent.parent
+    return False
+
+
 # ------------------------------------------------------------------ linalg structure
 
 PARALLEL, REDUCTION = "parallel", "reduction"

@@ -16,8 +16,8 @@ from .base import ModulePass, PatternPass, register
 from . import cpu_target
 from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, loop_ranges
 from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
-                         identity_layout, indexing_maps, iterator_types_attr, ops_of_kind,
-                         projection, set_function_type, symbol_name)
+                         identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
+                         ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions
 from .transforms import ScriptCache, apply_script, transform_script, vectorize_register_tiles
 
@@ -251,18 +251,9 @@ def transposed_source(call, bi):
     if (transpose.operands[1] != b or transpose.operation.block != call.operation.block
             or not (wt.has_static_shape and identity_layout(wt) and wt.rank == 2)
             or getattr(wt.element_type, "width", None) != 32
-            or any(d % TRANSPOSE_BLOCK for d in wt.shape) or _in_parallel_loop(call)):
+            or any(d % TRANSPOSE_BLOCK for d in wt.shape) or in_parallel_loop(call)):
         return None  # (in a parallel loop the strips' scf.forall would nest in it)
     return transpose, w
-
-
-def _in_parallel_loop(op) -> bool:
-    parent = op.operation.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in ("scf.forall", "scf.parallel"):
-            return True
-        parent = parent.parent
-    return False
 
 
 TRANSPOSE_BLOCK = 16  # ms-cpu-vectorize-transposes' register blocks
@@ -420,13 +411,7 @@ def _split_ragged_edges(fn, mr, nr, scripts):
 def _called_in_parallel(module, fn) -> bool:
     """Whether `fn` is called from inside an scf.forall (a convolution's loop over images):
     its caller's threads already share the work, so its own loops stay sequential."""
-    for call in _calls_of(module, fn):
-        parent = call.parent
-        while parent is not None and parent.name != "func.func":
-            if parent.name == "scf.forall":
-                return True
-            parent = parent.parent
-    return False
+    return any(in_parallel_loop(call) for call in _calls_of(module, fn))
 
 
 def _tile_products(fn, mr, nr, scripts, threaded=True):
@@ -434,9 +419,11 @@ def _tile_products(fn, mr, nr, scripts, threaded=True):
     product."""
     for mm in ops_of_kind(fn, "linalg.matmul"):
         m, n, k = matmul_ranges(mm)
-        dynamic_depth = ir.ShapedType.is_dynamic_size(k)  # the K panels' loop has a run-time bound
-        k = DYNAMIC_ESTIMATE if dynamic_depth else k
-        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), KC if dynamic_depth else min(k, KC),
+        if ir.ShapedType.is_dynamic_size(k):  # whole K panels, the loop's bound at run time
+            panel, k = KC, DYNAMIC_ESTIMATE  # (k: the usual batch, for the flops test)
+        else:
+            panel = min(k, KC)
+        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), panel,
                  min(m, mr), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
         apply_script(mm, scripts.get(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
                      "matmul tiling")

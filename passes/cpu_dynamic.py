@@ -24,12 +24,11 @@ from mlir.dialects import arith, func, memref, scf
 
 from .base import register
 from . import cpu_target
-from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _dynamic_dims, _elem_bytes, _one_matmul,
-                  _should_pack, pack_b, register_tile, transposed_source)
+from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _calls_of, _dynamic_dims, _elem_bytes,
+                  _one_matmul, _packing_is_free, _should_pack, pack_b, register_tile)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
-from ..dialects.ir_helpers import (callee_name, defined_functions, function_type, indexing_maps,
-                                   ops_of_kind, set_function_type, set_symbol_name,
-                                   symbol_name)
+from ..dialects.ir_helpers import (function_type, indexing_maps, set_function_type,
+                                   set_symbol_name, symbol_name)
 from .outline import kernel_functions
 
 _LINALG = ("linalg.matmul", "linalg.generic", "linalg.fill", "linalg.copy")
@@ -220,15 +219,14 @@ def _block_calls(module, fn, threads, target) -> bool:
     rows = row_arguments(fn)
     if rows is None:
         return False
-    calls = [c for other in defined_functions(module) if other != fn
-             for c in ops_of_kind(other, "func.call") if callee_name(c) == symbol_name(fn)]
+    calls = _calls_of(module, fn)
     flops_per_row = _flops_per_row(fn)
     mr = register_tile(target)[0]
     nr = _packable(fn, calls, target)
     for call in calls:
         with ir.InsertionPoint(call), call.location:
             total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-        free = nr is not None and transposed_source(call, _one_matmul(fn).operands[1].arg_number)
+        free = nr is not None and _packing_is_free(module, fn, _one_matmul(fn))
         # (packing B = W^T from W costs what the transpose did: every batch reads it packed)
         pairs = [(fn, call)] if nr is None or free else _split_by_batch(fn, call, total)
         if nr is not None:

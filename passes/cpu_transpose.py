@@ -17,7 +17,7 @@ from mlir.dialects.transform import structured, vector
 from .base import register
 from ..dialects.upstream import linalg
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, block_loop, block_type
-from ..dialects.ir_helpers import defined_functions, ops_of_kind
+from ..dialects.ir_helpers import defined_functions, in_parallel_loop, ops_of_kind
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
 
@@ -125,15 +125,6 @@ def _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strip, parallel):
     return made[:1]
 
 
-def _in_forall(op) -> bool:
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name == "scf.forall":
-            return True
-        parent = parent.parent
-    return False
-
-
 @register
 class VectorizeTransposes(ThreadedPass):
     name = "ms-cpu-vectorize-transposes"
@@ -157,7 +148,8 @@ class VectorizeTransposes(ThreadedPass):
                  and _STRIP not in op.attributes]
         for op in found:
             rows, cols = ir.MemRefType(op.operands[0].type).shape
+            # (one inside a parallel loop, a strip of pack_b's, is on the threads already)
             parallel = (threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
-                        and not _in_forall(op))  # (a strip of pack_b's: on the threads already)
+                        and not in_parallel_loop(op))
             apply_script(op, scripts.get(parallel, lambda: transpose_script(parallel)),
                          "transpose vectorization")

@@ -69,11 +69,21 @@ def build_artifact(module: ir.Module, entry: str | None = None, target: str = "c
 
 def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> Artifact:
     pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after)
+    return cpu_artifact(module, sig, manifest, mcpu)
+
+
+def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=None) -> Artifact:
+    """The Artifact of a module at the `llvm` stage: a shared library of its machine code,
+    compiled by `parts` processes (None: as many as cpu_codegen.processes_for says)."""
+    from . import cpu_codegen
     dynamic = dynamic_description(module, sig.name)
     if dynamic is not None:
         manifest["dynamic"] = dynamic
-    llvm_ir = pipeline.translate_to_llvm_ir(module)
-    library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
+    parts = cpu_codegen.processes_for(module) if parts is None else parts
+    llvm_ir = (cpu_codegen.llvm_ir_in_process(module) if parts > 1
+               else pipeline.translate_to_llvm_ir(module))
+    library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu,
+                                       parts=max(parts, 1))
     lib_name = f"lib/{sig.name}.so"
     manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(sig.name),
                        "machine": platform.machine(), "mcpu": cpu_name,
@@ -222,13 +232,11 @@ def _openmp_link_args(openmp: bool) -> list[str]:
 _MPI_SYMBOLS = (b"MPI_Allreduce\0", b"MPI_Comm_rank\0", b"MPI_Comm_size\0", b"MPI_Abort\0")
 
 
-def _mpi_link_args(obj: str) -> list[str]:
+def _mpi_link_args(objects: list[str]) -> list[str]:
     """Code with collectives (dialects/ops/collective.py) calls MPI: it is linked against
     the MPI library mscc.communication uses (by its soname, so a process that ran init()
     reuses its copy; the rpath finds it otherwise)."""
-    with open(obj, "rb") as f:
-        data = f.read()
-    if not any(name in data for name in _MPI_SYMBOLS):
+    if not any(_names_mpi(obj) for obj in objects):
         return []
     from ..pyfront.communication import mpi_library
     lib = mpi_library()
@@ -236,6 +244,12 @@ def _mpi_link_args(obj: str) -> list[str]:
         raise _tool_error("obj", "the code calls MPI (collectives) but no MPI library was "
                                  "found to link: pip install 'mscc[distributed]'")
     return [lib, f"-Wl,-rpath,{os.path.dirname(lib)}"]
+
+
+def _names_mpi(obj: str) -> bool:
+    with open(obj, "rb") as f:
+        data = f.read()
+    return any(name in data for name in _MPI_SYMBOLS)
 
 
 _support_lock = threading.Lock()
@@ -279,16 +293,18 @@ def _export_only(folder: str, entry: str) -> list[str]:
     return [f"-Wl,--version-script={script}", "-Wl,-Bsymbolic"]
 
 
-def link_shared(obj: str, openmp: bool, entry: str, inputs, outputs, background=False,
+def link_shared(objects, openmp: bool, entry: str, inputs, outputs, background=False,
                 text_relocations=False) -> bytes:
-    """The bytes of a shared library made of the object file `obj` (defining `entry`'s C
+    """The bytes of a shared library made of the object files `objects` (a path or a list
+    of paths; together they define `entry`'s C
     interface for those input and output TensorSpecs), cpu_support.c and the signature.
     `text_relocations` admits an object that is not position independent (the
     ExecutionEngine's, large code model): the loader patches its code when it maps it."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise _tool_error("obj", "no C compiler (cc) was found to link the shared library")
-    libs = _openmp_link_args(openmp) + _mpi_link_args(obj)
+    objects = [objects] if isinstance(objects, str) else list(objects)
+    libs = _openmp_link_args(openmp) + _mpi_link_args(objects)
     support = _support_object(cc, background)
     with tempfile.TemporaryDirectory(prefix="mscc-link-") as d:
         lib, sig = os.path.join(d, "entry.so"), os.path.join(d, "signature.c")
@@ -298,7 +314,7 @@ def link_shared(obj: str, openmp: bool, entry: str, inputs, outputs, background=
         flags = ["-Wl,--no-undefined", *_export_only(d, entry)]
         if text_relocations:
             flags.append("-Wl,-z,notext")
-        _run([cc, "-shared", "-fPIC", *flags, obj, support, sig, "-o", lib, "-lm"] + libs,
+        _run([cc, "-shared", "-fPIC", *flags, *objects, support, sig, "-o", lib, "-lm"] + libs,
              "obj", "cc -shared", background)
         with open(lib, "rb") as f:
             return f.read()
@@ -324,15 +340,22 @@ def compile_object(llvm_ir: str, mcpu: str = "native", filetype: str = "obj"
 
 
 def shared_library(llvm_ir: str, entry: str, inputs, outputs,
-                   mcpu: str = "native") -> tuple[bytes, str]:
+                   mcpu: str = "native", parts: int = 1) -> tuple[bytes, str]:
     """(bytes of a position-independent shared library compiled from LLVM IR, exporting
-    `entry`'s C interface and signature, the CPU it was tuned for)."""
-    code, cpu = compile_object(llvm_ir, mcpu)
+    `entry`'s C interface and signature, the CPU it was tuned for); `parts` > 1 compiles
+    that many pieces of the module concurrently (passes/cpu_codegen.py)."""
+    from .cpu_codegen import compile_parts
+    cpu = current_target().cpu if mcpu == "native" else mcpu
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
-        obj = os.path.join(d, "entry.o")
-        with open(obj, "wb") as f:
-            f.write(code)
-        return link_shared(obj, uses_openmp(llvm_ir), entry, inputs, outputs), cpu
+        if parts > 1:
+            target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
+            objects = compile_parts(llvm_ir, parts, d, target)
+        else:
+            code, cpu = compile_object(llvm_ir, mcpu)
+            objects = [os.path.join(d, "entry.o")]
+            with open(objects[0], "wb") as f:
+                f.write(code)
+        return link_shared(objects, uses_openmp(llvm_ir), entry, inputs, outputs), cpu
 
 
 # ------------------------------------------------------------------ stages

@@ -163,7 +163,9 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         cached.compile_times = {"disk-cache": time.perf_counter() - t0}
         return cached
     exe = _compile_in_process(module, sig, opt_level, start_after)
-    if key:  # the engine's machine code becomes the cache entry, linked in the background
+    if key and exe.artifact is not None:  # a library already: the cache entry as it is
+        exe_cache.store_artifact(key, exe.artifact)
+    elif key:  # the engine's machine code becomes the cache entry, linked in the background
         exe_cache.store_later(key, exe, entry_manifest(sig, target, exe.dynamic_description))
     if os.environ.get("MSCC_TIME_REPORT"):
         print(time_report(sig.name, exe.compile_times), file=sys.stderr)
@@ -175,7 +177,6 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
     """The CPU pipeline through `llvm`, then the ExecutionEngine; the executable's
     `compile_times` holds the seconds of every stage and of the machine code, and under
     MSCC_TIME_REPORT `pass_times` those of every pass, in order ((name, seconds) pairs)."""
-    from ..runtime.cpu import CpuExecutable
     times, passes = {}, []
     # Timing every pass runs each upstream pass in a PassManager of its own: only on request.
     on_pass = (lambda step, t: passes.append((step.name, t))) if os.environ.get(
@@ -183,11 +184,29 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
     pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after,
                           on_stage=times.__setitem__, on_pass=on_pass)
     t0 = time.perf_counter()
-    with module.context:
-        exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level,
-                            dynamic=dynamic_description(module, sig.name))
+    exe = _machine_code(module, sig, opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
     exe.compile_times, exe.pass_times = times, passes
+    return exe
+
+
+def _machine_code(module, sig: EntrySignature, opt_level):
+    """The executable of a module at the `llvm` stage: a library compiled by several
+    processes when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
+    the ExecutionEngine's code (`exe.artifact` None)."""
+    from ..runtime.cpu import CpuExecutable
+    from . import cpu_codegen
+    parts = cpu_codegen.processes_for(module) if opt_level == 3 else 0
+    if parts > 1:
+        from .artifact import cpu_artifact
+        artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts)
+        exe = artifact.load()
+    else:
+        artifact = None
+        with module.context:
+            exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level,
+                                dynamic=dynamic_description(module, sig.name))
+    exe.artifact = artifact
     return exe
 
 

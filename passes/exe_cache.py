@@ -239,21 +239,42 @@ def _build(path, obj, openmp, manifest):
         manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(entry),
                            "machine": os.uname().machine, **manifest["cpu"],
                            "openmp": openmp}
-        tmp = f"{path}.{os.getpid()}.tmp"
-        Artifact(manifest, {lib_name: library}).save(tmp)
-        os.replace(tmp, path)
-        stats["stored"] += 1
+        _save(path, Artifact(manifest, {lib_name: library}))
     except Exception as e:  # noqa: BLE001 - no C compiler, a full disk...: the worker lives on
         _write_failed(type(e).__name__, f"cannot write {path} ({e})")
-        try:
-            os.remove(f"{path}.{os.getpid()}.tmp")
-        except OSError:
-            pass
     finally:
         try:
             os.remove(obj)
         except OSError:
             pass
+
+
+def store_artifact(key: str, artifact):
+    """Write the entry `artifact` (a CPU library compiled for this process already,
+    passes/cpu_codegen.py) now: there is nothing left to link."""
+    path = path_for(key)
+    if path is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _save(path, artifact)
+    except Exception as e:  # noqa: BLE001 - a full disk, a read-only folder...
+        _write_failed(type(e).__name__, f"cannot write {path} ({e})")
+
+
+def _save(path, artifact):
+    """Write `artifact` to `path` through a temporary file (a reader never sees half)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        artifact.save(tmp)
+        os.replace(tmp, path)
+        stats["stored"] += 1
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def wait():

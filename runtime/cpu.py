@@ -16,7 +16,7 @@ from . import fastcall
 from .calls import CallError, check_dtypes
 from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
-from .outputs import OutputArrays
+from .outputs import OutputArrays, ReusedOutputs
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -74,7 +74,7 @@ def _converts_half_floats(llvm_module) -> bool:
     return found[0]
 
 
-class CpuExecutable(DynamicCalls):
+class CpuExecutable(DynamicCalls, ReusedOutputs):
     """A compiled entry point: `exe(*arrays) -> list of numpy arrays`."""
 
     def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3,
@@ -126,16 +126,6 @@ class CpuExecutable(DynamicCalls):
                 a = np.asarray(a, dtype=dtype, order="C")
             out.append(a)
         return out
-
-    @property
-    def reuse_outputs(self) -> bool:
-        """Whether calls re-use the previous call's output arrays once nothing else refers to
-        them (runtime/outputs.py; on by default)."""
-        return self._outputs.reuse
-
-    @reuse_outputs.setter
-    def reuse_outputs(self, value: bool):
-        self._outputs.reuse = bool(value)
 
     def __call__(self, *arrays):
         """Checked call: inputs are converted to the entry's dtypes; returns new arrays."""

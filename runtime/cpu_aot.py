@@ -30,7 +30,7 @@ from .artifact import ArtifactError, signature_symbol, signature_text
 from .calls import CallError, check_dtypes, check_inputs
 from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
-from .outputs import OutputArrays
+from .outputs import OutputArrays, ReusedOutputs
 
 
 def _preload_openmp(entry):
@@ -91,7 +91,7 @@ def _unload(handle):
     _ctypes.dlclose(handle)
 
 
-class CpuLibraryExecutable(DynamicCalls):
+class CpuLibraryExecutable(DynamicCalls, ReusedOutputs):
     """`exe(*arrays) -> list of numpy arrays`, running the entry of a shared library."""
 
     def __init__(self, library_path: str, symbol: str, entry: str, in_specs, out_specs,

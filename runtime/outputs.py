@@ -49,3 +49,18 @@ class OutputArrays:
             if cache[j] is None or _refs(cache, j) > _UNSHARED:
                 cache[j] = np.empty(shape, dtype)
         return list(cache)
+
+
+class ReusedOutputs:
+    """The `reuse_outputs` switch of an executable that keeps its OutputArrays in
+    `self._outputs` (runtime/cpu.py, runtime/cpu_aot.py)."""
+
+    @property
+    def reuse_outputs(self) -> bool:
+        """Whether calls re-use the previous call's output arrays once nothing else refers to
+        them (on by default)."""
+        return self._outputs.reuse
+
+    @reuse_outputs.setter
+    def reuse_outputs(self, value: bool):
+        self._outputs.reuse = bool(value)

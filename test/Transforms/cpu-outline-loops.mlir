@@ -1,0 +1,72 @@
+// Each top-level loop nest of a function with at least min-loops of them moves into a
+// function of its own: what it reads from the caller becomes arguments (constants are
+// copied in), what the caller uses after it becomes results. ms-cpu-local-functions then
+// makes such functions (and matmul kernels) internal and noinline.
+// RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 --ms-cpu-local-functions | FileCheck %s --check-prefix=LOCAL
+
+// CHECK-LABEL: func.func @sum_then_scale(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
+// CHECK-NOT: scf.for
+// CHECK: %[[SUM:.+]] = call @sum_then_scale__loop0(%[[X]]) : (memref<8xf32>) -> f32
+// CHECK-NOT: scf.for
+// CHECK: call @sum_then_scale__loop1(%[[X]], %[[OUT]], %[[SUM]]) : (memref<8xf32>, memref<8xf32>, f32) -> ()
+// CHECK-NEXT: memref.store %[[SUM]], %[[OUT]]
+// CHECK-NEXT: return
+// CHECK: func.func private @sum_then_scale__loop0(%[[A:.+]]: memref<8xf32>) -> f32 attributes {ms.outlined_loop}
+// CHECK-DAG: arith.constant 0 : index
+// CHECK-DAG: arith.constant 8 : index
+// CHECK: %[[S:.+]] = scf.for {{.+}} iter_args
+// CHECK: memref.load %[[A]]
+// CHECK: return %[[S]] : f32
+// CHECK: func.func private @sum_then_scale__loop1(%[[B:.+]]: memref<8xf32>, %[[O:.+]]: memref<8xf32>, %[[T:.+]]: f32)
+// CHECK: scf.for
+// CHECK: %[[V:.+]] = memref.load %[[B]]
+// CHECK: arith.mulf %[[V]], %[[T]]
+// CHECK: memref.store {{.+}}, %[[O]]
+// LOCAL-LABEL: func.func @sum_then_scale(
+// LOCAL: func.func private @sum_then_scale__loop0({{.+}} attributes {llvm.linkage = #llvm.linkage<internal>, ms.outlined_loop, passthrough = ["noinline"]}
+// LOCAL: func.func private @sum_then_scale__loop1({{.+}} attributes {llvm.linkage = #llvm.linkage<internal>, ms.outlined_loop, passthrough = ["noinline"]}
+func.func @sum_then_scale(%x: memref<8xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %s = arith.addf %acc, %v : f32
+    scf.yield %s : f32
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %p = arith.mulf %v, %sum : f32
+    memref.store %p, %out[%i] : memref<8xf32>
+  }
+  memref.store %sum, %out[%c0] : memref<8xf32>
+  return
+}
+
+// -----
+
+// One loop nest (below min-loops): nothing moves. A matmul kernel becomes internal.
+// CHECK-LABEL: func.func @one_loop(
+// CHECK: scf.for
+// CHECK-NOT: call
+// CHECK: return
+// CHECK-NOT: ms.outlined_loop
+// LOCAL-LABEL: func.func @one_loop(
+// LOCAL: func.func private @kernel({{.+}} attributes {llvm.linkage = #llvm.linkage<internal>, ms.kernel = "matmul", passthrough = ["noinline"]}
+func.func @one_loop(%x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    memref.store %one, %x[%i] : memref<8xf32>
+  }
+  return
+}
+func.func private @kernel(%a: memref<2x2xf32>, %b: memref<2x2xf32>, %c: memref<2x2xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>)
+  return
+}

@@ -1,0 +1,127 @@
+"""Machine code of a large module from several processes (passes/cpu_codegen.py) and loop
+nests outlined into functions of their own (passes/cpu_outline.py): the library they make
+computes what the ExecutionEngine's code computes, goes into the disk cache as it is, and a
+failing part is a compile error."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import ops
+from mscc.passes import cpu_codegen
+from mscc.passes.diagnostics import CompileError
+
+
+def _loss(x, w1, w2):
+    h = ops.tanh(x @ w1)
+    return ops.reduce_mean((h @ w2) ** 2)
+
+
+def _step(x, w1, w2):
+    """The loss's gradients and an SGD update: a few dozen loop nests and two kernels."""
+    g1, g2 = ms.grad(_loss, grad_position=(1, 2))(x, w1, w2)
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+
+def _numpy_step(x, w1, w2):
+    h = np.tanh(x @ w1)
+    z = h @ w2
+    dz = 2 * z / z.size
+    g2 = h.T @ dz
+    g1 = x.T @ ((dz @ w2.T) * (1 - h * h))
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(np.float32) / 4 for s in ((37, 24), (24, 40), (40, 9))]
+
+
+def _executable(f):
+    return next(iter(f._flat_cache.values())).exe
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    """Split even this small step: two processes whatever the module's size."""
+    monkeypatch.setattr(cpu_codegen, "MIN_PART_OPS", 50)
+    monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
+    monkeypatch.delenv(cpu_codegen.ENV, raising=False)
+
+
+def test_parts_compute_what_numpy_does(small_parts):
+    f = ms.jit(_step)
+    arrays = _inputs()
+    got = [t.asnumpy() for t in f(*map(ms.Tensor, arrays))]
+    exe = _executable(f)
+    assert type(exe).__name__ == "CpuLibraryExecutable" and "codegen" in exe.compile_times
+    want = _numpy_step(*[a.astype(np.float64) for a in arrays])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+    again = [t.asnumpy() for t in f(*map(ms.Tensor, arrays))]  # the cached entry's call
+    for g, a in zip(got, again):
+        np.testing.assert_array_equal(g, a)
+
+
+def test_one_process_is_the_execution_engine(small_parts, monkeypatch):
+    monkeypatch.setenv(cpu_codegen.ENV, "1")
+    f = ms.jit(_step)
+    arrays = _inputs()
+    got = [t.asnumpy() for t in f(*map(ms.Tensor, arrays))]
+    assert type(_executable(f)).__name__ == "CpuExecutable"
+    for g, w in zip(got, _numpy_step(*[a.astype(np.float64) for a in arrays])):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_small_modules_stay_in_process():
+    f = ms.jit(lambda a: a * 2.0 + 1.0)
+    np.testing.assert_array_equal(f(ms.Tensor(np.ones(4, np.float32))).asnumpy(), 3.0)
+    assert type(_executable(f)).__name__ == "CpuExecutable"
+
+
+def test_the_step_is_outlined_into_loop_functions():
+    text = ms.jit(_step).lower(*map(ms.Tensor, _inputs())).as_text("llvm")
+    assert "__loop0" in text and "__loop8" in text  # the entry's nests, one function each
+
+
+def test_a_failing_part_is_a_compile_error(tmp_path):
+    broken = "define void @f() {\n  ret i32 0\n}\n"  # returns a value from a void function
+    with pytest.raises(CompileError) as info:
+        cpu_codegen.compile_parts(broken, 2, str(tmp_path), [])
+    assert info.value.stage == "obj" and "failed" in str(info.value)
+
+
+PROGRAM = r'''
+import json, sys, numpy as np, mscc as ms
+sys.path.insert(0, sys.argv[1])
+from mscc.passes import cpu_codegen, exe_cache
+import test_cpu_codegen as t
+cpu_codegen.MIN_PART_OPS, cpu_codegen._cores = 50, lambda: 2
+f = ms.jit(t._step)
+got = [r.asnumpy().tolist() for r in f(*map(ms.Tensor, t._inputs()))]
+exe = t._executable(f)
+print(json.dumps({"kind": type(exe).__name__, "stages": sorted(exe.compile_times),
+                  "stored": exe_cache.stats["stored"], "got": got}))
+'''
+
+
+def test_the_library_is_the_cache_entry(tmp_path):
+    env = dict(os.environ, MSCC_CACHE_DIR=str(tmp_path))
+    env.pop(cpu_codegen.ENV, None)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", PROGRAM, os.path.dirname(__file__)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        return json.loads(out.splitlines()[-1])
+    first = run()
+    assert first["kind"] == "CpuLibraryExecutable" and "codegen" in first["stages"]
+    assert first["stored"] == 1  # written by the compile itself, nothing linked later
+    assert len(list(tmp_path.glob("*.msx"))) == 1
+    second = run()
+    assert second["stages"] == ["disk-cache"]
+    for a, b in zip(first["got"], second["got"]):
+        np.testing.assert_array_equal(a, b)

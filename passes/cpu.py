@@ -7,7 +7,7 @@
   rows would conflict in the cache; ragged edges split off as static pieces.
 """
 from mlir import ir
-from mlir.dialects import arith, memref, scf, tensor
+from mlir.dialects import arith, func, memref, scf, tensor
 from mlir.dialects.transform import structured
 
 from ..dialects.upstream import linalg
@@ -335,7 +335,7 @@ def _packed_product(mm, a, b, c):
     mm.erase()
 
 
-def pack_b(module, fn, mm, nr) -> bool:
+def pack_b(module, fn, mm, nr, epilogue=False) -> bool:
     """C += A B with B (K x N) read from a copy packed into strips of nr columns,
     Bp[N/nr][K][nr], so that register tiles read B contiguously. The caller packs (a
     linalg.transpose of B's expand_shape into a buffer freed after the call; parallel loops
@@ -343,28 +343,49 @@ def pack_b(module, fn, mm, nr) -> bool:
     in its place) and passes Bp for B and C as C[M][N/nr][nr] (M may be dynamic:
     ms-cpu-dynamic-matmul packs before it splits the rows into blocks); the product becomes
     a linalg.generic over (i, strip, column, k). Only where B and C are kernel arguments that
-    only the matmul uses (no epilogue), with one call. (A view of C made inside the kernel
-    sent the vectorization's alias folding into an endless loop, or, as a reinterpret_cast,
-    kept C's register tile from staying in registers.)"""
+    only the matmul uses, with one call; with `epilogue`, C may also be read and written by
+    the kernel's epilogue (bias, activation): the call then passes C twice, as it is for the
+    epilogue and as the strips view for the product (an extra argument). (A view of C made
+    inside the kernel sent the vectorization's alias folding into an endless loop, or, as a
+    reinterpret_cast, kept C's register tile from staying in registers.)"""
     a, b, c = mm.operands
     calls = _calls_of(module, fn)
-    if (len(calls) != 1 or any(not isinstance(v.owner, ir.Block) or len(list(v.uses)) != 1
-                               for v in (b, c))):
+    shared_c = len(list(c.uses)) != 1
+    if (len(calls) != 1 or any(not isinstance(v.owner, ir.Block) for v in (b, c))
+            or len(list(b.uses)) != 1 or (shared_c and not epilogue)):
         return False
     (m, k), n = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape[1]
     elem = ir.MemRefType(b.type).element_type
     packed = ir.MemRefType.get([n // nr, k, nr], elem)
     strips = ir.MemRefType.get([m, n // nr, nr], elem)
     bi, ci = b.arg_number, c.arg_number
-    _pack_at_call(calls[0], bi, ci, packed, strips)
-    b.set_type(packed)
-    c.set_type(strips)
     ftype = function_type(fn)
     inputs = list(ftype.inputs)
+    call = calls[0]
+    if shared_c:  # the product writes a second argument: C's strips view
+        call = _with_operand(call, call.operands[ci])
+        ci = len(inputs)
+        inputs.append(strips)
+        c = fn.regions[0].blocks[0].add_argument(strips, fn.location)
+    _pack_at_call(call, bi, ci, packed, strips)
+    b.set_type(packed)
+    c.set_type(strips)
     inputs[bi], inputs[ci] = packed, strips
     set_function_type(fn, inputs, ftype.results)
     _packed_product(mm, a, b, c)
     return True
+
+
+def _with_operand(call, value):
+    """`call` replaced by a call of the same function with `value` as an extra last
+    operand."""
+    with ir.InsertionPoint(call), call.location:
+        new = func.CallOp([r.type for r in call.results], ir.FlatSymbolRefAttr.get(
+            callee_name(call)), list(call.operands) + [value])
+    for old, result in zip(call.results, new.results):
+        old.replace_all_uses_with(result)
+    call.erase()
+    return new
 
 
 PACKED_ATTR = "ms.packed_b"  # a product made by pack_b (kept by its tiles and split pieces)
@@ -472,7 +493,7 @@ class CpuMatmulSchedule(ModulePass):
             nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
             for mm in matmuls:
                 if _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm)):
-                    pack_b(module, fn, mm, nr)
+                    pack_b(module, fn, mm, nr, epilogue=True)
             _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))
             _tile_epilogues(fn, scripts)

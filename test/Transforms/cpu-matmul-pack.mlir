@@ -160,3 +160,45 @@ func.func private @in_parallel_loop__matmul0(%a: memref<128x128xf32>, %b: memref
   linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
   return
 }
+
+// -----
+
+// An epilogue (bias and ReLU) reads and writes C after the product: the call passes C twice,
+// as it is for the epilogue and as the strips view for the product (an extra argument), and
+// B = W^T is packed from W as above; the epilogue stays in the kernel, vectorized.
+// CHECK-LABEL: func.func @with_epilogue(
+// CHECK-SAME:    %[[A:.+]]: memref<128x128xf32>, %[[W:.+]]: memref<1024x128xf32>, %[[BIAS:.+]]: memref<1024xf32>, %[[C:.+]]: memref<128x1024xf32>)
+// CHECK-NEXT:    %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128x32xf32>
+// CHECK-NEXT:    scf.forall
+// CHECK:         %[[CV:.+]] = memref.expand_shape %[[C]] {{\[}}[0], [1, 2]] output_shape [128, 32, 32]
+// CHECK-NEXT:    call @with_epilogue__matmul0(%[[A]], %[[BP]], %[[BIAS]], %[[C]], %[[CV]]) : (memref<128x128xf32>, memref<32x128x32xf32>, memref<1024xf32>, memref<128x1024xf32>, memref<128x32x32xf32>) -> ()
+// CHECK-NEXT:    memref.dealloc %[[BP]]
+// CHECK-LABEL: func.func private @with_epilogue__matmul0(
+// CHECK-SAME:    %{{.+}}: memref<128x128xf32>, %{{.+}}: memref<32x128x32xf32>, %[[KB:.+]]: memref<1024xf32>, %[[KC:.+]]: memref<128x1024xf32>, %[[KCV:.+]]: memref<128x32x32xf32>)
+// CHECK:         scf.forall
+// CHECK:           vector.load %[[KCV]]
+// CHECK:           vector.fma {{.*}} : vector<32xf32>
+// CHECK:         scf.forall
+// CHECK:           vector.load %[[KB]]
+// CHECK:           vector.load %[[KC]]
+// CHECK:           arith.maximumf {{.*}} : vector<1x64xf32>
+// CHECK:           vector.store {{.+}}, %[[KC]]
+// CHECK-NOT:     linalg.generic
+func.func @with_epilogue(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+  linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+  call @with_epilogue__matmul0(%a, %bt, %bias, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<1024xf32>, memref<128x1024xf32>) -> ()
+  memref.dealloc %bt : memref<128x1024xf32>
+  return
+}
+func.func private @with_epilogue__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%bias : memref<1024xf32>) outs(%c : memref<128x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -314,7 +314,8 @@ def test_matmul_tiled_shapes(shape):
     (130, 1024, 256, dt.float32, False, False, True),    # ... with a ragged row edge
     (128, 1024, 256, dt.float32, True, False, True),     # ... B transposed (packed from it)
     (128, 512, 128, dt.float64, False, False, True),     # 512 float64 = 4 KiB
-    (128, 1024, 128, dt.float32, False, True, False),    # an epilogue reads C: not packed
+    (128, 1024, 128, dt.float32, False, True, True),     # an epilogue reads C: C passed twice
+    (130, 1024, 256, dt.float32, True, True, True),      # ... B = W^T, ragged rows
     (128, 512, 128, dt.float32, False, False, True),     # 2 KiB apart: 2 of the 64 L1 sets
     (128, 800, 128, dt.float32, False, False, False),    # 3200 bytes apart: 32 sets, enough
 ], ids=lambda v: str(v) if not isinstance(v, dt.DType) else v.name)

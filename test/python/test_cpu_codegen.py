@@ -125,3 +125,28 @@ def test_the_library_is_the_cache_entry(tmp_path):
     assert second["stages"] == ["disk-cache"]
     for a, b in zip(first["got"], second["got"]):
         np.testing.assert_array_equal(a, b)
+
+
+def _three_heads(x, w1, w2, w3, b):
+    """Three products of one shape and epilogue (a ViT layer's q, k, v)."""
+    return ops.reduce_sum(ops.relu(x @ w1 + b) * ops.tanh(x @ w2 + b) - (x @ w3 + b) ** 2)
+
+
+def test_identical_kernels_are_compiled_once():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((128, 64)).astype(np.float32) / 4
+    ws = [rng.standard_normal((64, 64)).astype(np.float32) / 8 for _ in range(3)]
+    b = rng.standard_normal(64).astype(np.float32) / 4
+    args = [ms.Tensor(a) for a in (x, *ws, b)]
+    step = ms.jit(ms.grad(_three_heads, grad_position=(1, 2, 3)))
+    text = step.lower(*args).as_text("llvm")
+    calls = {line.split("llvm.call @", 1)[1].split("(", 1)[0] for line in text.splitlines()
+             if "llvm.call @" in line and "__matmul" in line}
+    assert 0 < len(calls) < 6  # 3 forward products, 3 weight gradients, 3 input gradients
+    got = [g.asnumpy() for g in step(*args)]
+    x64, b64 = x.astype(np.float64), b.astype(np.float64)
+    z = [x64 @ w.astype(np.float64) + b64 for w in ws]
+    r, t = np.maximum(z[0], 0), np.tanh(z[1])
+    dz = [(z[0] > 0) * t, r * (1 - t * t), -2 * z[2]]
+    for g, d in zip(got, dz):
+        np.testing.assert_allclose(g, x64.T @ d, rtol=1e-4, atol=1e-4)

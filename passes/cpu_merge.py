@@ -1,0 +1,137 @@
+"""ms-cpu-merge-kernels: matmul kernels that are the same but for their names become one.
+
+A model repeats its layers: a ViT layer's q, k, v and output projections are four matmul
+kernels of the same shapes and epilogue, so are their input and weight gradients (9 distinct
+kernels of the 18 in a ViT layer's training step); a ResNet block's two 3x3 convolutions
+make the same kernels twice. Each copy was scheduled (the transform interpreter) and
+compiled by LLVM again. This pass compares the static kernel functions structurally
+(operations, types, attributes and how values flow; locations and the fusion regions' ids
+aside), sends the calls of each copy to the first and erases the copies.
+
+It runs on buffers before the matmul schedule, which decides per kernel from its calls:
+kernels merge only where those decisions come out the same for both (called from inside a
+parallel loop or not), and a kernel whose B would be packed keeps its own single call
+(pack_b rewrites its one call site; packed kernels are the large ones, where compiling a
+copy costs little next to running it).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dialects.ir_helpers import callee_name, function_type, in_parallel_loop, ops_of_kind, symbol_name
+from ..dialects.lowering import REGION_ATTR
+from . import cpu_target
+from .base import ModulePass, register
+from .cpu import (_elem_bytes, _packing_is_free, _should_pack, _static_kernel,
+                  register_tile)
+from .outline import kernel_functions
+
+# Function attributes that differ between copies of one kernel.
+_NAMING = ("sym_name",)
+
+
+def _attributes(op) -> dict:
+    """An op's attributes for comparison: a fusion region by its kind, not its id."""
+    found = {}
+    attributes = op.attributes
+    for name in attributes:
+        attr = attributes[name]
+        found[name] = ir.DictAttr(attr)["kind"] if name == REGION_ATTR else attr
+    return found
+
+
+def _same_op(a, b, values: dict) -> bool:
+    """Whether ops `a` and `b` are the same, their operands corresponding by `values` (a map
+    from `a`'s side to `b`'s, which gains their results and block arguments)."""
+    if (a.name != b.name or len(a.operands) != len(b.operands)
+            or len(a.results) != len(b.results) or len(a.regions) != len(b.regions)
+            or len(getattr(a, "successors", ())) or len(getattr(b, "successors", ()))):
+        return False
+    if any(values.get(u) != v for u, v in zip(a.operands, b.operands)):
+        return False
+    if [r.type for r in a.results] != [r.type for r in b.results]:
+        return False
+    if _attributes(a) != _attributes(b):
+        return False
+    values.update(zip(a.results, b.results))
+    return all(_same_region(r, s, values) for r, s in zip(a.regions, b.regions))
+
+
+def _same_region(r, s, values: dict) -> bool:
+    blocks_r, blocks_s = list(r.blocks), list(s.blocks)
+    if len(blocks_r) != len(blocks_s):
+        return False
+    for x, y in zip(blocks_r, blocks_s):
+        if [v.type for v in x.arguments] != [v.type for v in y.arguments]:
+            return False
+        values.update(zip(x.arguments, y.arguments))
+    for x, y in zip(blocks_r, blocks_s):
+        ops_x, ops_y = list(x.operations), list(y.operations)
+        if len(ops_x) != len(ops_y) or not all(
+                _same_op(p.operation, q.operation, values) for p, q in zip(ops_x, ops_y)):
+            return False
+    return True
+
+
+def same_function(f, g) -> bool:
+    """Whether functions `f` and `g` differ only in their names (and locations)."""
+    attrs_f, attrs_g = (_attributes(fn) for fn in (f, g))
+    for name in _NAMING:
+        attrs_f.pop(name, None)
+        attrs_g.pop(name, None)
+    return attrs_f == attrs_g and _same_region(f.regions[0], g.regions[0], {})
+
+
+def _shape_key(fn) -> tuple:
+    """A cheap key that equal functions share: their type and the names of their ops."""
+    names = []
+
+    def visit(op):
+        names.append(op.name)
+        return ir.WalkResult.ADVANCE
+    fn.operation.walk(visit)
+    return function_type(fn), tuple(names)
+
+
+def _packs(module, fn, target) -> bool:
+    """Whether the matmul schedule would pack B for one of the kernel's products."""
+    mr, nr_bytes = register_tile(target)
+    for mm in ops_of_kind(fn, "linalg.matmul"):
+        nr = max(8, nr_bytes // _elem_bytes(mm))
+        if _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm)):
+            return True
+    return False
+
+
+def _calls_by_callee(module) -> dict:
+    calls: dict = {}
+    for call in ops_of_kind(module.operation, "func.call"):
+        calls.setdefault(callee_name(call), []).append(call)
+    return calls
+
+
+@register
+class MergeKernels(ModulePass):
+    name = "ms-cpu-merge-kernels"
+    summary = ("send the calls of static matmul kernels that are the same but for their names "
+               "to one of them and erase the copies")
+    options = dict(cpu_target.TARGET_OPTIONS)
+    choices = dict(cpu_target.TARGET_CHOICES)
+
+    def run(self, module):
+        target = cpu_target.from_options(self.opts)
+        calls = _calls_by_callee(module)
+        kept: dict = {}  # (shape key, called in a parallel loop) -> kernels kept
+        for fn in kernel_functions(module, "matmul"):
+            own = calls.get(symbol_name(fn), [])
+            if not own or not _static_kernel(fn) or _packs(module, fn, target):
+                continue
+            key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
+            first = next((k for k in kept.get(key, []) if same_function(k, fn)), None)
+            if first is None:
+                kept.setdefault(key, []).append(fn)
+                continue
+            callee = ir.FlatSymbolRefAttr.get(symbol_name(first))
+            for call in own:
+                call.attributes["callee"] = callee
+            fn.erase()

@@ -94,7 +94,8 @@ _CPU_STAGES = _FRONT_STAGES + (
               # blocks" otherwise)
               "finalize-memref-to-llvm", "ms-cpu-loop-hints", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-to-llvm", "reconcile-unrealized-casts",
-              "ms-cpu-c-interface-names", "ms-cpu-target-attributes")),
+              "ms-cpu-c-interface-names", "ms-cpu-private-entry-bodies",
+              "inline{default-pipeline=}", "ms-cpu-target-attributes")),
 )
 
 # The GPU architecture the CUDA target compiles for (PTX ISA 8.0: CUDA 12 and later drivers).

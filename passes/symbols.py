@@ -48,3 +48,50 @@ class CInterfaceNames(ModulePass):
         for fn in defined_functions(module, "llvm.func"):
             if symbol_name(fn).startswith(mangled):
                 _rename(module, fn, C_INTERFACE + symbol_name(fn)[len(mangled):])
+
+
+_INTERNAL = "#llvm.linkage<internal>"
+
+
+def _calls_of_symbol(module, name: str) -> list:
+    found = []
+
+    def visit(op):
+        if op.name == "llvm.call" and "callee" in op.attributes and ir.FlatSymbolRefAttr(
+                op.attributes["callee"]).value == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return found
+
+
+@register
+class PrivateEntryBodies(ModulePass):
+    name = "ms-cpu-private-entry-bodies"
+    summary = ("make each entry's body (the function its C interface calls with every memref "
+               "field as an argument) private and internal, for the inliner to merge them; "
+               "functions LLVM must not inline get the no_inline MLIR's inliner reads")
+    # A ViT layer's training step passes its 70 memrefs to mscc.train_step as 403 scalar
+    # arguments: LLVM's instruction selection of that call (and of the ExecutionEngine's
+    # packed wrapper of the function) took ~0.1 s of every compile. Inlined into its C
+    # interface, the fields are read from the descriptors where they are used.
+
+    def run(self, module):
+        internal = ir.Attribute.parse(_INTERNAL)
+        noinline = ir.StringAttr.get("noinline")
+        for fn in defined_functions(module, "llvm.func"):
+            # what ms-cpu-local-functions keeps apart (LLVM's noinline) MLIR's inliner
+            # reads from no_inline, which the conversion to LLVM does not carry over
+            if "passthrough" in fn.attributes and noinline in list(
+                    ir.ArrayAttr(fn.attributes["passthrough"])):
+                fn.attributes["no_inline"] = ir.UnitAttr.get()
+            wrapper = symbol_name(fn)
+            if not wrapper.startswith(C_INTERFACE):
+                continue
+            body = PREFIX + wrapper[len(C_INTERFACE):]
+            calls = _calls_of_symbol(module, body)
+            if len(calls) != 1 or calls[0].parent != fn.operation:
+                continue  # called from elsewhere too: it stays a function of its own
+            callee = ir.SymbolTable(module.operation)[body]
+            callee.attributes["linkage"] = internal
+            callee.attributes["sym_visibility"] = ir.StringAttr.get("private")

@@ -327,7 +327,7 @@ def test_traced_ir_is_in_mindspore_form():
                                           ("linalg", "linalg.matmul"),
                                           ("bufferized", "memref<4x3xf32>"),
                                           ("llvm", "llvm.func @_mlir_ciface_f"),
-                                          ("llvm-ir", "define void @mscc.f(")])
+                                          ("llvm-ir", "define void @_mlir_ciface_f(")])
 def test_lower_as_text_every_stage(stage, marker):
     def f(a, b):
         return ops.relu(a @ b)

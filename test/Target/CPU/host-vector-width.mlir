@@ -5,10 +5,10 @@
 // RUN: env -u MSCC_CPU -u MSCC_VECTOR_BITS mscc %s --emit asm | FileCheck %s
 // RUN: env -u MSCC_CPU -u MSCC_VECTOR_BITS mscc %s --emit llvm | FileCheck %s --check-prefix=LLVM
 
-// CHECK-LABEL: softmax_rows:
+// CHECK-LABEL: softmax_rows..omp_par:
 // CHECK:       {{vmaxps|vmaxnumps|vmaxss}} {{.*}}%zmm
 // CHECK:       vfmadd{{[0-9]+}}ps {{.*}}%zmm
-// LLVM-LABEL:  llvm.func @mscc.softmax_rows(
+// LLVM-LABEL:  llvm.func internal @mscc.softmax_rows(
 // LLVM-SAME:     passthrough = {{\[\[}}"prefer-vector-width", "512"]]
 func.func @softmax_rows(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %y = "ms.softmax"(%x) {axis = -1 : i64} : (tensor<64x1024xf32>) -> tensor<64x1024xf32>

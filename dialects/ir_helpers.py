@@ -71,8 +71,18 @@ def remap_operands(op, mapping):
 
 
 def callee_name(call) -> str:
-    """The function a func.call calls."""
+    """The function a func.call (or a direct llvm.call) calls."""
     return ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+
+
+def calls_by_callee(root, op_name: str = "func.call") -> dict:
+    """{callee name: [the direct calls of it]} for the calls named `op_name` (func.call,
+    llvm.call; an indirect call has no callee and is left out) nested in `root`."""
+    calls: dict = {}
+    for call in ops_of_kind(root, op_name):
+        if "callee" in call.attributes:
+            calls.setdefault(callee_name(call), []).append(call)
+    return calls
 
 
 def function_type(fn) -> ir.FunctionType:

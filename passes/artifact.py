@@ -320,18 +320,23 @@ def link_shared(objects, openmp: bool, entry: str, inputs, outputs, background=F
             return f.read()
 
 
+def _llvm_target(mcpu: str) -> tuple[str, list[str]]:
+    """(the LLVM CPU name `mcpu` stands for, opt's and llc's target flags for it)."""
+    cpu = current_target().cpu if mcpu == "native" else mcpu
+    return cpu, [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
+
+
 def compile_object(llvm_ir: str, mcpu: str = "native", filetype: str = "obj"
                    ) -> tuple[bytes, str]:
     """(a position-independent ELF object compiled from LLVM IR, the CPU it was tuned for):
     the `obj` stage; with filetype="asm", the assembly text (as bytes) instead: `asm`."""
-    cpu = current_target().cpu if mcpu == "native" else mcpu
+    cpu, target = _llvm_target(mcpu)
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
         ll, opt_ll, obj = (os.path.join(d, n) for n in ("entry.ll", "entry.opt.ll", "entry.o"))
         with open(ll, "w") as f:
             f.write(llvm_ir)
         # The IR optimizer first (loop vectorization, unrolling as the loop hints say): what
         # the ExecutionEngine runs at opt level 3, so a library is as fast as the jit code.
-        target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
         _run([llvm_tool("opt"), "-O3", *target, "-S", ll, "-o", opt_ll], "obj", "opt")
         _run([llvm_tool("llc"), "-O3", f"-filetype={filetype}", "-relocation-model=pic", *target,
               opt_ll, "-o", obj], "obj", "llc")
@@ -345,10 +350,9 @@ def shared_library(llvm_ir: str, entry: str, inputs, outputs,
     `entry`'s C interface and signature, the CPU it was tuned for); `parts` > 1 compiles
     that many pieces of the module concurrently (passes/cpu_codegen.py)."""
     from .cpu_codegen import compile_parts
-    cpu = current_target().cpu if mcpu == "native" else mcpu
+    cpu, target = _llvm_target(mcpu)
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
         if parts > 1:
-            target = [f"-mtriple={host_triple()}", f"-mcpu={cpu}"]
             objects = compile_parts(llvm_ir, parts, d, target)
         else:
             code, cpu = compile_object(llvm_ir, mcpu)

@@ -173,6 +173,16 @@ def _should_pack(mm, nr, target, rows=None, free=False) -> bool:
             and target.rows_conflict(n * _elem_bytes(mm), min(k, KC)))
 
 
+def strip_width(mm, target) -> int:
+    """Elements in a packed strip of B (a register tile's columns) for the product `mm`."""
+    return max(8, register_tile(target)[1] // _elem_bytes(mm))
+
+
+def packs_b(module, fn, mm, nr, target) -> bool:
+    """Whether the static schedule packs B of the kernel's product `mm` (pack_b)."""
+    return _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm))
+
+
 def _packing_is_free(module, fn, mm) -> bool:
     """Whether B of the kernel's product is W^T made by the kernel's one caller."""
     b = mm.operands[1]
@@ -489,10 +499,9 @@ class CpuMatmulSchedule(ModulePass):
                 continue  # folded away (an epilogue that ignores the product): plain loops
             if not (_static_kernel(fn) or depth_arguments(fn) is not None):
                 continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
-            mr, nr_bytes = register_tile(target)
-            nr = max(8, nr_bytes // _elem_bytes(matmuls[0]))
+            mr, nr = register_tile(target)[0], strip_width(matmuls[0], target)
             for mm in matmuls:
-                if _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm)):
+                if packs_b(module, fn, mm, nr, target):
                     pack_b(module, fn, mm, nr, epilogue=True)
             _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))

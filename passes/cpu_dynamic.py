@@ -24,8 +24,9 @@ from mlir.dialects import arith, func, memref, scf
 
 from .base import register
 from . import cpu_target
-from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _calls_of, _dynamic_dims, _elem_bytes,
-                  _one_matmul, _packing_is_free, _should_pack, pack_b, register_tile)
+from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _calls_of, _dynamic_dims,
+                  _one_matmul, _packing_is_free, _should_pack, pack_b, register_tile,
+                  strip_width)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (function_type, indexing_maps, set_function_type,
                                    set_symbol_name, symbol_name)
@@ -187,7 +188,7 @@ def _packable(fn, calls, target):
     """The register tile width in elements where B should be packed for a batch of the
     usual size (and the kernel has the one call pack_b handles), else None."""
     mm = _one_matmul(fn)
-    nr = max(8, register_tile(target)[1] // _elem_bytes(mm))
+    nr = strip_width(mm, target)
     if len(calls) == 1 and _should_pack(mm, nr, target, rows=DYNAMIC_ESTIMATE):
         return nr
     return None

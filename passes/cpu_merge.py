@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.ir_helpers import callee_name, function_type, in_parallel_loop, ops_of_kind, symbol_name
+from ..dialects.ir_helpers import (calls_by_callee, function_type, in_parallel_loop, ops_of_kind,
+                                   symbol_name)
 from ..dialects.lowering import REGION_ATTR
 from . import cpu_target
 from .base import ModulePass, register
-from .cpu import (_elem_bytes, _packing_is_free, _should_pack, _static_kernel,
-                  register_tile)
+from .cpu import _static_kernel, packs_b, strip_width
 from .outline import kernel_functions
 
 # Function attributes that differ between copies of one kernel.
@@ -95,19 +95,9 @@ def _shape_key(fn) -> tuple:
 
 def _packs(module, fn, target) -> bool:
     """Whether the matmul schedule would pack B for one of the kernel's products."""
-    mr, nr_bytes = register_tile(target)
-    for mm in ops_of_kind(fn, "linalg.matmul"):
-        nr = max(8, nr_bytes // _elem_bytes(mm))
-        if _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm)):
-            return True
-    return False
-
-
-def _calls_by_callee(module) -> dict:
-    calls: dict = {}
-    for call in ops_of_kind(module.operation, "func.call"):
-        calls.setdefault(callee_name(call), []).append(call)
-    return calls
+    matmuls = ops_of_kind(fn, "linalg.matmul")
+    return any(packs_b(module, fn, mm, strip_width(matmuls[0], target), target)
+               for mm in matmuls)
 
 
 @register
@@ -120,7 +110,7 @@ class MergeKernels(ModulePass):
 
     def run(self, module):
         target = cpu_target.from_options(self.opts)
-        calls = _calls_by_callee(module)
+        calls = calls_by_callee(module.operation)
         kept: dict = {}  # (shape key, called in a parallel loop) -> kernels kept
         for fn in kernel_functions(module, "matmul"):
             own = calls.get(symbol_name(fn), [])

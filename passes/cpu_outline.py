@@ -23,6 +23,7 @@ from mlir.dialects import func
 from ..dialects.ir_helpers import defined_functions, symbol_name
 from .base import ModulePass, register
 from .outline import is_kernel
+from .symbols import INTERNAL_LINKAGE
 
 OUTLINED_ATTR = "ms.outlined_loop"  # marks the functions this pass made
 # Ops without operands whose copies cost nothing: copied into an outlined function rather
@@ -119,9 +120,6 @@ class OutlineLoops(ModulePass):
                 _outline_nest(nest, captured[nest], f"{base}__loop{i}", block, replaced)
 
 
-_INTERNAL = "#llvm.linkage<internal>"
-
-
 @register
 class LocalFunctions(ModulePass):
     name = "ms-cpu-local-functions"
@@ -132,7 +130,7 @@ class LocalFunctions(ModulePass):
     # Internal, a function called once would be inlined back into its caller (noinline).
 
     def run(self, module):
-        internal = ir.Attribute.parse(_INTERNAL)
+        internal = ir.Attribute.parse(INTERNAL_LINKAGE)
         noinline = ir.StringAttr.get("noinline")
         for fn in defined_functions(module):
             if not (is_kernel(fn) or OUTLINED_ATTR in fn.attributes):

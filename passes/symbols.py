@@ -16,7 +16,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .base import ModulePass, register
-from ..dialects.ir_helpers import defined_functions, set_symbol_name, symbol_name
+from ..dialects.ir_helpers import calls_by_callee, defined_functions, set_symbol_name, symbol_name
 
 PREFIX = "mscc."
 C_INTERFACE = "_mlir_ciface_"
@@ -50,19 +50,7 @@ class CInterfaceNames(ModulePass):
                 _rename(module, fn, C_INTERFACE + symbol_name(fn)[len(mangled):])
 
 
-_INTERNAL = "#llvm.linkage<internal>"
-
-
-def _calls_of_symbol(module, name: str) -> list:
-    found = []
-
-    def visit(op):
-        if op.name == "llvm.call" and "callee" in op.attributes and ir.FlatSymbolRefAttr(
-                op.attributes["callee"]).value == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    return found
+INTERNAL_LINKAGE = "#llvm.linkage<internal>"  # (llvm.func's, and func.func's llvm.linkage)
 
 
 @register
@@ -77,8 +65,10 @@ class PrivateEntryBodies(ModulePass):
     # interface, the fields are read from the descriptors where they are used.
 
     def run(self, module):
-        internal = ir.Attribute.parse(_INTERNAL)
+        internal = ir.Attribute.parse(INTERNAL_LINKAGE)
         noinline = ir.StringAttr.get("noinline")
+        calls_of = calls_by_callee(module.operation, "llvm.call")
+        table = ir.SymbolTable(module.operation)
         for fn in defined_functions(module, "llvm.func"):
             # what ms-cpu-local-functions keeps apart (LLVM's noinline) MLIR's inliner
             # reads from no_inline, which the conversion to LLVM does not carry over
@@ -89,9 +79,9 @@ class PrivateEntryBodies(ModulePass):
             if not wrapper.startswith(C_INTERFACE):
                 continue
             body = PREFIX + wrapper[len(C_INTERFACE):]
-            calls = _calls_of_symbol(module, body)
+            calls = calls_of.get(body, [])
             if len(calls) != 1 or calls[0].parent != fn.operation:
                 continue  # called from elsewhere too: it stays a function of its own
-            callee = ir.SymbolTable(module.operation)[body]
+            callee = table[body]
             callee.attributes["linkage"] = internal
             callee.attributes["sym_visibility"] = ir.StringAttr.get("private")

@@ -231,8 +231,18 @@ def train_one_step(outdir):
 
 # ------------------------------------------------------------------ failures
 
+def stderr_to_file(case, outdir):
+    """This rank's stderr (fd 2, where mscc's abort messages go) into a file: MPI_Abort can
+    end the launcher before it forwards the ranks' last lines (seen once in CI under load:
+    rc 1, nothing printed), and those lines are what the tests check."""
+    stderr = os.open(os.path.join(outdir, f"{case}-stderr-{RANK}.txt"),
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(stderr, 2)
+
+
 def failing(outdir):
     """Rank 1 raises after two steps; the others go on into the next all-reduce."""
+    stderr_to_file("failing", outdir)
     f = ms.jit(lambda t: ops.AllReduce()(t))
     for k in range(1000):
         if RANK == 1 and k == 2:
@@ -243,6 +253,7 @@ def failing(outdir):
 
 def mismatched(outdir):
     """The ranks all-reduce tensors of different shapes."""
+    stderr_to_file("mismatched", outdir)
     ops.AllReduce()(ms.Tensor(np.ones((3 + RANK, 2), np.float32)))  # MISMATCH-LINE
     return {}
 

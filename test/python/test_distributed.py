@@ -49,6 +49,13 @@ def results(case, n, outdir):
     return out
 
 
+def ranks_stderr(case, n, outdir):
+    """What the ranks of a case that aborts printed to stderr (the worker writes it to files:
+    MPI_Abort may end mpiexec before it forwards them)."""
+    paths = [os.path.join(outdir, f"{case}-stderr-{r}.txt") for r in range(n)]
+    return "".join(open(p).read() for p in paths if os.path.exists(p))
+
+
 def worker_module():
     spec_ = importlib.util.spec_from_file_location("distributed_worker", WORKER)
     module = importlib.util.module_from_spec(spec_)
@@ -156,6 +163,7 @@ def test_the_digits_example_trains_data_parallel():
 def test_a_rank_that_raises_ends_the_job_non_zero(tmp_path):
     rc, out, seconds = launch("failing", 2, tmp_path)
     assert rc != 0
+    out += ranks_stderr("failing", 2, tmp_path)
     assert "rank 1 fails on purpose" in out and "aborting the job" in out
     assert seconds < 30, seconds
 
@@ -164,6 +172,7 @@ def test_a_rank_that_raises_ends_the_job_non_zero(tmp_path):
 def test_ranks_with_different_shapes_get_an_error_at_the_collective(tmp_path):
     rc, out, seconds = launch("mismatched", 3, tmp_path)
     assert rc != 0
+    out += ranks_stderr("mismatched", 3, tmp_path)
     with open(WORKER) as f:
         line = next(i for i, text in enumerate(f, 1) if "MISMATCH-LINE" in text)
     assert f"distributed_worker.py:{line}: the processes do not run the same collective" in out

@@ -2,17 +2,18 @@
 the pipeline (pipeline.run_pipeline), build an executable.
 
 CPU machine code is made three ways, each for a reason of its own:
-- in process, by the MLIR ExecutionEngine (compile_module: jit and `mscc --run`): no files,
-  no tools, the fastest start;
-- by opt + llc and `cc -shared` (passes/artifact.py: `mscc -o NAME.msx`, `--emit=obj`,
+- in process, by the MLIR ExecutionEngine (compile_module: jit and `mscc --run`) for
+  modules of under 2,000 LLVM-dialect operations: no files, no tools, the fastest start;
+- in process, by LLVM's C API on one thread per core and `cc -shared`
+  (passes/cpu_codegen.py: jit's larger modules; passes/artifact.py: `mscc -o NAME.msx`,
   `Compiled.save`): a position-independent library that loads without MLIR on another
-  machine of the same kind;
+  machine of the same kind; `--emit=obj/asm` runs opt + llc;
 - by linking the ExecutionEngine's own object code (passes/exe_cache.py, the disk cache): a
   second process loads what the first compiled, and the first does not compile the module a
   second time (opt + llc in the background halved the speed of its parallel loops on a
   two-core machine).
-All three start from the same `llvm` stage; the libraries of the last two export only the
-entry (artifact.link_shared).
+All three start from the same `llvm` stage; the libraries export only the entry
+(artifact.link_shared).
 """
 from __future__ import annotations
 
@@ -192,11 +193,11 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
 
 def _machine_code(module, sig: EntrySignature, opt_level):
     """The executable of a module at the `llvm` stage: a library compiled by several
-    processes when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
+    threads when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
     the ExecutionEngine's code (`exe.artifact` None)."""
     from ..runtime.cpu import CpuExecutable
     from . import cpu_codegen
-    parts = cpu_codegen.processes_for(module) if opt_level == 3 else 0
+    parts = cpu_codegen.parts_for(module) if opt_level == 3 else 0
     if parts > 1:
         from .artifact import cpu_artifact
         artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts)

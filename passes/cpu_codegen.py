@@ -1,15 +1,24 @@
-"""CPU machine code of a large module on every core: its LLVM IR split into parts
-(llvm-split), each part optimized and compiled by an `opt | llc` process of its own, the
-objects linked into one shared library (artifact.link_shared).
+"""CPU machine code of a large module on every core, in this process: the module is
+translated to LLVM IR once (as bitcode), each of `parts` threads parses its own copy into an
+LLVMContext of its own, keeps the bodies of its share of the functions (the others become
+declarations), optimizes it (`default<O3>`) and compiles it into an object file through
+LLVM's C API (passes/llvm_capi.py: the calls release the GIL), and the objects are linked
+into one shared library (artifact.link_shared).
 
 The ExecutionEngine optimizes and compiles a module on one thread, and LLVM's time grows
-with the code: for a ViT encoder layer's training step (148 functions after
-ms-cpu-outline-loops, 1.4 MB of LLVM IR) it took 1.8-2.2 s on a 2-core AMD EPYC; two
-processes took 1.0 s for the same work, translating in process (58 ms) and splitting
-(0.1 s) included. Below `MIN_PART_OPS` operations per process, starting processes and
-linking cost more than they save, and the ExecutionEngine compiles the module.
+with the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two
+threads on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_OPS` operations
+per thread the link costs more than the threads save, and the ExecutionEngine compiles the
+module. (This used llvm-split and an `opt | llc` process per part before: starting the
+processes and splitting cost ~50 ms more than threads.)
 
-MSCC_CODEGEN_PROCESSES caps the number of processes (`1`: always the ExecutionEngine).
+Functions are shared out by size (their LLVM-dialect operations, largest first, each to the
+part with the least so far). A function defined in one part and called from another is
+made external with hidden visibility (the library exports only the entry); a global
+variable that is not a private constant is defined in part 0 alone. What the translation
+adds (OpenMP's outlined bodies) stays with the function that calls it.
+
+MSCC_CODEGEN_THREADS caps the number of threads (`1`: always the ExecutionEngine).
 The library is what the disk cache stores, so nothing is linked again in the background.
 """
 from __future__ import annotations
@@ -17,16 +26,16 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
-import subprocess
-import tempfile
+import threading
 
 from mlir import ir
 
 from .diagnostics import CompileError, Diagnostic
 
-ENV = "MSCC_CODEGEN_PROCESSES"
-MIN_PART_OPS = 3000  # LLVM-dialect operations per process, at least (the MLP step, 6,250
-# operations: 0.61 s first compile in one process, 0.53 s in two on the 2-core Intel Xeon)
+ENV = "MSCC_CODEGEN_THREADS"
+MIN_PART_OPS = 1000  # LLVM-dialect operations per thread, at least: a Conv2d's forward and
+# backward (3,200 operations) compiled in 0.18 s by the ExecutionEngine, 0.14 s by two threads
+# (the link included) on the 2-core Intel Xeon; at 3,000 it stayed on the engine
 # What LLVM IR translation has an implementation for: the C function that translates in
 # process crashes on anything else (the pipeline leaves nothing else; this is the check).
 _TRANSLATED = ("llvm.", "omp.", "builtin.")
@@ -39,94 +48,188 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def processes_for(module) -> int:
-    """How many processes should compile `module` (an LLVM-dialect module): 0 for the
-    ExecutionEngine (small module, one core, no C compiler or LLVM tools)."""
+def parts_for(module, sizes=None) -> int:
+    """How many threads should compile `module` (an LLVM-dialect module; `sizes`: its
+    function_sizes when known): 0 for the ExecutionEngine (small module, one core, no C
+    compiler or no libLLVM)."""
     limit = os.environ.get(ENV, "").strip()
     cap = int(limit) if limit.isdigit() else _cores()
-    if cap < 2 or shutil.which("cc") is None or not _have_llvm_tools():
+    if cap < 2 or not available():
         return 0
-    ops = _translatable_ops(module)
-    if ops is None or ops < 2 * MIN_PART_OPS:
+    sizes = function_sizes(module) if sizes is None else sizes
+    ops = sum(sizes.values()) if sizes is not None else 0
+    if ops < 2 * MIN_PART_OPS:
         return 0
     return min(cap, ops // MIN_PART_OPS)
 
 
-def _have_llvm_tools() -> bool:
-    from .artifact import llvm_tool
-    try:
-        return all(os.path.exists(llvm_tool(t)) for t in ("opt", "llc", "llvm-split"))
-    except CompileError:
-        return False
+def available() -> bool:
+    """Whether this process can compile a library itself (libLLVM's C API and a C compiler
+    to link with)."""
+    from . import llvm_capi
+    return shutil.which("cc") is not None and llvm_capi.library() is not None
 
 
-def _translatable_ops(module) -> int | None:
-    """The number of operations in `module`, or None if one has no LLVM IR translation."""
-    count = [0]
+def function_sizes(module) -> dict[str, int] | None:
+    """The operations of each llvm.func of `module` by name (its globals under ""), or None
+    if an operation has no LLVM IR translation."""
+    sizes: dict[str, int] = {}
+    for op in module.body.operations:
+        op = op.operation
+        name = ir.StringAttr(op.attributes["sym_name"]).value if op.name == "llvm.func" else ""
+        count = [0]
 
-    def visit(op):
-        count[0] += 1
-        if not op.name.startswith(_TRANSLATED):
-            count[0] = None
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    return count[0]
+        def visit(inner):
+            count[0] += 1
+            if not inner.name.startswith(_TRANSLATED):
+                count[0] = None
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+        op.walk(visit)
+        if count[0] is None:
+            return None
+        sizes[name] = sizes.get(name, 0) + count[0]
+    return sizes
 
 
-def llvm_ir_in_process(module) -> str:
-    """The LLVM IR text of an LLVM-dialect module, translated by the MLIR C API in this
-    process (mlir-translate in a process of its own took 0.7 s for the ViT step's 1.4 MB).
-    Only for modules processes_for() has checked."""
+def share_out(sizes: dict[str, int], parts: int) -> dict[str, int]:
+    """Function name -> part: largest first, each to the part with the fewest operations."""
+    load = [0] * parts
+    assignment = {}
+    for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        if name:
+            part = load.index(min(load))
+            assignment[name] = part
+            load[part] += size
+    return assignment
+
+
+class LLVMCode:
+    """A module translated to LLVM bitcode, with what linking it needs to know."""
+
+    def __init__(self, bitcode: bytes, openmp: bool):
+        self.bitcode, self.openmp = bitcode, openmp
+
+
+def translate(module) -> LLVMCode:
+    """The LLVM bitcode of an LLVM-dialect module, translated by the MLIR C API in this
+    process into a context of the libLLVM.so it shares with LLVM's C API (mlir-translate in
+    a process of its own took 0.7 s for a ViT step's 1.4 MB of text). Only for modules
+    function_sizes() accepts: the translation crashes on anything else."""
     import mlir
-    lib = ctypes.CDLL(os.path.join(list(mlir.__path__)[0], "_mlir_libs",
-                                   "libMLIRPythonCAPI.so"))
-    translate = lib.mlirTranslateModuleToLLVMIRToString
-    translate.restype = ctypes.c_void_p
-    translate.argtypes = [ctypes.c_void_p]  # MlirOperation: a struct of one pointer
+    from . import llvm_capi
+    lib = llvm_capi.library()
+    capi = ctypes.CDLL(os.path.join(list(mlir.__path__)[0], "_mlir_libs",
+                                    "libMLIRPythonCAPI.so"))
+    to_llvm = capi.mlirTranslateModuleToLLVMIR
+    to_llvm.restype = ctypes.c_void_p
+    to_llvm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]  # (MlirOperation: one pointer)
     capsule = ctypes.pythonapi.PyCapsule_GetPointer
     capsule.restype = ctypes.c_void_p
     capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
     op = capsule(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
-    text = translate(op)
-    if not text:
-        raise CompileError([Diagnostic("error", "", 0, 0, "LLVM IR translation failed")],
-                           "llvm-ir")
+    context = lib.LLVMContextCreate()
     try:
-        return ctypes.string_at(text).decode()
+        llvm_module = to_llvm(op, context)
+        if not llvm_module:
+            raise CompileError([Diagnostic("error", "", 0, 0, "LLVM IR translation failed")],
+                               "llvm-ir")
+        openmp = any(llvm_capi.name_of(lib, f).startswith("__kmpc_")
+                     for f in llvm_capi.functions(lib, llvm_module))
+        code = LLVMCode(llvm_capi.bitcode(lib, llvm_module), openmp)
+        lib.LLVMDisposeModule(llvm_module)
+        return code
     finally:
-        ctypes.CDLL(None).free(ctypes.c_void_p(text))  # (LLVMPrintModuleToString: strdup)
+        lib.LLVMContextDispose(context)
 
 
-def compile_parts(llvm_ir: str, parts: int, folder: str, target: list[str]) -> list[str]:
-    """Object files of `llvm_ir` split into `parts` modules, compiled concurrently by
-    `opt -O3 | llc -O3` processes (position independent); their paths in `folder`."""
-    from .artifact import _run, _tool_error, llvm_tool
-    source = os.path.join(folder, "entry.ll")
-    with open(source, "w") as f:
-        f.write(llvm_ir)
-    prefix = os.path.join(folder, "part")
-    # --round-robin: consecutive functions (the loop nests of one step, of like sizes) go
-    # to different parts; the default hashes names, which left one part 30% larger.
-    _run([llvm_tool("llvm-split"), f"-j{parts}", "--round-robin", "-o", prefix, source],
-         "obj", "llvm-split")
-    running = []
-    for i in range(parts):
-        obj = f"{prefix}{i}.o"
-        opt = subprocess.Popen([llvm_tool("opt"), "-O3", *target, f"{prefix}{i}", "-o", "-"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        llc = subprocess.Popen([llvm_tool("llc"), "-O3", "-filetype=obj",
-                                "-relocation-model=pic", *target, "-", "-o", obj],
-                               stdin=opt.stdout, stderr=subprocess.PIPE)
-        opt.stdout.close()  # (llc owns the pipe now: opt sees it close if llc dies)
-        running.append((opt, llc, obj))
-    objects, failures = [], []
-    for opt, llc, obj in running:
-        for proc, name in ((llc, "llc"), (opt, "opt")):
-            err = proc.communicate()[1].decode(errors="replace").strip()
-            if proc.returncode != 0:
-                failures.append(f"{name} failed: {err}")
-        objects.append(obj)
+def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, folder: str,
+                  cpu: str) -> list[str]:
+    """Object files of the LLVM module `code` (bitcode or IR text), the functions shared
+    out among `parts` threads by `assignment` (share_out), each part optimized at O3 and
+    compiled for `cpu`, position independent; their paths in `folder`."""
+    from . import llvm_capi
+    from .artifact import host_triple
+    lib = llvm_capi.library()
+    data = code.encode() if isinstance(code, str) else code
+    objects = [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+    failures: list[str] = []
+
+    def compile_part(index):
+        try:
+            _compile_part(lib, data, index, parts, assignment, host_triple(), cpu,
+                          objects[index])
+        except llvm_capi.LLVMError as e:
+            failures.append(f"LLVM failed on part {index}: {e}")
+    host_triple()  # (its first call loads nothing in the threads)
+    threads = [threading.Thread(target=compile_part, args=(i,)) for i in range(1, parts)]
+    for t in threads:
+        t.start()
+    compile_part(0)
+    for t in threads:
+        t.join()
     if failures:
-        raise _tool_error("obj", failures[0])
+        raise CompileError([Diagnostic("error", "", 0, 0, failures[0])], "obj")
     return objects
+
+
+def _compile_part(lib, data, index, parts, assignment, triple, cpu, path):
+    from . import llvm_capi
+    context = lib.LLVMContextCreate()
+    module = machine = None
+    try:
+        module = llvm_capi.parse(lib, context, data)
+        lib.LLVMSetTarget(module, triple.encode())
+        if parts > 1:
+            _keep_part(lib, module, index, assignment)
+        machine = llvm_capi.target_machine(lib, triple, cpu)
+        llvm_capi.optimize(lib, module, machine)
+        llvm_capi.emit(lib, module, machine, path)
+    finally:
+        if machine:
+            lib.LLVMDisposeTargetMachine(machine)
+        if module:
+            lib.LLVMDisposeModule(module)
+        lib.LLVMContextDispose(context)
+
+
+def _keep_part(lib, module, index, assignment):
+    """Part `index` of the module: its functions defined (external, hidden, when local:
+    other parts call them), the others' declared; global variables that are not private
+    constants defined in part 0 only."""
+    from . import llvm_capi as c
+    local = (c.INTERNAL_LINKAGE, c.PRIVATE_LINKAGE)
+    for f in c.functions(lib, module):
+        name = c.name_of(lib, f)
+        part = assignment.get(name)
+        if part is None or lib.LLVMIsDeclaration(f):
+            continue  # (a declaration, or what the translation added: with its caller)
+        if part != index:
+            _declare_instead(lib, module, f, name, hidden=lib.LLVMGetLinkage(f) in local)
+        elif lib.LLVMGetLinkage(f) in local:
+            lib.LLVMSetLinkage(f, c.EXTERNAL_LINKAGE)
+            lib.LLVMSetVisibility(f, c.HIDDEN_VISIBILITY)
+    for g in c.globals_of(lib, module):
+        linkage = lib.LLVMGetLinkage(g)
+        if lib.LLVMIsDeclaration(g) or (linkage in local and lib.LLVMIsGlobalConstant(g)):
+            continue
+        if index != 0:
+            lib.LLVMSetInitializer(g, None)
+        if linkage in local or index != 0:
+            lib.LLVMSetLinkage(g, c.EXTERNAL_LINKAGE)
+            lib.LLVMSetVisibility(g, c.HIDDEN_VISIBILITY)
+
+
+def _declare_instead(lib, module, function, name: str, hidden: bool):
+    """Replace a function defined in another part by a declaration of it (`hidden` for one
+    local to the module: hidden where it is defined; the entry must keep its visibility,
+    the linker would hide its definition too)."""
+    from . import llvm_capi as c
+    declaration = lib.LLVMAddFunction(module, b"", lib.LLVMGlobalGetValueType(function))
+    lib.LLVMSetFunctionCallConv(declaration, lib.LLVMGetFunctionCallConv(function))
+    lib.LLVMReplaceAllUsesWith(function, declaration)
+    lib.LLVMDeleteFunction(function)
+    encoded = name.encode()
+    lib.LLVMSetValueName2(declaration, encoded, len(encoded))
+    if hidden:
+        lib.LLVMSetVisibility(declaration, c.HIDDEN_VISIBILITY)

@@ -1,4 +1,4 @@
-"""Machine code of a large module from several processes (passes/cpu_codegen.py) and loop
+"""Machine code of a large module from several threads (passes/cpu_codegen.py) and loop
 nests outlined into functions of their own (passes/cpu_outline.py): the library they make
 computes what the ExecutionEngine's code computes, goes into the disk cache as it is, and a
 failing part is a compile error."""
@@ -47,7 +47,7 @@ def _executable(f):
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    """Split even this small step: two processes whatever the module's size."""
+    """Split even this small step: two threads whatever the module's size."""
     monkeypatch.setattr(cpu_codegen, "MIN_PART_OPS", 50)
     monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
     monkeypatch.delenv(cpu_codegen.ENV, raising=False)
@@ -67,7 +67,7 @@ def test_parts_compute_what_numpy_does(small_parts):
         np.testing.assert_array_equal(g, a)
 
 
-def test_one_process_is_the_execution_engine(small_parts, monkeypatch):
+def test_one_thread_is_the_execution_engine(small_parts, monkeypatch):
     monkeypatch.setenv(cpu_codegen.ENV, "1")
     f = ms.jit(_step)
     arrays = _inputs()
@@ -91,8 +91,62 @@ def test_the_step_is_outlined_into_loop_functions():
 def test_a_failing_part_is_a_compile_error(tmp_path):
     broken = "define void @f() {\n  ret i32 0\n}\n"  # returns a value from a void function
     with pytest.raises(CompileError) as info:
-        cpu_codegen.compile_parts(broken, 2, str(tmp_path), [])
-    assert info.value.stage == "obj" and "failed" in str(info.value)
+        cpu_codegen.compile_parts(broken, {"f": 0}, 2, str(tmp_path), "x86-64")
+    assert info.value.stage == "obj" and "LLVM failed on part" in str(info.value)
+    assert "value doesn't match function result type" in str(info.value)
+
+
+# A mutable global and a local function in one part, called from the other: each has one
+# definition in the library (the global's state is shared) and the entry stays exported.
+SHARED_STATE_IR = """
+@counter = internal global i32 0
+@table = private unnamed_addr constant [2 x i32] [i32 1, i32 2]
+define internal i32 @bump(i32 %x) {
+  %c = load i32, ptr @counter
+  %n = add i32 %c, %x
+  store i32 %n, ptr @counter
+  ret i32 %n
+}
+define i32 @entry(i32 %x) {
+  %a = call i32 @bump(i32 %x)
+  %t = load i32, ptr getelementptr ([2 x i32], ptr @table, i64 0, i64 1)
+  %y = mul i32 %x, %t
+  %b = call i32 @bump(i32 %y)
+  %c = load i32, ptr @counter
+  %r = add i32 %b, %c
+  ret i32 %r
+}
+"""
+
+
+def test_parts_share_globals_and_call_across(tmp_path):
+    import ctypes
+    objects = cpu_codegen.compile_parts(SHARED_STATE_IR, {"entry": 0, "bump": 1}, 2,
+                                        str(tmp_path), "x86-64")
+    lib = str(tmp_path / "parts.so")
+    subprocess.run(["cc", "-shared", *objects, "-o", lib], check=True)
+    entry = ctypes.CDLL(lib).entry
+    # bump(5), bump(10), plus the counter read in the entry's part: one counter for both
+    assert [entry(5), entry(5)] == [30, 60]
+
+
+def test_work_is_shared_out_largest_first():
+    sizes = {"a": 50, "b": 40, "c": 30, "d": 20, "": 7}  # ("": the module's globals)
+    assert cpu_codegen.share_out(sizes, 2) == {"a": 0, "b": 1, "c": 1, "d": 0}
+    assert cpu_codegen.share_out(sizes, 1) == {"a": 0, "b": 0, "c": 0, "d": 0}
+
+
+def test_the_support_object_is_linked_only_where_called(tmp_path):
+    from mscc.passes import artifact
+    calls, plain = tmp_path / "calls.o", tmp_path / "plain.o"
+    for path, body in ((calls, "void memrefCopy(long, void *, void *);"
+                               "void f(void *a, void *b) { memrefCopy(4, a, b); }"),
+                       (plain, "int g(int x) { return x + 1; }")):
+        source = path.with_suffix(".c")
+        source.write_text(body)
+        subprocess.run(["cc", "-c", "-fPIC", str(source), "-o", str(path)], check=True)
+    assert artifact._support_objects("cc", [str(plain)], False) == []
+    assert len(artifact._support_objects("cc", [str(plain), str(calls)], False)) == 1
 
 
 PROGRAM = r'''

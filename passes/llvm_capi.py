@@ -1,0 +1,196 @@
+"""The few functions of LLVM's C API that machine code in this process needs
+(passes/cpu_codegen.py), bound with ctypes to the libLLVM.so the MLIR bindings load already
+(libMLIRPythonCAPI.so links it): no second copy of LLVM, no process to start.
+
+ctypes releases the GIL for the length of each foreign call, so threads that each own an
+LLVMContext optimize and compile parts of a module on every core at once; LLVM allows that
+(one context per thread, nothing shared but the target registry).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import platform
+
+P = ctypes.c_void_p
+_str, _int, _size = ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
+
+# (name, result, argument types)
+_SIGNATURES = [
+    ("LLVMContextCreate", P, []),
+    ("LLVMContextDispose", None, [P]),
+    ("LLVMCreateMemoryBufferWithMemoryRangeCopy", P, [_str, _size, _str]),
+    ("LLVMGetBufferStart", P, [P]),
+    ("LLVMGetBufferSize", _size, [P]),
+    ("LLVMDisposeMemoryBuffer", None, [P]),
+    ("LLVMParseIRInContext", _int, [P, P, ctypes.POINTER(P), ctypes.POINTER(P)]),
+    ("LLVMWriteBitcodeToMemoryBuffer", P, [P]),
+    ("LLVMDisposeModule", None, [P]),
+    ("LLVMDisposeMessage", None, [P]),
+    ("LLVMSetTarget", None, [P, _str]),
+    ("LLVMSetModuleDataLayout", None, [P, P]),
+    ("LLVMCreateTargetDataLayout", P, [P]),
+    ("LLVMDisposeTargetData", None, [P]),
+    ("LLVMGetTargetFromTriple", _int, [_str, ctypes.POINTER(P), ctypes.POINTER(P)]),
+    ("LLVMCreateTargetMachine", P, [P, _str, _str, _str, _int, _int, _int]),
+    ("LLVMDisposeTargetMachine", None, [P]),
+    ("LLVMTargetMachineEmitToFile", _int, [P, P, _str, _int, ctypes.POINTER(P)]),
+    ("LLVMCreatePassBuilderOptions", P, []),
+    ("LLVMDisposePassBuilderOptions", None, [P]),
+    ("LLVMPassBuilderOptionsSetLoopVectorization", None, [P, _int]),
+    ("LLVMPassBuilderOptionsSetSLPVectorization", None, [P, _int]),
+    ("LLVMPassBuilderOptionsSetLoopInterleaving", None, [P, _int]),
+    ("LLVMPassBuilderOptionsSetLoopUnrolling", None, [P, _int]),
+    ("LLVMRunPasses", P, [P, _str, P, P]),
+    ("LLVMGetErrorMessage", P, [P]),
+    ("LLVMDisposeErrorMessage", None, [P]),
+    ("LLVMGetFirstFunction", P, [P]),
+    ("LLVMGetNextFunction", P, [P]),
+    ("LLVMGetFirstGlobal", P, [P]),
+    ("LLVMGetNextGlobal", P, [P]),
+    ("LLVMGetValueName2", P, [P, ctypes.POINTER(_size)]),
+    ("LLVMSetValueName2", None, [P, _str, _size]),
+    ("LLVMIsDeclaration", _int, [P]),
+    ("LLVMGetLinkage", _int, [P]),
+    ("LLVMSetLinkage", None, [P, _int]),
+    ("LLVMSetVisibility", None, [P, _int]),
+    ("LLVMIsGlobalConstant", _int, [P]),
+    ("LLVMSetInitializer", None, [P, P]),
+    ("LLVMGlobalGetValueType", P, [P]),
+    ("LLVMAddFunction", P, [P, _str, P]),
+    ("LLVMGetFunctionCallConv", ctypes.c_uint, [P]),
+    ("LLVMSetFunctionCallConv", None, [P, ctypes.c_uint]),
+    ("LLVMReplaceAllUsesWith", None, [P, P]),
+    ("LLVMDeleteFunction", None, [P]),
+]
+
+# LLVM-C enum values (llvm-c/Core.h, llvm-c/TargetMachine.h)
+EXTERNAL_LINKAGE, INTERNAL_LINKAGE, PRIVATE_LINKAGE = 0, 8, 9
+HIDDEN_VISIBILITY = 1
+CODEGEN_AGGRESSIVE, RELOC_PIC, CODE_MODEL_DEFAULT = 3, 2, 0
+OBJECT_FILE, ASSEMBLY_FILE = 1, 0
+
+# The backends LLVM's C API initializes by name (LLVMInitializeNativeTarget is inline).
+_BACKENDS = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AArch64"}
+
+
+class LLVMError(Exception):
+    """What LLVM reported (a parse error, a bad pass pipeline, a failed emission)."""
+
+
+@functools.lru_cache(maxsize=None)
+def library():
+    """libLLVM.so with the signatures above, its native backend initialized; None where it
+    cannot be loaded (no wheel, another architecture)."""
+    backend = _BACKENDS.get(platform.machine().lower())
+    path = _libllvm_path()
+    if backend is None or path is None:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+        for name, result, args in _SIGNATURES:
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = result, args
+        for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
+            getattr(lib, f"LLVMInitialize{backend}{part}")()
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
+def _libllvm_path() -> str | None:
+    from .artifact import llvm_tool
+    from .diagnostics import CompileError
+    try:
+        path = os.path.join(os.path.dirname(os.path.dirname(llvm_tool("llc"))), "lib",
+                            "libLLVM.so")
+    except CompileError:
+        return None
+    return path if os.path.exists(path) else None
+
+
+def message(lib, pointer, dispose="LLVMDisposeMessage") -> str:
+    """The text of an LLVM-allocated C string, freed."""
+    if not pointer:
+        return ""
+    try:
+        return ctypes.string_at(pointer).decode(errors="replace")
+    finally:
+        getattr(lib, dispose)(pointer)
+
+
+def name_of(lib, value) -> str:
+    size = _size()
+    return ctypes.string_at(lib.LLVMGetValueName2(value, ctypes.byref(size)),
+                            size.value).decode()
+
+
+def functions(lib, module):
+    f = lib.LLVMGetFirstFunction(module)
+    while f:
+        following = lib.LLVMGetNextFunction(f)  # (f may be deleted by the caller)
+        yield f
+        f = following
+
+
+def globals_of(lib, module):
+    g = lib.LLVMGetFirstGlobal(module)
+    while g:
+        yield g
+        g = lib.LLVMGetNextGlobal(g)
+
+
+def parse(lib, context, data: bytes):
+    """An LLVM module parsed from IR text or bitcode into `context`."""
+    buffer = lib.LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len(data), b"mscc")
+    module, error = P(), P()
+    # (LLVMParseIRInContext takes the buffer over, parsed or not)
+    if lib.LLVMParseIRInContext(context, buffer, ctypes.byref(module), ctypes.byref(error)):
+        raise LLVMError(message(lib, error.value))
+    return module
+
+
+def bitcode(lib, module) -> bytes:
+    buffer = lib.LLVMWriteBitcodeToMemoryBuffer(module)
+    try:
+        return ctypes.string_at(lib.LLVMGetBufferStart(buffer), lib.LLVMGetBufferSize(buffer))
+    finally:
+        lib.LLVMDisposeMemoryBuffer(buffer)
+
+
+def target_machine(lib, triple: str, cpu: str):
+    """A position-independent, -O3 target machine for `cpu` (its default features, as
+    `llc -mcpu=cpu` has)."""
+    target, error = P(), P()
+    if lib.LLVMGetTargetFromTriple(triple.encode(), ctypes.byref(target), ctypes.byref(error)):
+        raise LLVMError(message(lib, error.value))
+    return lib.LLVMCreateTargetMachine(target, triple.encode(), cpu.encode(), b"",
+                                       CODEGEN_AGGRESSIVE, RELOC_PIC, CODE_MODEL_DEFAULT)
+
+
+def optimize(lib, module, machine, passes: str = "default<O3>"):
+    """`opt -O3` on the module for the machine (loop and SLP vectorization, interleaving and
+    unrolling on: what the ExecutionEngine's optimizing transformer runs)."""
+    layout = lib.LLVMCreateTargetDataLayout(machine)
+    lib.LLVMSetModuleDataLayout(module, layout)
+    lib.LLVMDisposeTargetData(layout)
+    options = lib.LLVMCreatePassBuilderOptions()
+    try:
+        for setter in ("LoopVectorization", "SLPVectorization", "LoopInterleaving",
+                       "LoopUnrolling"):
+            getattr(lib, f"LLVMPassBuilderOptionsSet{setter}")(options, 1)
+        error = lib.LLVMRunPasses(module, passes.encode(), machine, options)
+        if error:
+            raise LLVMError(message(lib, lib.LLVMGetErrorMessage(error),
+                                    "LLVMDisposeErrorMessage"))
+    finally:
+        lib.LLVMDisposePassBuilderOptions(options)
+
+
+def emit(lib, module, machine, path: str, filetype: int = OBJECT_FILE):
+    """`llc -O3` of the module into the file `path`."""
+    error = P()
+    if lib.LLVMTargetMachineEmitToFile(machine, module, path.encode(), filetype,
+                                       ctypes.byref(error)):
+        raise LLVMError(message(lib, error.value))

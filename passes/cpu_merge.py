@@ -1,4 +1,5 @@
-"""ms-cpu-merge-kernels: matmul kernels that are the same but for their names become one.
+"""ms-cpu-merge-kernels and ms-cpu-merge-loops: matmul kernels, and loop nests outlined into
+functions, that are the same but for their names become one.
 
 A model repeats its layers: a ViT layer's q, k, v and output projections are four matmul
 kernels of the same shapes and epilogue, so are their input and weight gradients (9 distinct
@@ -13,17 +14,24 @@ kernels merge only where those decisions come out the same for both (called from
 parallel loop or not), and a kernel whose B would be packed keeps its own single call
 (pack_b rewrites its one call site; packed kernels are the large ones, where compiling a
 copy costs little next to running it).
+
+Outlined loop nests (ms-cpu-outline-loops) repeat the same way: a layer's forward nests and
+their gradients once per layer or head, the same elementwise loop on buffers of one type.
+A loop function takes what its nest reads as arguments, so nests on different buffers of one
+type are one function. ms-cpu-merge-loops runs right after the outlining, before the parallel
+loops become OpenMP regions.
 """
 from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.ir_helpers import (calls_by_callee, function_type, in_parallel_loop, ops_of_kind,
-                                   symbol_name)
+from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_type,
+                                   in_parallel_loop, ops_of_kind, symbol_name)
 from ..dialects.lowering import REGION_ATTR
 from . import cpu_target
 from .base import ModulePass, register
 from .cpu import _static_kernel, packs_b, strip_width
+from .cpu_outline import OUTLINED_ATTR
 from .outline import kernel_functions
 
 # Function attributes that differ between copies of one kernel.
@@ -117,11 +125,33 @@ class MergeKernels(ModulePass):
             if not own or not _static_kernel(fn) or _packs(module, fn, target):
                 continue
             key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
-            first = next((k for k in kept.get(key, []) if same_function(k, fn)), None)
-            if first is None:
-                kept.setdefault(key, []).append(fn)
-                continue
-            callee = ir.FlatSymbolRefAttr.get(symbol_name(first))
-            for call in own:
-                call.attributes["callee"] = callee
-            fn.erase()
+            merge_into_copy(fn, own, kept.setdefault(key, []))
+
+
+def merge_into_copy(fn, calls, candidates: list) -> bool:
+    """Send `calls` (all of fn's) to the first of `candidates` that is the same as `fn` and
+    erase `fn`; else add `fn` to the candidates. Whether it was merged."""
+    first = next((k for k in candidates if same_function(k, fn)), None)
+    if first is None:
+        candidates.append(fn)
+        return False
+    callee = ir.FlatSymbolRefAttr.get(symbol_name(first))
+    for call in calls:
+        call.attributes["callee"] = callee
+    fn.erase()
+    return True
+
+
+@register
+class MergeLoops(ModulePass):
+    name = "ms-cpu-merge-loops"
+    summary = ("send the calls of outlined loop nests that are the same but for their names to "
+               "one of them and erase the copies")
+
+    def run(self, module):
+        calls = calls_by_callee(module.operation)
+        kept: dict = {}  # shape key -> loop functions kept
+        for fn in defined_functions(module):
+            if OUTLINED_ATTR in fn.attributes:
+                merge_into_copy(fn, calls.get(symbol_name(fn), []),
+                                kept.setdefault(_shape_key(fn), []))

@@ -87,7 +87,7 @@ _CPU_STAGES = _FRONT_STAGES + (
                "ms-keep-heap-buffers", "ms-late-alloc", "ms-early-dealloc"),
     ("llvm", ("ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-merge-kernels", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators",
-              "ms-cpu-outline-loops", "ms-cpu-local-functions", "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
+              "ms-cpu-outline-loops", "ms-cpu-merge-loops", "ms-cpu-local-functions", "ms-cpu-lower-forall", "convert-vector-to-scf", "convert-math-to-funcs",
               "expand-strided-metadata", "lower-affine",
               # before convert-scf-to-cf: the OpenMP regions hold memref.alloca_scope ops,
               # whose region must stay a single block ("expects region #0 to have 0 or 1

@@ -48,6 +48,22 @@ def _attributes(op) -> dict:
     return found
 
 
+def _same_attributes(x, y) -> bool:
+    """_attributes(a) == _attributes(b) for attribute maps x, y, without building the dicts
+    (attributes are uniqued: == is a pointer comparison; this runs for every op compared)."""
+    if len(x) != len(y):
+        return False
+    for name in x:
+        if name not in y:
+            return False
+        if name == REGION_ATTR:
+            if ir.DictAttr(x[name])["kind"] != ir.DictAttr(y[name])["kind"]:
+                return False
+        elif x[name] != y[name]:
+            return False
+    return True
+
+
 def _same_op(a, b, values: dict) -> bool:
     """Whether ops `a` and `b` are the same, their operands corresponding by `values` (a map
     from `a`'s side to `b`'s, which gains their results and block arguments)."""
@@ -59,7 +75,7 @@ def _same_op(a, b, values: dict) -> bool:
         return False
     if [r.type for r in a.results] != [r.type for r in b.results]:
         return False
-    if _attributes(a) != _attributes(b):
+    if not _same_attributes(a.attributes, b.attributes):
         return False
     values.update(zip(a.results, b.results))
     return all(_same_region(r, s, values) for r, s in zip(a.regions, b.regions))

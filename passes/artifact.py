@@ -72,15 +72,18 @@ def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> A
     return cpu_artifact(module, sig, manifest, mcpu)
 
 
-def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=None) -> Artifact:
+def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=None,
+                 sizes=None) -> Artifact:
     """The Artifact of a module at the `llvm` stage: a shared library of its machine code,
     compiled in this process by `parts` threads (None: as many as cpu_codegen.parts_for
-    says, at least one) where LLVM's C API is at hand, else by opt and llc."""
+    says, at least one) where LLVM's C API is at hand, else by opt and llc. `sizes`: the
+    module's cpu_codegen.function_sizes where the caller has them."""
     from . import cpu_codegen
     dynamic = dynamic_description(module, sig.name)
     if dynamic is not None:
         manifest["dynamic"] = dynamic
-    sizes = cpu_codegen.function_sizes(module) if cpu_codegen.available() else None
+    if sizes is None and cpu_codegen.available():
+        sizes = cpu_codegen.function_sizes(module)
     if sizes is not None:
         parts = max(1, cpu_codegen.parts_for(module, sizes) if parts is None else parts)
         code = cpu_codegen.translate(module)

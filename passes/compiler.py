@@ -197,10 +197,11 @@ def _machine_code(module, sig: EntrySignature, opt_level):
     the ExecutionEngine's code (`exe.artifact` None)."""
     from ..runtime.cpu import CpuExecutable
     from . import cpu_codegen
-    parts = cpu_codegen.parts_for(module) if opt_level == 3 else 0
+    parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
     if parts > 1:
         from .artifact import cpu_artifact
-        artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts)
+        artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts,
+                                sizes=sizes)
         exe = artifact.load()
     else:
         artifact = None

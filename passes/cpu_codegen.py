@@ -52,15 +52,21 @@ def parts_for(module, sizes=None) -> int:
     """How many threads should compile `module` (an LLVM-dialect module; `sizes`: its
     function_sizes when known): 0 for the ExecutionEngine (small module, one core, no C
     compiler or no libLLVM)."""
+    return plan(module, sizes)[0]
+
+
+def plan(module, sizes=None) -> tuple[int, dict | None]:
+    """(parts_for(module), the function_sizes it read, None where it read none): one walk
+    of the module for both (17 ms for a ViT step's 18,000 operations)."""
     limit = os.environ.get(ENV, "").strip()
     cap = int(limit) if limit.isdigit() else _cores()
     if cap < 2 or not available():
-        return 0
+        return 0, sizes
     sizes = function_sizes(module) if sizes is None else sizes
     ops = sum(sizes.values()) if sizes is not None else 0
     if ops < 2 * MIN_PART_OPS:
-        return 0
-    return min(cap, ops // MIN_PART_OPS)
+        return 0, sizes
+    return min(cap, ops // MIN_PART_OPS), sizes
 
 
 def available() -> bool:

@@ -57,6 +57,20 @@ def _traced(trace, op_name, operands, attrs, consts):
 
 
 def _eager(op_name, operands, attrs, consts):
+    tape = active_tapes.items[-1] if active_tapes.items else None
+    operands = [Tensor(x) if isinstance(x, np.ndarray) else x for x in operands]
+    outs = None
+    if tape is not None and tape.pending is not None and default_target() == "cpu":
+        outs = tape.pending.defer(op_name, operands, attrs, consts)
+    if outs is None:
+        outs = execute(op_name, operands, attrs, consts)
+    if tape is not None:
+        tape.record(op_name, attrs, consts, operands, outs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def execute(op_name, operands, attrs, consts):
+    """Run one op now (its kernel compiled on first use): the result Tensors, in a list."""
     target = default_target()
     on_device = target == "cuda"
     parts, arrays = [], []
@@ -97,9 +111,7 @@ def _eager(op_name, operands, attrs, consts):
                                                              consts, target)
             results = exe.run(arrays)
         outs = [Tensor._wrap(o) for o in results]
-    if active_tapes.items:
-        active_tapes[-1].record(op_name, attrs, consts, operands, outs)
-    return outs[0] if len(outs) == 1 else outs
+    return outs
 
 
 # An op's sizes seen before, per (op, attributes, const inputs, ranks and dtypes, target):

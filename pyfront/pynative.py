@@ -15,7 +15,7 @@ import copy
 import numpy as np
 
 from ..dialects.dtypes import TensorSpec
-from . import pytree
+from . import deferred, pytree
 from .keys import Static
 from .state import active_tapes
 from .tensor import Parameter, Tensor
@@ -40,6 +40,7 @@ class Tape:
         self._calls = {}         # node index -> the called function
         self.written = {}        # id(Parameter) -> (Parameter, its value before the first write)
         self.hooks = None        # node index -> its Python backward, for the HOOK nodes
+        self.pending = None      # deferred.PendingOps where ops wait until a value is read
 
     def ref(self, x):
         if isinstance(x, Tensor):
@@ -185,6 +186,8 @@ class PyNativeGrad:
             args, sens = args[:-1], args[-1:]
         tensor_args = {i: a for i, a in enumerate(args) if isinstance(a, Tensor)}
         tape = Tape(tensor_args)
+        if deferred.enabled():  # the compiled gradient computes the forward's values again
+            tape.pending = deferred.PendingOps()
         active_tapes.append(tape)
         try:
             result = gf.fn(*args)

@@ -6,6 +6,8 @@
   registers, then vectorized (transform dialect); B packed into column strips where its
   rows would conflict in the cache; ragged edges split off as static pieces.
 """
+from __future__ import annotations
+
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf, tensor
 from mlir.dialects.transform import structured
@@ -15,7 +17,7 @@ from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
 from . import cpu_target
 from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, loop_ranges
-from ..dialects.ir_helpers import (callee_name, defined_functions, element_bytes, function_type,
+from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, function_type,
                          identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions
@@ -178,15 +180,15 @@ def strip_width(mm, target) -> int:
     return max(8, register_tile(target)[1] // _elem_bytes(mm))
 
 
-def packs_b(module, fn, mm, nr, target) -> bool:
+def packs_b(sites: CallSites, fn, mm, nr, target) -> bool:
     """Whether the static schedule packs B of the kernel's product `mm` (pack_b)."""
-    return _should_pack(mm, nr, target, free=_packing_is_free(module, fn, mm))
+    return _should_pack(mm, nr, target, free=_packing_is_free(sites, fn, mm))
 
 
-def _packing_is_free(module, fn, mm) -> bool:
+def _packing_is_free(sites: CallSites, fn, mm) -> bool:
     """Whether B of the kernel's product is W^T made by the kernel's one caller."""
     b = mm.operands[1]
-    calls = _calls_of(module, fn)
+    calls = sites.of(fn)
     return (isinstance(b.owner, ir.Block) and len(calls) == 1
             and transposed_source(calls[0], b.arg_number) is not None)
 
@@ -235,11 +237,22 @@ def _static_kernel(fn) -> bool:
                if isinstance(t, ir.MemRefType))
 
 
-def _calls_of(module, fn):
-    """The func.call ops of `fn` in the module's other functions."""
-    name = symbol_name(fn)
-    return [call for other in defined_functions(module) if other != fn
-            for call in ops_of_kind(other, "func.call") if callee_name(call) == name]
+class CallSites:
+    """The func.call ops of a module's functions by callee, from one walk, walked again after
+    `changed()` (a rewrite of calls: pack_b, the dynamic row blocks). Finding one kernel's
+    calls by walking every function, once per question about each kernel, took 0.1 s of a
+    LeNet5 training step's compile."""
+
+    def __init__(self, module, calls=None):
+        self.module, self._calls = module, calls
+
+    def of(self, fn) -> list:
+        if self._calls is None:
+            self._calls = calls_by_callee(self.module.operation)
+        return list(self._calls.get(symbol_name(fn), []))
+
+    def changed(self):
+        self._calls = None
 
 
 def transposed_source(call, bi):
@@ -345,7 +358,7 @@ def _packed_product(mm, a, b, c):
     mm.erase()
 
 
-def pack_b(module, fn, mm, nr, epilogue=False) -> bool:
+def pack_b(sites: CallSites, fn, mm, nr, epilogue=False) -> bool:
     """C += A B with B (K x N) read from a copy packed into strips of nr columns,
     Bp[N/nr][K][nr], so that register tiles read B contiguously. The caller packs (a
     linalg.transpose of B's expand_shape into a buffer freed after the call; parallel loops
@@ -359,7 +372,7 @@ def pack_b(module, fn, mm, nr, epilogue=False) -> bool:
     inside the kernel sent the vectorization's alias folding into an endless loop, or, as a
     reinterpret_cast, kept C's register tile from staying in registers.)"""
     a, b, c = mm.operands
-    calls = _calls_of(module, fn)
+    calls = sites.of(fn)
     shared_c = len(list(c.uses)) != 1
     if (len(calls) != 1 or any(not isinstance(v.owner, ir.Block) for v in (b, c))
             or len(list(b.uses)) != 1 or (shared_c and not epilogue)):
@@ -378,6 +391,7 @@ def pack_b(module, fn, mm, nr, epilogue=False) -> bool:
         inputs.append(strips)
         c = fn.regions[0].blocks[0].add_argument(strips, fn.location)
     _pack_at_call(call, bi, ci, packed, strips)
+    sites.changed()
     b.set_type(packed)
     c.set_type(strips)
     inputs[bi], inputs[ci] = packed, strips
@@ -439,10 +453,10 @@ def _split_ragged_edges(fn, mr, nr, scripts):
                                              lambda: split_script(dim, chunk)), "matmul split")
 
 
-def _called_in_parallel(module, fn) -> bool:
+def _called_in_parallel(sites: CallSites, fn) -> bool:
     """Whether `fn` is called from inside an scf.forall (a convolution's loop over images):
     its caller's threads already share the work, so its own loops stay sequential."""
-    return any(in_parallel_loop(call) for call in _calls_of(module, fn))
+    return any(in_parallel_loop(call) for call in sites.of(fn))
 
 
 def _tile_products(fn, mr, nr, scripts, threaded=True):
@@ -491,7 +505,7 @@ class CpuMatmulSchedule(ModulePass):
     choices = dict(cpu_target.TARGET_CHOICES)
 
     def run(self, module):
-        scripts = ScriptCache()
+        scripts, sites = ScriptCache(), CallSites(module)
         target = cpu_target.from_options(self.opts)
         for fn in kernel_functions(module, "matmul"):
             matmuls = ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)
@@ -501,9 +515,9 @@ class CpuMatmulSchedule(ModulePass):
                 continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             mr, nr = register_tile(target)[0], strip_width(matmuls[0], target)
             for mm in matmuls:
-                if packs_b(module, fn, mm, nr, target):
-                    pack_b(module, fn, mm, nr, epilogue=True)
+                if packs_b(sites, fn, mm, nr, target):
+                    pack_b(sites, fn, mm, nr, epilogue=True)
             _split_ragged_edges(fn, mr, nr, scripts)
-            _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(module, fn))
+            _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(sites, fn))
             _tile_epilogues(fn, scripts)
             apply_script(fn, scripts.get("vectorize", vectorize_script), "matmul vectorization")

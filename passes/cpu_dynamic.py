@@ -24,7 +24,7 @@ from mlir.dialects import arith, func, memref, scf
 
 from .base import register
 from . import cpu_target
-from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, _calls_of, _dynamic_dims,
+from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, CallSites, _dynamic_dims,
                   _one_matmul, _packing_is_free, _should_pack, pack_b, register_tile,
                   strip_width)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
@@ -213,25 +213,26 @@ def _split_by_batch(fn, call, total):
     return pairs
 
 
-def _block_calls(module, fn, threads, target) -> bool:
+def _block_calls(sites: CallSites, fn, threads, target) -> bool:
     """Rewrite the calls of one kernel with a dynamic row count; whether it was one. Where B
     pays for packing, batches of PACK_MIN_ROWS or more run a packed copy of the kernel (B
     packed once, before the rows are split), smaller ones the kernel as it is."""
     rows = row_arguments(fn)
     if rows is None:
         return False
-    calls = _calls_of(module, fn)
+    calls = sites.of(fn)
     flops_per_row = _flops_per_row(fn)
     mr = register_tile(target)[0]
     nr = _packable(fn, calls, target)
     for call in calls:
         with ir.InsertionPoint(call), call.location:
             total = memref.dim(call.operands[rows[0]], arith.constant(ir.IndexType.get(), 0))
-        free = nr is not None and _packing_is_free(module, fn, _one_matmul(fn))
+        free = nr is not None and _packing_is_free(sites, fn, _one_matmul(fn))
         # (packing B = W^T from W costs what the transpose did: every batch reads it packed)
         pairs = [(fn, call)] if nr is None or free else _split_by_batch(fn, call, total)
+        sites.changed()  # (the split rewrote the call)
         if nr is not None:
-            pack_b(module, fn, _one_matmul(fn), nr)
+            pack_b(sites, fn, _one_matmul(fn), nr)
         for kernel, kernel_call in pairs:
             blocks = _Blocks(kernel, rows, {k: 0 for k in rows})
             small = kernel is not fn  # fewer than PACK_MIN_ROWS rows: no 64-row block over threads
@@ -240,6 +241,7 @@ def _block_calls(module, fn, threads, target) -> bool:
             kernel_call.erase()
             if kernel is not fn:
                 kernel.operation.erase()
+        sites.changed()
     return True
 
 
@@ -253,9 +255,10 @@ class CpuDynamicMatmul(ThreadedPass):
     choices = dict(cpu_target.TARGET_CHOICES)
 
     def run(self, module):
-        target = cpu_target.from_options(self.opts)
+        target, sites = cpu_target.from_options(self.opts), CallSites(module)
         for fn in kernel_functions(module, "matmul"):
             if not any(_dynamic_dims(t) for t in function_type(fn).inputs):
                 continue
-            if _block_calls(module, fn, self.threads(), target):
+            if _block_calls(sites, fn, self.threads(), target):
                 fn.operation.erase()
+            sites.changed()  # (the kernel's calls were rewritten)

@@ -30,7 +30,7 @@ from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_
 from ..dialects.lowering import REGION_ATTR
 from . import cpu_target
 from .base import ModulePass, register
-from .cpu import _static_kernel, packs_b, strip_width
+from .cpu import CallSites, _static_kernel, packs_b, strip_width
 from .cpu_outline import OUTLINED_ATTR
 from .outline import kernel_functions
 
@@ -117,10 +117,10 @@ def _shape_key(fn) -> tuple:
     return function_type(fn), tuple(names)
 
 
-def _packs(module, fn, target) -> bool:
+def _packs(sites: CallSites, fn, target) -> bool:
     """Whether the matmul schedule would pack B for one of the kernel's products."""
     matmuls = ops_of_kind(fn, "linalg.matmul")
-    return any(packs_b(module, fn, mm, strip_width(matmuls[0], target), target)
+    return any(packs_b(sites, fn, mm, strip_width(matmuls[0], target), target)
                for mm in matmuls)
 
 
@@ -135,10 +135,11 @@ class MergeKernels(ModulePass):
     def run(self, module):
         target = cpu_target.from_options(self.opts)
         calls = calls_by_callee(module.operation)
+        sites = CallSites(module, calls)  # (a kernel's own calls stay its own until merged)
         kept: dict = {}  # (shape key, called in a parallel loop) -> kernels kept
         for fn in kernel_functions(module, "matmul"):
             own = calls.get(symbol_name(fn), [])
-            if not own or not _static_kernel(fn) or _packs(module, fn, target):
+            if not own or not _static_kernel(fn) or _packs(sites, fn, target):
                 continue
             key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
             merge_into_copy(fn, own, kept.setdefault(key, []))

@@ -204,3 +204,23 @@ def test_identical_kernels_are_compiled_once():
     dz = [(z[0] > 0) * t, r * (1 - t * t), -2 * z[2]]
     for g, d in zip(got, dz):
         np.testing.assert_allclose(g, x64.T @ d, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("ld_fails", [False, True], ids=["as+ld", "cc-after-ld-failed"])
+def test_the_library_links_with_ld_or_else_cc(small_parts, monkeypatch, ld_fails):
+    from mscc.passes import artifact
+    tools, run = [], artifact._run
+
+    def recording_run(cmd, *args, **kwargs):
+        tool = os.path.basename(cmd[0])
+        tools.append(tool)
+        if ld_fails and tool == "ld":
+            raise artifact._tool_error("obj", "ld failed: on purpose")
+        return run(cmd, *args, **kwargs)
+    monkeypatch.setattr(artifact, "_run", recording_run)
+    f = ms.jit(_step)
+    arrays = _inputs()
+    got = [t.asnumpy() for t in f(*map(ms.Tensor, arrays))]
+    for g, w in zip(got, _numpy_step(*[a.astype(np.float64) for a in arrays])):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+    assert tools[-2:] == (["ld", "cc"] if ld_fails else ["as", "ld"])

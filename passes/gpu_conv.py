@@ -59,6 +59,10 @@ class ConvTiles:
     def blocks(self, m, f):
         return _ceil(m, self.bm) * _ceil(f, self.bn)
 
+    @property
+    def name(self):
+        return f"{self.bm}x{self.bn}x{self.bk}"
+
 
 def _ceil(a, b):
     return -(-a // b)
@@ -72,8 +76,11 @@ MIN_BLOCKS = 128  # as the matmul schedule: every SM of an H100/H200 busy once
 
 
 def conv_tiles(m, f) -> ConvTiles:
-    """The largest tiling that still gives MIN_BLOCKS blocks, else the smallest."""
-    for t in CONV_TILES:
+    """The largest tiling that still gives MIN_BLOCKS blocks, else the smallest; never one
+    whose BN exceeds F (rounded up to 32): its columns would be mostly padding (F = 64
+    output channels would waste half of a 128-wide tile's FMAs)."""
+    narrow = [t for t in CONV_TILES if t.bn <= max(32, -(-f // 32) * 32)]
+    for t in narrow:
         if t.blocks(m, f) >= MIN_BLOCKS:
             return t
     return CONV_TILES[-1]
@@ -342,6 +349,13 @@ class GpuConvImplicitGemm(ModulePass):
     name = "ms-gpu-conv-implicit-gemm"
     summary = ("each convolution contraction tagged ms.implicit_gemm as an implicit-GEMM "
                "gpu.launch (tiles gathered into shared memory, no im2col buffer)")
+    # "auto": conv_tiles; a tiling's name (BMxBNxBK) pins it (tests run every tiling).
+    options = {"tiles": "auto"}
+    choices = {"tiles": ("auto",) + tuple(t.name for t in CONV_TILES)}
+
+    def tiles_for(self, m, f) -> ConvTiles:
+        pinned = [t for t in CONV_TILES if t.name == self.opts["tiles"]]
+        return pinned[0] if pinned else conv_tiles(m, f)
 
     def run(self, module):
         for fn in public_functions(module):
@@ -351,5 +365,5 @@ class GpuConvImplicitGemm(ModulePass):
                 g = read_conv_gemm(op)
                 m_total, f_total, _ = g.mfk
                 with ir.InsertionPoint(op), op.location:
-                    build_kernel(g, conv_tiles(m_total, f_total))
+                    build_kernel(g, self.tiles_for(m_total, f_total))
                 op.erase()

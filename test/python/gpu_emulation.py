@@ -182,7 +182,7 @@ def _segments(ops):
         else:
             current.append(op)
     out.append(_Segment(current))
-    return [seg for seg in out if seg.ops or seg.loop is not None]
+    return out  # (empty phases kept: a loop segment always has one before and after it)
 
 
 def _leaf_segments(segments):
@@ -239,7 +239,7 @@ def _emulate_phases(launch, grid: int, threads: int):
         blocks = scf.ForOp(zero, _index(grid), _index(1))
         with ir.InsertionPoint(blocks.body):
             mapping[body.arguments[0]] = blocks.induction_variable
-            _run_segments(segments, mapping, body, threads, buffers, private)
+            _Phases(body, threads, buffers, private).run(segments, mapping)
             scf.YieldOp([])
         for buf in list(buffers.values()) + list(shared.values()) + list(private.values()):
             memref.dealloc(buf)
@@ -266,31 +266,80 @@ def _thread_slot(buf, tid):
                           result_type=view)
 
 
-def _run_segments(segments, mapping, body, threads, buffers, private):
-    """Each segment for all threads in turn; a loop segment as one loop around its own."""
-    for seg in segments:
-        if seg.loop is not None:
-            bounds = list(seg.loop.operands)[:3]
-            if any(v not in mapping and not isinstance(v.owner, ir.Block)
-                   and _inside(v.owner.operation, body) for v in bounds):
-                raise NotImplementedError("a loop with barriers needs uniform bounds")
-            loop = scf.ForOp(*[mapping.get(v, v) for v in bounds])
-            with ir.InsertionPoint(loop.body):
-                inner = {**mapping,
-                         seg.loop.regions[0].blocks[0].arguments[0]: loop.induction_variable}
-                _run_segments(seg.inner, inner, body, threads, buffers, private)
-                scf.YieldOp([])
-            continue
-        thread_loop = scf.ForOp(_index(0), _index(threads), _index(1))
-        with ir.InsertionPoint(thread_loop.body):
-            tid = thread_loop.induction_variable
-            m = {**mapping, body.arguments[3]: tid}
-            m.update({a: _thread_slot(buf, tid) for a, buf in private.items()})
-            for v in seg.uses:
-                m[v] = memref.load(buffers[v], [tid])
-            _clone_ops(seg.ops, m)
-            for v in seg.defines:
-                memref.store(m[v], buffers[v], [tid])
+class _Phases:
+    """Emits a launch body's segments: each phase (the code between two barriers a thread
+    passes) as one loop over the threads. A loop holding barriers is rotated so that its
+    back edge is no barrier: the phase ending one iteration and the phase starting the next
+    run as one (the first iteration's start joins the phase before the loop), so a missing
+    barrier before the next iteration's shared-memory writes shows as wrong results. The
+    loop's exit still separates phases (stricter than a GPU there)."""
+
+    def __init__(self, body, threads, buffers, private):
+        self.body, self.threads = body, threads
+        self.buffers, self.private = buffers, private
+
+    def run(self, segments, mapping, last_then=None):
+        for i, seg in enumerate(segments):
+            if seg.loop is not None:
+                self.loop(seg, mapping)
+                continue
+            then = None
+            if i + 1 < len(segments) and segments[i + 1].loop is not None:
+                head = segments[i + 1]
+                then = (lambda m, head=head: self.head(head, m, self.bounds(head, m)[0]))
+            elif i + 1 == len(segments):
+                then = last_then
+            self.phase(seg, mapping, then)
+
+    def phase(self, seg, mapping, then=None):
+        """seg's ops for every thread (then `then(thread's mapping)` in the same phase)."""
+        if not seg.ops and then is None:
+            return
+        loop = scf.ForOp(_index(0), _index(self.threads), _index(1))
+        with ir.InsertionPoint(loop.body):
+            tid = loop.induction_variable
+            m = {**mapping, self.body.arguments[3]: tid}
+            m.update({a: _thread_slot(buf, tid) for a, buf in self.private.items()})
+            self.clone(seg, m, tid)
+            if then is not None:
+                then(m)
+            scf.YieldOp([])
+
+    def clone(self, seg, m, tid):
+        for v in seg.uses:
+            m[v] = memref.load(self.buffers[v], [tid])
+        _clone_ops(seg.ops, m)
+        for v in seg.defines:
+            memref.store(m[v], self.buffers[v], [tid])
+
+    def bounds(self, seg, mapping):
+        values = list(seg.loop.operands)[:3]
+        if any(v not in mapping and not isinstance(v.owner, ir.Block)
+               and _inside(v.owner.operation, self.body) for v in values):
+            raise NotImplementedError("a loop with barriers needs uniform bounds")
+        return [mapping.get(v, v) for v in values]
+
+    def head(self, seg, m, iv):
+        """The first phase of loop `seg`'s iteration `iv`, if it runs (iv < upper bound)."""
+        first = seg.inner[0]
+        if first.loop is not None or seg.inner[-1].loop is not None:
+            raise NotImplementedError("a loop body starting or ending with a loop")
+        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, iv, self.bounds(seg, m)[1]))
+        with ir.InsertionPoint(guard.then_block):
+            inner = {**m, seg.loop.regions[0].blocks[0].arguments[0]: iv}
+            self.clone(first, inner, m[self.body.arguments[3]])
+            scf.YieldOp([])
+
+    def loop(self, seg, mapping):
+        """The iterations of `seg` from its second phase on; each iteration's last phase runs
+        the next iteration's first (see the class docstring)."""
+        lb, ub, step = self.bounds(seg, mapping)
+        loop = scf.ForOp(lb, ub, step)
+        with ir.InsertionPoint(loop.body):
+            iv = loop.induction_variable
+            inner = {**mapping, seg.loop.regions[0].blocks[0].arguments[0]: iv}
+            self.run(seg.inner[1:], inner,
+                     last_then=lambda m: self.head(seg, m, arith.addi(iv, step)))
             scf.YieldOp([])
 
 
@@ -302,17 +351,19 @@ def _inside(op, block) -> bool:
     return False
 
 
-def emulated_executable(module, entry=None):
-    """A CPU executable computing what the CUDA kernels of `module` (ms level) compute."""
+def emulated_executable(module, entry=None, replaced=None):
+    """A CPU executable computing what the CUDA kernels of `module` (ms level) compute;
+    `replaced` maps more gpu-stage pass names to the steps that run instead (options)."""
     sig = select_entry(module, entry)
+    replaced = {**REPLACED, **(replaced or {})}
     for name, steps in pipeline.stage_steps("cuda"):
         if name != "gpu":
             pipeline.run_steps(module, steps, stage=name)
             continue
         kept = []
         for s in steps:
-            if s.name in REPLACED:
-                kept += [pipeline.parse_step(t) for t in REPLACED[s.name]]
+            if s.name in replaced:
+                kept += [pipeline.parse_step(t) for t in replaced[s.name]]
                 continue
             kept.append(s)
             if s.name == STOP_AFTER:

@@ -107,12 +107,14 @@ class ConvertMsToLinalg(ModulePass):
     # ms.cumsum follows the same choice: a loop over its axis, or one masked reduction.
     # How convolutions of a batch of images lower (dialects/ops/conv.py): "per-image" (an
     # scf.forall over the images, each one's im2col used while in cache) or "batched" (one
-    # im2col and one product for the batch: straight-line host code, as CUDA needs).
+    # im2col and one product for the batch: straight-line host code, as CUDA needs) or
+    # "implicit-gemm" (batched, but one-group static convolutions as a direct contraction
+    # that ms-gpu-conv-implicit-gemm makes a kernel gathering its windows itself).
     # How ms.dynamic_index/dynamic_update_index (loop bodies' row access) lower: "slices"
     # (a slice at the offset the host reads from the index tensor) or "gather" (kernels that
     # read the index on the device: CUDA, whose host never reads device memory).
     options = {"scatter": "loops", "conv": "per-image", "rows": "slices"}
-    choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched"),
+    choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched", "implicit-gemm"),
                "rows": ("slices", "gather")}
 
     def run(self, module):

@@ -30,7 +30,7 @@ from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cp
 
 # The CUDA target's pass modules register their passes when a pipeline first names one: the
 # CPU target's first compile does not import the gpu dialect's Python modules for them.
-_CUDA_PASS_MODULES = ("gpu", "gpu_control")
+_CUDA_PASS_MODULES = ("gpu", "gpu_control", "gpu_conv")
 
 
 def mscc_pass(name: str):
@@ -106,7 +106,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
     # Each region of a loop or conditional becomes a function with its own launch plan
     # (passes/gpu_control.py); index arithmetic on 0-d tensors it leaves becomes kernels.
     ("linalg", ("ms-gpu-reject-collectives",
-                "convert-ms-to-linalg{scatter=reduction conv=batched rows=gather}",
+                "convert-ms-to-linalg{scatter=reduction conv=implicit-gemm rows=gather}",
                 "ms-gpu-outline-control-flow", "func.func(convert-elementwise-to-linalg)",
                 "ms-outline-matmul{epilogues=false}", "canonicalize", "cse")),
     _bufferize(before_lowering=("ms-gpu-drop-control-deallocs",)),
@@ -114,7 +114,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
     # into the entry, whose remaining linalg ops each become one gpu.launch; linalg left
     # inside launches (the per-thread matmul tiles and tile copies) becomes loops.
     ("gpu", ("ms-gpu-matmul-schedule", "inline", "symbol-dce", "canonicalize",
-             "linalg-generalize-named-ops", "ms-gpu-map-linalg",
+             "linalg-generalize-named-ops", "ms-gpu-conv-implicit-gemm", "ms-gpu-map-linalg",
              "func.func(convert-linalg-to-loops)", _BF16_MATH, "convert-math-to-funcs",
              "gpu-launch-sink-index-computations", "ms-gpu-dynamic-kernel-params",
              "gpu-kernel-outlining", "ms-gpu-single-module", "ms-gpu-fma-contract",

@@ -270,22 +270,72 @@ def _image_product(x, sx, wm, win: _Windows, groups, acc, out: TensorSpec):
     return _contract(wm, col, (g, m, k, npix), sx.dtype, acc)
 
 
-def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None):
+# Tags the direct contraction of a convolution (see _direct_product) for
+# ms-gpu-conv-implicit-gemm (passes/gpu_conv.py), with its stride and dilation.
+IMPLICIT_GEMM_ATTR = "ms.implicit_gemm"
+
+
+def implicit_gemm_applies(lc, sx: TensorSpec, groups) -> bool:
+    """The one place deciding which convolutions (forward, input gradient) lower to the direct
+    contraction that CUDA's ms-gpu-conv-implicit-gemm makes an implicit-GEMM kernel
+    (conv=implicit-gemm): one group and static sizes. The others keep im2col + matmul."""
+    static = not any(isinstance(d, Dim) for d in sx.shape + lc.out.shape)
+    return lc.options.get("conv") == "implicit-gemm" and groups == 1 and static
+
+
+def _direct_product(x, sx, weight, win: _Windows, out: TensorSpec, acc):
+    """y (N, F, *P) = sum over c, k of xp[n, c, p*s + k*d] * w[f, c, k] for the input made
+    ready by win.prepare (padded, or dilated and padded) and `weight` = (w, spec of
+    (F, C, *K)): one linalg.generic over (n, f, p..., c, k...), accumulated in `acc`, no
+    im2col matrix. Tagged with its geometry: a GPU pass builds the implicit-GEMM kernel from
+    it; untagged, or elsewhere, it is an ordinary contraction."""
+    w, sw = weight
+    xp, padded = win.prepare(x, sx)
+    r = len(win.kernel)
+    dims = 3 + 2 * r
+    p = [D(2 + i) for i in range(r)]
+    k = [D(3 + r + i) for i in range(r)]
+    window = [pi * s + ki * d for pi, ki, s, d in zip(p, k, win.stride, win.dilation)]
+    maps = [lowering.affine_map(dims, [D(0), D(2 + r)] + window),
+            lowering.affine_map(dims, [D(1), D(2 + r)] + k),
+            lowering.affine_map(dims, [D(0), D(1)] + p)]
+    s = lowering.ScalarBuilder(acc, reassoc=True)
+    y = lowering.generic(
+        [xp, w], [lowering.fill(TensorSpec(out.shape, acc), 0)], maps,
+        ["parallel"] * (2 + r) + ["reduction"] * (1 + r),
+        lambda a, b, o: s.add(o, s.mul(lowering.cast_scalar(a, padded.dtype, acc),
+                                       lowering.cast_scalar(b, sw.dtype, acc))),
+        [padded.dtype, sw.dtype, acc])
+    y.owner.attributes[IMPLICIT_GEMM_ATTR] = ir.DictAttr.get({
+        "stride": ir.DenseI64ArrayAttr.get(list(win.stride)),
+        "dilation": ir.DenseI64ArrayAttr.get(list(win.dilation))})
+    if acc is out.dtype:
+        return y
+    return lowering.elementwise([y], [TensorSpec(out.shape, acc)], out,
+                                lambda v: lowering.cast_scalar(v, acc, out.dtype))
+
+
+def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight=None):
     """The (N, g*M, *spatial) result of wm times the windows of every image, followed by the
     fused `epilogue` (root Expr, the leaf standing for the product) when given: with one
     group and several images, an scf.forall over the images (threads take whole images, each
     image's im2col matrix is used while it is in cache, the batch's being K times the input
     written and read back through memory, and the epilogue runs on the image's result while
     it is in cache too); otherwise one product for the batch, then the epilogue. A dynamic
-    batch takes the loop over images whatever the groups (each image's sizes are static)."""
+    batch takes the loop over images whatever the groups (each image's sizes are static).
+    `weight` (w, spec of (O, C, *K)) is wm's tensor form, for the direct contraction
+    (implicit_gemm_applies)."""
     out, acc = lc.out, _accumulator(lc.out.dtype)
     n = sx.shape[0]
     root = epilogue[0] if epilogue else None
     if ((not isinstance(n, Dim) and (groups > 1 or n == 1))
             or lc.options.get("conv") != "per-image"
             or (root is not None and root.spec.shape != out.shape)):
-        c = _image_product(x, sx, wm, win, groups, acc, out)
-        y = _to_output(c, acc, out, groups, n, win.spatial)
+        if weight is not None and implicit_gemm_applies(lc, sx, groups):
+            y = _direct_product(x, sx, weight, win, out, acc)
+        else:
+            c = _image_product(x, sx, wm, win, groups, acc, out)
+            y = _to_output(c, acc, out, groups, n, win.spatial)
         if root is None:
             return y
         return lowering.materialize(lowering.rebind(
@@ -376,7 +426,7 @@ def _lower_conv(lc, x, w, epilogue=None):
     og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
     win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation)
-    return _windows_product(lc, x, sx, wm, win, groups, epilogue)
+    return _windows_product(lc, x, sx, wm, win, groups, epilogue, weight=(w, sw))
 
 
 def _lower_input_grad(lc, dy, w):
@@ -395,7 +445,11 @@ def _lower_input_grad(lc, dy, w):
     okk = (sw.shape[0] // groups) * rules.prod(kernel)
     wt = lowering.reshape(wt, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
     win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation)
-    return _windows_product(lc, dy, sdy, wt, win, groups)
+    weight = None
+    if groups == 1:  # the flipped weight as a convolution's (C, O, *K)
+        flipped = TensorSpec(wt_shape[1:], sw.dtype)
+        weight = (lowering.reshape(wt, (1, sw.shape[1], okk), flipped.shape, sw.dtype), flipped)
+    return _windows_product(lc, dy, sdy, wt, win, groups, weight=weight)
 
 
 def _filter_grad_batched(x, sx, dy, sdy, win: _Windows, groups, acc, out: TensorSpec):

@@ -5,10 +5,16 @@ ops in the host function), then each gpu.launch becomes serial loops over its bl
 threads, and the CPU `llvm` stage compiles the result into an ExecutionEngine. A launch may
 contain one top-level gpu.all_reduce (the block reductions): the body is split there, each
 thread's values that cross it are kept in per-thread buffers, and the partials are combined
-serially, as the tree would. Barriers are not emulated: the shared-memory matmul schedule
-runs with map-to-gpu=false (block and thread loops as sequential scf.for, tiles in ordinary
-memory), which checks its tiling and promotion but not the mapping to blocks, threads and
-shared memory; bench/gpu_check.py covers those on a GPU.
+serially, as the tree would. A launch with gpu.barrier ops (the implicit-GEMM convolution,
+passes/gpu_conv.py) runs in phases: the body is cut at its barriers, at the top level or at
+the top level of a loop with uniform bounds there (run as one loop around its phases), and
+each phase runs for every thread of the block before the next one starts, which is what a
+barrier guarantees; values a phase uses from another live in per-thread buffers, workgroup
+attributions in one buffer per launch (blocks run one after the other), private ones in one
+slot per thread. The shared-memory matmul schedule runs with map-to-gpu=false (block and
+thread loops as sequential scf.for, tiles in ordinary memory), which checks its tiling and
+promotion but not the mapping to blocks, threads and shared memory; bench/gpu_check.py
+covers those on a GPU.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from mlir.dialects import arith, memref, scf
 
 from mscc.passes import pipeline
 from mscc.passes.compiler import dynamic_description, select_entry
-from mscc.dialects.ir_helpers import public_functions
+from mscc.dialects.ir_helpers import ops_of_kind, public_functions
 from mscc.dialects.ir_helpers import remap_operands
 from mscc.runtime.cpu import CpuExecutable
 
@@ -65,9 +71,13 @@ def emulate_launch(launch):
         raise NotImplementedError("only 1-D launches are emulated")
     body = launch.regions[0].blocks[0]
     ops = [op.operation for op in body.operations][:-1]  # without gpu.terminator
+    if ops_of_kind(launch, "gpu.barrier"):
+        _emulate_phases(launch, grid[0], block[0])
+        return
     reduces = [i for i, op in enumerate(ops) if op.name == "gpu.all_reduce"]
-    if len(reduces) > 1 or any(op.name == "gpu.barrier" for op in ops):
-        raise NotImplementedError("barriers and several all_reduce are not emulated")
+    if len(reduces) > 1 or len(list(body.arguments)) > 12:
+        raise NotImplementedError("several all_reduce, or memory attributions without "
+                                  "barriers, are not emulated")
     with ir.InsertionPoint(launch), launch.location:
         zero = _index(0)
         base = {body.arguments[i]: zero for i in (1, 2, 4, 5)}
@@ -144,17 +154,216 @@ class _Split:
         _thread_loop(self.n, self.post, mapping, body, before=restore)
 
 
-def emulated_executable(module, entry=None):
-    """A CPU executable computing what the CUDA kernels of `module` (ms level) compute."""
+class _Segment:
+    """Ops of a launch body between two barriers (`ops`), or a loop whose body holds barriers
+    (`loop`, with the segments of its body in `inner`)."""
+
+    def __init__(self, ops=None, loop=None, inner=None):
+        self.ops, self.loop, self.inner = ops or [], loop, inner or []
+        self.uses, self.defines = [], []  # values crossing from / to other segments
+
+
+def _segments(ops):
+    """Cut `ops` at their gpu.barrier ops; a loop holding barriers becomes a segment of its own
+    (its body cut the same way). A barrier anywhere else cannot be emulated."""
+    out, current = [], []
+    for op in ops:
+        if op.name == "gpu.barrier":
+            out.append(_Segment(current))
+            current = []
+        elif ops_of_kind(op, "gpu.barrier"):
+            if op.name != "scf.for" or len(op.results):
+                raise NotImplementedError(f"a barrier inside '{op.name}' is not emulated "
+                                          "(only in scf.for loops without results)")
+            out.append(_Segment(current))
+            current = []
+            body = [o.operation for o in op.regions[0].blocks[0].operations][:-1]
+            out.append(_Segment(loop=op, inner=_segments(body)))
+        else:
+            current.append(op)
+    out.append(_Segment(current))
+    return out  # (empty phases kept: a loop segment always has one before and after it)
+
+
+def _leaf_segments(segments):
+    for seg in segments:
+        if seg.loop is None:
+            yield seg
+        else:
+            yield from _leaf_segments(seg.inner)
+
+
+def _find_crossing(segments):
+    """Fill each segment's `uses` and `defines`: the values an op of one segment (at any
+    depth) reads from a top-level op of another."""
+    leaves = list(_leaf_segments(segments))
+    owner = {op: seg for seg in leaves for op in seg.ops}
+    for seg in leaves:
+        def visit(op, seg=seg):
+            for v in op.operands:
+                src = None if isinstance(v.owner, ir.Block) else owner.get(v.owner.operation)
+                if src is not None and src is not seg and v not in seg.uses:
+                    seg.uses.append(v)
+                    if v not in src.defines:
+                        src.defines.append(v)
+            return ir.WalkResult.ADVANCE
+        for op in seg.ops:
+            op.walk(visit)
+    return leaves
+
+
+def _emulate_phases(launch, grid: int, threads: int):
+    """Emulate a launch with barriers (see the module docstring) in place of it."""
+    body = launch.regions[0].blocks[0]
+    ops = [op.operation for op in body.operations][:-1]
+    constants = [op for op in ops if op.name == "arith.constant"]
+    segments = _segments([op for op in ops if op.name != "arith.constant"])
+    leaves = _find_crossing(segments)
+    n_wg = 0
+    if "workgroup_attributions" in launch.attributes:
+        n_wg = ir.IntegerAttr(launch.attributes["workgroup_attributions"]).value
+    attributions = list(body.arguments)[12:]
+    with ir.InsertionPoint(launch), launch.location:
+        mapping = {}
+        _clone_ops(constants, mapping)  # uniform: one copy for every thread (loop bounds)
+        zero = _index(0)
+        mapping.update({body.arguments[i]: zero for i in (1, 2, 4, 5)})
+        for i, v in zip(range(6, 12), [grid, 1, 1, threads, 1, 1]):
+            mapping[body.arguments[i]] = _index(v)
+        buffers = {v: memref.alloc(ir.MemRefType.get([threads], v.type), [], [])
+                   for seg in leaves for v in seg.defines}
+        shared = {a: memref.alloc(_plain(a.type), [], []) for a in attributions[:n_wg]}
+        private = {a: memref.alloc(_plain(a.type, lead=threads), [], [])
+                   for a in attributions[n_wg:]}
+        mapping.update(shared)
+        blocks = scf.ForOp(zero, _index(grid), _index(1))
+        with ir.InsertionPoint(blocks.body):
+            mapping[body.arguments[0]] = blocks.induction_variable
+            _Phases(body, threads, buffers, private).run(segments, mapping)
+            scf.YieldOp([])
+        for buf in list(buffers.values()) + list(shared.values()) + list(private.values()):
+            memref.dealloc(buf)
+    launch.erase()
+
+
+def _plain(t, lead=None):
+    """A memory attribution's type in default memory (with a leading per-thread dim)."""
+    t = ir.MemRefType(t)
+    shape = ([lead] if lead else []) + list(t.shape)
+    return ir.MemRefType.get(shape, t.element_type)
+
+
+def _thread_slot(buf, tid):
+    """Thread tid's private array: buf[tid] as a view of the attribution's rank."""
+    t = ir.MemRefType(buf.type)
+    shape = list(t.shape[1:])
+    strides = [1] * len(shape)
+    for i in reversed(range(len(shape) - 1)):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), strides)
+    view = ir.MemRefType.get(shape, t.element_type, layout=layout)
+    return memref.subview(buf, [tid] + [0] * len(shape), [1] + shape, [1] * (len(shape) + 1),
+                          result_type=view)
+
+
+class _Phases:
+    """Emits a launch body's segments: each phase (the code between two barriers a thread
+    passes) as one loop over the threads. A loop holding barriers is rotated so that its
+    back edge is no barrier: the phase ending one iteration and the phase starting the next
+    run as one (the first iteration's start joins the phase before the loop), so a missing
+    barrier before the next iteration's shared-memory writes shows as wrong results. The
+    loop's exit still separates phases (stricter than a GPU there)."""
+
+    def __init__(self, body, threads, buffers, private):
+        self.body, self.threads = body, threads
+        self.buffers, self.private = buffers, private
+
+    def run(self, segments, mapping, last_then=None):
+        for i, seg in enumerate(segments):
+            if seg.loop is not None:
+                self.loop(seg, mapping)
+                continue
+            then = None
+            if i + 1 < len(segments) and segments[i + 1].loop is not None:
+                head = segments[i + 1]
+                then = (lambda m, head=head: self.head(head, m, self.bounds(head, m)[0]))
+            elif i + 1 == len(segments):
+                then = last_then
+            self.phase(seg, mapping, then)
+
+    def phase(self, seg, mapping, then=None):
+        """seg's ops for every thread (then `then(thread's mapping)` in the same phase)."""
+        if not seg.ops and then is None:
+            return
+        loop = scf.ForOp(_index(0), _index(self.threads), _index(1))
+        with ir.InsertionPoint(loop.body):
+            tid = loop.induction_variable
+            m = {**mapping, self.body.arguments[3]: tid}
+            m.update({a: _thread_slot(buf, tid) for a, buf in self.private.items()})
+            self.clone(seg, m, tid)
+            if then is not None:
+                then(m)
+            scf.YieldOp([])
+
+    def clone(self, seg, m, tid):
+        for v in seg.uses:
+            m[v] = memref.load(self.buffers[v], [tid])
+        _clone_ops(seg.ops, m)
+        for v in seg.defines:
+            memref.store(m[v], self.buffers[v], [tid])
+
+    def bounds(self, seg, mapping):
+        values = list(seg.loop.operands)[:3]
+        if any(v not in mapping and not isinstance(v.owner, ir.Block)
+               and _inside(v.owner.operation, self.body) for v in values):
+            raise NotImplementedError("a loop with barriers needs uniform bounds")
+        return [mapping.get(v, v) for v in values]
+
+    def head(self, seg, m, iv):
+        """The first phase of loop `seg`'s iteration `iv`, if it runs (iv < upper bound)."""
+        first = seg.inner[0]
+        if first.loop is not None or seg.inner[-1].loop is not None:
+            raise NotImplementedError("a loop body starting or ending with a loop")
+        guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, iv, self.bounds(seg, m)[1]))
+        with ir.InsertionPoint(guard.then_block):
+            inner = {**m, seg.loop.regions[0].blocks[0].arguments[0]: iv}
+            self.clone(first, inner, m[self.body.arguments[3]])
+            scf.YieldOp([])
+
+    def loop(self, seg, mapping):
+        """The iterations of `seg` from its second phase on; each iteration's last phase runs
+        the next iteration's first (see the class docstring)."""
+        lb, ub, step = self.bounds(seg, mapping)
+        loop = scf.ForOp(lb, ub, step)
+        with ir.InsertionPoint(loop.body):
+            iv = loop.induction_variable
+            inner = {**mapping, seg.loop.regions[0].blocks[0].arguments[0]: iv}
+            self.run(seg.inner[1:], inner,
+                     last_then=lambda m: self.head(seg, m, arith.addi(iv, step)))
+            scf.YieldOp([])
+
+
+def _inside(op, block) -> bool:
+    while op is not None:
+        if op.block == block:
+            return True
+        op = op.parent
+    return False
+
+
+def emulated_executable(module, entry=None, replaced=None):
+    """A CPU executable computing what the CUDA kernels of `module` (ms level) compute;
+    `replaced` maps more gpu-stage pass names to the steps that run instead (options)."""
     sig = select_entry(module, entry)
+    replaced = {**REPLACED, **(replaced or {})}
     for name, steps in pipeline.stage_steps("cuda"):
         if name != "gpu":
             pipeline.run_steps(module, steps, stage=name)
             continue
         kept = []
         for s in steps:
-            if s.name in REPLACED:
-                kept += [pipeline.parse_step(t) for t in REPLACED[s.name]]
+            if s.name in replaced:
+                kept += [pipeline.parse_step(t) for t in replaced[s.name]]
                 continue
             kept.append(s)
             if s.name == STOP_AFTER:
@@ -180,8 +389,9 @@ def emulated_executable(module, entry=None):
 # driver (fake_cuda.py) whose launches call them on host memory. The CUDA runtime
 # (runtime/cuda.py) then runs the launch plan itself: its copies, its control nodes (loops
 # and conditionals: sub-plans, carries handed between iterations, predicates copied back)
-# and its launches. Without the matmul schedule (2-D blocks, barriers, shared memory): its
-# matmuls are thread-per-output kernels here.
+# and its launches. Without the passes whose kernels use barriers and shared memory: matmuls
+# and convolutions are thread-per-output kernels here.
+_SHARED_MEMORY_PASSES = ("ms-gpu-matmul-schedule", "ms-gpu-conv-implicit-gemm")
 import ctypes  # noqa: E402
 
 from mlir import passmanager  # noqa: E402
@@ -374,7 +584,7 @@ def emulated_plan_executable(module, entry=None):
     from mscc.runtime.cuda import CudaExecutable, Device
     sig = select_entry(module, entry)
     for name, steps in pipeline.stage_steps("cuda"):
-        steps = [s for s in steps if s.name != "ms-gpu-matmul-schedule"]
+        steps = [s for s in steps if s.name not in _SHARED_MEMORY_PASSES]
         pipeline.run_steps(module, steps, stage=name)
         if name == "gpu":
             break

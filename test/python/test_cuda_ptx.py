@@ -91,15 +91,28 @@ def fused():
     return [spec((64, 128), "float32"), spec((128, 32), "float32"), spec((32,), "float32")], body
 
 
-def convolution(d, groups):
-    """ms.conv and both gradient ops (one group: a matmul kernel; several: the batched
-    generic), strided, dilated and asymmetrically padded."""
+def convolution(d, groups, xs=(2, 4, 7, 6), ws=None):
+    """ms.conv and both gradient ops (one group: the implicit-GEMM kernel for the forward and
+    input gradient, a matmul kernel for the filter gradient; several: the batched generic),
+    strided, dilated and asymmetrically padded."""
     geom = dict(stride=(2, 1), dilation=(1, 2), pad_lo=(1, 0), pad_hi=(0, 2), groups=groups)
-    xs, ws, ys = (2, 4, 7, 6), (6, 4 // groups, 3, 2), (2, 6, 3, 6)
+    ws = ws or (6, 4 // groups, 3, 2)
+    ys = (xs[0], ws[0]) + tuple((n + a + b - (k - 1) * dl - 1) // s + 1 for n, k, s, dl, a, b in
+                                zip(xs[2:], ws[2:], geom["stride"], geom["dilation"],
+                                    geom["pad_lo"], geom["pad_hi"]))
     return ([spec(xs, d.name), spec(ws, d.name), spec(ys, d.name)],
             lambda x, w, dy: [op("ms.conv", x, w, **geom),
                               op("ms.conv_input_grad", dy, w, input_shape=xs, **geom),
                               op("ms.conv_filter_grad", x, dy, kernel_shape=ws, **geom)])
+
+
+def convolution_3d():
+    geom = dict(stride=(1, 2, 1), dilation=(2, 1, 1), pad_lo=(1, 1, 0), pad_hi=(1, 0, 1),
+                groups=1)
+    xs, ws, ys = (2, 3, 6, 7, 5), (5, 3, 2, 3, 2), (2, 5, 6, 3, 5)
+    return ([spec(xs, "float32"), spec(ws, "float32"), spec(ys, "float32")],
+            lambda x, w, dy: [op("ms.conv", x, w, **geom),
+                              op("ms.conv_input_grad", dy, w, input_shape=xs, **geom)])
 
 
 def pooling(d):
@@ -137,7 +150,11 @@ FAMILIES = (
        pytest.param(*data_movement(), id="data-movement"),
        pytest.param(*fused(), id="fused")]
     + [pytest.param(*convolution(d, groups), id=f"conv-{d.name}-groups{groups}")
-       for d, groups in ((dt.float32, 1), (dt.float32, 2), (dt.float16, 1))]
+       for d, groups in ((dt.float32, 1), (dt.float32, 2), (dt.float16, 1), (dt.float64, 1),
+                         (dt.bfloat16, 1))]
+    + [pytest.param(*convolution_3d(), id="conv3d-float32"),
+       pytest.param(*convolution(dt.float32, 1, (64, 16, 28, 28), (64, 16, 3, 3)),
+                    id="conv-float32-large-tiles")]
     + [pytest.param(*pooling(d), id=f"pooling-{d.name}") for d in (dt.float32, dt.float16)]
 )
 
@@ -270,3 +287,34 @@ def test_constants_of_every_width_reach_the_plan_exactly(d):
         "ms.mul", x, constant(c, d))), "f", "cuda")
     blobs = [v for k, v in art.blobs.items() if k.startswith("consts/")]
     assert len(blobs) == 1 and np.frombuffer(blobs[0], dtype=d.np).tobytes() == c.tobytes()
+
+
+def test_implicit_gemm_convolution_allocates_no_im2col_matrix():
+    """At the gpu stage a one-group convolution and its input gradient are kernels with
+    workgroup memory and barriers: no buffer of the im2col matrix's M*K elements (nor larger)
+    is allocated on the host, the forward's input is read by its kernel directly."""
+    xs, ws = (8, 16, 28, 28), (32, 16, 3, 3)
+    geom = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=1)
+    module = module_of([spec(xs, "float32"), spec(ws, "float32"), spec((8, 32, 28, 28),
+                                                                      "float32")],
+                       lambda x, w, dy: [op("ms.conv", x, w, **geom),
+                                         op("ms.conv_input_grad", dy, w, input_shape=xs,
+                                            **geom)])
+    from mscc.passes import pipeline
+    from mscc.dialects.ir_helpers import ops_of_kind
+    pipeline.run_pipeline(module, "cuda", stop_after="gpu")
+    im2col = min(8 * 28 * 28 * 16 * 9, 8 * 28 * 28 * 32 * 9)  # M*K of either product
+    for alloc in ops_of_kind(module.operation, "memref.alloc"):
+        assert np.prod(alloc.results[0].type.shape) < im2col, alloc
+    kernels = [f for f in ops_of_kind(module.operation, "gpu.func")
+               if ops_of_kind(f, "gpu.barrier")]
+    assert len(kernels) == 2
+    from mlir import ir
+    with module.context:
+        shared = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    for kernel in kernels:
+        n = ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value
+        args = kernel.regions[0].blocks[0].arguments
+        tiles = [a for a in args if isinstance(a.type, ir.MemRefType)
+                 and a.type.memory_space is not None and a.type.memory_space == shared]
+        assert n == 2 and len(tiles) == 2 and not ops_of_kind(kernel, "linalg.generic")

@@ -367,10 +367,26 @@ def _link_directly(objects, sig, lib, flags, libs, background) -> bool:
     try:
         _run([as_, sig, "-o", sig_object], "obj", "as", background)
         _run([ld, "-shared", *_linker_flags(flags), *objects, sig_object, "-o", lib,
-              *_linker_flags(libs), "-lm", "-lc"], "obj", "ld", background)
+              *_linker_flags(libs), *_c_libraries()], "obj", "ld", background)
     except CompileError:
         return False
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def _c_libraries() -> tuple:
+    """libm and libc as the paths of the copies this process has loaded (-lc reads libc's
+    linker script and its static part: 5 ms more per link), else -lm -lc."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if line.rstrip().endswith(
+                ("/libc.so.6", "/libm.so.6"))}
+    except OSError:
+        paths = set()
+    found = {os.path.basename(p): p for p in paths}
+    if set(found) != {"libc.so.6", "libm.so.6"}:
+        return ("-lm", "-lc")
+    return (found["libm.so.6"], found["libc.so.6"])
 
 
 def _linker_flags(args) -> list[str]:

@@ -81,7 +81,7 @@ def process_chunk(text, first_line, filename, steps, flags):
     padded = "\n" * (first_line - 1) + text  # diagnostics keep the file's line numbers
     try:
         module = parse_module(padded, filename)
-        run_steps(module, [parse_step("ms-verify")] + list(steps))
+        run_steps(module, [parse_step("ms-verify")] + list(steps), verify_each=True)
     except CompileError as e:
         return None, e.diagnostics
     asm = module.operation.get_asm(

@@ -19,6 +19,8 @@ def pytest_configure(config):
     import os
     import sys
     os.environ["MSCC_CACHE_DIR"] = ""
+    # Every pass's output verified, as ms-opt does (compiles verify once per stage).
+    os.environ["MSCC_VERIFY_EACH"] = "1"
     # The CLI tests run `mscc`/`ms-opt` as commands: use the ones installed next to this
     # interpreter even when its venv is not activated (cmake's check-mscc calls it by path).
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]

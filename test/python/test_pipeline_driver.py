@@ -56,3 +56,26 @@ def test_compile_times_name_every_stage_run():
     assert list(exe.compile_times) == ["linalg", "bufferized", "llvm", "codegen"]
     x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_allclose(exe(x)[0], np.tanh(x), rtol=1e-5)
+
+
+def _invalid_after_python_edit():
+    """A valid module whose function type is then changed behind the verifier's back (its
+    return no longer matches): what a faulty pass could leave."""
+    from mlir import ir
+    from mscc.dialects.builders import mlir_context
+    with mlir_context():
+        module = ir.Module.parse("func.func @f(%a: f32) -> f32 {\n  return %a : f32\n}")
+        fn = module.body.operations[0]
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [ir.F32Type.get()], [ir.IntegerType.get_signless(32)]))
+    return module
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_left_by_a_pass_is_a_compile_error(verify_each):
+    from mscc.passes.diagnostics import CompileError
+    steps = [pipeline.parse_step("ms-inline"), pipeline.parse_step("canonicalize")]
+    with pytest.raises(CompileError) as info:
+        pipeline.run_steps(_invalid_after_python_edit(), steps, stage="ms-opt",
+                           verify_each=verify_each)
+    assert "i32" in str(info.value) and info.value.stage == "ms-opt"

@@ -179,6 +179,37 @@ def _contract(a, b, gmkn, in_dtype, acc):
         [in_dtype, in_dtype, acc])
 
 
+# Products with fewer columns than this are dot products of rows instead (_dot_rows): two
+# 512-bit vectors of float32, the widest register tile row any x86 vector ISA gives a matmul
+# kernel; narrower, its tiles are all edge.
+NARROW_COLUMNS = 32
+
+
+def _dot_rows(a, b, gmkn, in_dtype, acc):
+    """c[g] = a[g] @ b[g]^T for a (g, m, k) and b (g, n, k), as _contract returns it: each
+    element one dot product of two contiguous rows, the reduction innermost (vectorized
+    along k). For products with few columns and a long reduction: a LeNet5 conv's 1x5x5
+    weight gradient (6 x 25 from 784 positions per image) ran at 6 GFLOP/s as a matmul,
+    whose register tiles were all edge."""
+    g, m, k, n = gmkn
+    s = lowering.ScalarBuilder(acc, reassoc=True)
+
+    def body(x, y, acc_v):
+        return s.add(acc_v, s.mul(lowering.cast_scalar(x, in_dtype, acc),
+                                  lowering.cast_scalar(y, in_dtype, acc)))
+    if g == 1:
+        a2 = lowering.reshape(a, (1, m, k), (m, k), in_dtype)
+        b2 = lowering.reshape(b, (1, n, k), (n, k), in_dtype)
+        maps = [lowering.affine_map(3, [D(0), D(2)]), lowering.affine_map(3, [D(1), D(2)]),
+                lowering.affine_map(3, [D(0), D(1)])]
+        return lowering.generic([a2, b2], [lowering.fill(TensorSpec((m, n), acc), 0)], maps,
+                                ["parallel"] * 2 + ["reduction"], body, [in_dtype, in_dtype, acc])
+    maps = [lowering.affine_map(4, [D(0), D(1), D(3)]), lowering.affine_map(4, [D(0), D(2), D(3)]),
+            lowering.affine_map(4, [D(0), D(1), D(2)])]
+    return lowering.generic([a, b], [lowering.fill(TensorSpec((g, m, n), acc), 0)], maps,
+                            ["parallel"] * 3 + ["reduction"], body, [in_dtype, in_dtype, acc])
+
+
 def _to_output(c, acc, out: TensorSpec, groups, n, spatial):
     """The contraction's (g, Og, N*P) as the (N, g*Og, *spatial) result, cast from `acc`."""
     og = out.shape[1] // groups
@@ -473,15 +504,17 @@ def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: Tens
     cache), then one reduction over the images adds them."""
     n, o, ckk = sx.shape[0], out.shape[0], rules.prod(out.shape[1:])
     og, npix = o // groups, rules.prod(win.spatial)
+    narrow = ckk < NARROW_COLUMNS  # (ckk: one group's columns)
 
     def image(i, _shared):
         one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
         xp, padded = win.prepare(_image(x, sx, i), one)
         col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
-                      "gnpck")
+                      "gcknp" if narrow else "gnpck")
         dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (groups, og, npix),
                                sdy.dtype)
-        c = _contract(dyi, col, (groups, og, npix, ckk), sx.dtype, acc)
+        product = _dot_rows if narrow else _contract
+        c = product(dyi, col, (groups, og, npix, ckk), sx.dtype, acc)
         return c if groups == 1 else lowering.reshape(c, (groups, og, ckk), (1, o, ckk), acc)
     parts = _over_images(TensorSpec((n, o, ckk), acc), image)
     total = lowering.reduce(parts, TensorSpec((n, o, ckk), acc), (0,), acc, 0,

@@ -626,3 +626,32 @@ PRIMITIVE_MISTAKES = [
 def test_primitive_mistakes_name_the_primitive(mistake, error, message):
     with pytest.raises(error, match=message):
         mistake()
+
+
+@pytest.mark.parametrize("groups,dynamic", [(1, False), (1, True), (2, True)])
+def test_a_narrow_weight_gradient_is_dot_products_of_rows(groups, dynamic):
+    """Weight gradients with fewer than 32 columns per group (here 1x5x5 and 2x3x3) and many
+    output positions, per image: dot products of im2col rows (dialects/ops/conv.py
+    _dot_rows), against the float64 gradient of sum(conv(x, w) * v)."""
+    rng = np.random.default_rng(groups)
+    c, kernel = (1, 5) if groups == 1 else (4, 3)
+    x = rng.standard_normal((6, c, 12, 12))
+    w = rng.standard_normal((4, c // groups, kernel, kernel))
+    v = rng.standard_normal(conv_ref(x, w, None, (1, 1), (1, 1), (0, 0), (0, 0), groups).shape)
+
+    def f(x, w, v):
+        return ops.reduce_sum(ops.conv2d(x, w, groups=groups) * v)
+    signature = (ms.Tensor(shape=(None, c, 12, 12), dtype=ms.float64),
+                 ms.Tensor(shape=w.shape, dtype=ms.float64),
+                 ms.Tensor(shape=(None,) + v.shape[1:], dtype=ms.float64)) if dynamic else None
+    grad = ms.jit(ms.grad(f, grad_position=1), input_signature=signature)
+    got = grad(ms.Tensor(x), ms.Tensor(w), ms.Tensor(v)).asnumpy()
+    cg, og = c // groups, w.shape[0] // groups
+    want = np.zeros_like(w)
+    for g in range(groups):
+        xs, vs = x[:, g * cg:(g + 1) * cg], v[:, g * og:(g + 1) * og]
+        for i in range(kernel):
+            for j in range(kernel):
+                win = xs[:, :, i:i + v.shape[2], j:j + v.shape[3]]
+                want[g * og:(g + 1) * og, :, i, j] = np.einsum("nopq,ncpq->oc", vs, win)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)

@@ -159,17 +159,20 @@ func.func @conv_filter_grad_strided(%x: tensor<1x2x7x7xf32>, %dy: tensor<1x4x4x4
 // -----
 
 // Two images, per image (the default; O = 4 output channels against P = 16 positions):
-// an scf.forall computes each image's dy (4 x 16) @ windows (16 x 27) into a slice of a
-// (N, O, C*K) tensor, and one reduction over the images adds them.
+// an scf.forall computes each image's product into a slice of a (N, O, C*K) tensor, and one
+// reduction over the images adds them. With 27 < 32 columns the product is dot products of
+// rows, dy (4 x 16) against the windows laid out (C*K x P) (27 x 16), the reduction innermost.
 // CHECK-DAG:   #[[$IMAGES:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG:   #[[$SUMMED:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[$ROW_A:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[$DOT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @conv_filter_grad_batch(
 // CHECK-SAME:    %[[X:.+]]: tensor<2x3x6x6xf32>, %[[DY:.+]]: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
 // CHECK:         %[[PARTS:.+]] = scf.forall (%[[I:.+]]) in (2) shared_outs(%[[ALL:.+]] = %{{.+}}) -> (tensor<2x4x27xf32>)
 // CHECK:           %[[XI:.+]] = tensor.extract_slice %[[X]][%[[I]], 0, 0, 0] [1, 3, 6, 6] [1, 1, 1, 1]
-// CHECK:           linalg.generic {{.*}} ins(%[[XI]] : tensor<1x3x6x6xf32>) outs(%{{.+}} : tensor<1x1x4x4x3x3x3xf32>)
+// CHECK:           linalg.generic {{.*}} ins(%[[XI]] : tensor<1x3x6x6xf32>) outs(%{{.+}} : tensor<1x3x3x3x1x4x4xf32>)
 // CHECK:           tensor.extract_slice %[[DY]][%[[I]], 0, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1]
-// CHECK:           %[[P:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x27xf32>) outs(%{{.+}} : tensor<4x27xf32>)
+// CHECK:           %[[P:.+]] = linalg.generic {indexing_maps = [#[[$ROW_A]], #[[$SUMMED]], #[[$DOT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<27x16xf32>) outs(%{{.+}} : tensor<4x27xf32>)
 // CHECK:           tensor.parallel_insert_slice %{{.+}} into %[[ALL]][%[[I]], 0, 0] [1, 4, 27] [1, 1, 1]
 // CHECK:         linalg.generic {indexing_maps = [#[[$IMAGES]], #[[$SUMMED]]], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[PARTS]] : tensor<2x4x27xf32>)
 // CHECK:         return %{{.+}} : tensor<4x3x3x3xf32>
@@ -185,4 +188,19 @@ func.func @conv_filter_grad_strided(%x: tensor<1x2x7x7xf32>, %dy: tensor<1x4x4x4
 func.func @conv_filter_grad_batch(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32> {
   %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, kernel_shape = array<i64: 4, 3, 3, 3>} : (tensor<2x3x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x3x3x3xf32>
   return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// Per image with 36 columns (C*K of 4 x 3 x 3): each image's dy (4 x 16) @ windows (16 x 36),
+// a linalg.matmul for the tuned schedule.
+// CHECK-LABEL: func.func @conv_filter_grad_wide(
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<2x4x36xf32>)
+// CHECK:           linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x6x6xf32>) outs(%{{.+}} : tensor<1x1x4x4x4x3x3xf32>)
+// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x36xf32>) outs(%{{.+}} : tensor<4x36xf32>)
+// BATCHED-LABEL: func.func @conv_filter_grad_wide(
+// BATCHED:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32x36xf32>) outs(%{{.+}} : tensor<4x36xf32>)
+func.func @conv_filter_grad_wide(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x4x3x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, kernel_shape = array<i64: 4, 4, 3, 3>} : (tensor<2x4x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x4x3x3xf32>
+  return %0 : tensor<4x4x3x3xf32>
 }

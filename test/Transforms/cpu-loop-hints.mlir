@@ -2,7 +2,7 @@
 // RUN: ms-opt %s --split-input-file --ms-cpu-loop-hints --convert-scf-to-cf --convert-to-llvm | FileCheck %s --check-prefix=LLVM
 
 // Loops without accumulators, nested or not, are not unrolled (nor interleaved); after
-// lowering the hint sits on the loop's back edge.
+// lowering the hint sits on the loop's back edge. (64 iterations: not a short loop.)
 // CHECK:       #[[UNROLL:.+]] = #llvm.loop_unroll<disable = true>
 // CHECK:       #[[NO_UNROLL:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
 // CHECK-LABEL: func.func @nest(
@@ -15,15 +15,54 @@
 // LLVM-COUNT-2: llvm.br {{.*}} {loop_annotation = #[[HINT]]}
 // LLVM-NOT:     llvm.br {{.*}}loop_annotation
 // LLVM:         llvm.return
-func.func @nest(%x: memref<4x8xf32>) {
+func.func @nest(%x: memref<4x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
-  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
   %f = arith.constant 1.0 : f32
   scf.for %i = %c0 to %c4 step %c1 {
-    scf.for %j = %c0 to %c8 step %c1 {
-      memref.store %f, %x[%i, %j] : memref<4x8xf32>
+    scf.for %j = %c0 to %c64 step %c1 {
+      memref.store %f, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// An innermost loop of a few constant iterations (14, an im2col row) asks LLVM to fold its
+// tail into masked vectors; one of 32 iterations, one with a dynamic bound and the outer
+// loop are plain no-unroll loops.
+// CHECK:       #[[UNROLL:.+]] = #llvm.loop_unroll<disable = true>
+// CHECK-DAG:   #[[PRED:.+]] = #llvm.loop_vectorize<predicateEnable = true>
+// CHECK-DAG:   #[[MASKED:.+]] = #llvm.loop_annotation<vectorize = #[[PRED]], unroll = #[[UNROLL]]>
+// CHECK-DAG:   #[[NO_UNROLL:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
+// CHECK-LABEL: func.func @short_rows(
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:           } {loop_annotation = #[[MASKED]]}
+// CHECK:           scf.for
+// CHECK:           } {loop_annotation = #[[NO_UNROLL]]}
+// CHECK:           scf.for
+// CHECK:           } {loop_annotation = #[[NO_UNROLL]]}
+// CHECK:         } {loop_annotation = #[[NO_UNROLL]]}
+func.func @short_rows(%x: memref<4x32xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c14 = arith.constant 14 : index
+  %c32 = arith.constant 32 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c14 step %c1 {
+      memref.store %f, %x[%i, %j] : memref<4x32xf32>
+    }
+    scf.for %j = %c0 to %c32 step %c1 {
+      memref.store %f, %x[%i, %j] : memref<4x32xf32>
+    }
+    scf.for %j = %c0 to %n step %c1 {
+      memref.store %f, %x[%i, %j] : memref<4x32xf32>
     }
   }
   return

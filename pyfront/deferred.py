@@ -91,9 +91,14 @@ class PendingOps:
         """Run every deferred op, in order, and give their results their values."""
         from .dispatch import execute
         ops, self.ops = self.ops, []
-        for op_name, kept, attrs, consts, results in ops:
+        for i, (op_name, kept, attrs, consts, results) in enumerate(ops):
             operands = [o.tensor() if isinstance(o, _Snapshot) else o for o in kept]
-            for ref, value in zip(results, execute(op_name, operands, attrs, consts)):
+            try:
+                values = execute(op_name, operands, attrs, consts)
+            except BaseException:
+                self.ops = ops[i:] + self.ops  # (still pending: a later read raises again)
+                raise
+            for ref, value in zip(results, values):
                 out = ref()
                 if out is not None:
                     out._pending = None

@@ -105,3 +105,26 @@ def test_a_mistake_raises_at_the_users_line():
     with pytest.raises(ValueError) as info:
         ms.grad(recorded)(ms.Tensor(X), ms.Tensor(W))
     assert "ms.matmul" in str(info.value) and f"test_pynative_deferred.py:{line}" in str(info.value)
+
+
+def test_a_failed_run_leaves_the_ops_pending(monkeypatch):
+    """An op that fails when a read runs it raises there, and again at the next read (its
+    result never reads as an empty value)."""
+    kept = []
+
+    def recorded(x, w):
+        kept.append(ops.tanh(x @ w))
+        return ops.reduce_sum(x * x)
+    ms.grad(recorded)(ms.Tensor(X), ms.Tensor(W))
+    real = dispatch.execute
+
+    def failing(op_name, *args):
+        if op_name == "ms.tanh":
+            raise RuntimeError("the tanh kernel failed on purpose")
+        return real(op_name, *args)
+    monkeypatch.setattr(dispatch, "execute", failing)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="on purpose"):
+            kept[0].asnumpy()
+    monkeypatch.setattr(dispatch, "execute", real)
+    np.testing.assert_allclose(kept[0].asnumpy(), np.tanh(X @ W), rtol=1e-12)

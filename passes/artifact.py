@@ -194,8 +194,10 @@ def _llvm_c_string(function: str) -> str | None:
     have loaded already: no process to start, ~10 ms less than `llc --version`); None when
     it cannot be called."""
     import ctypes
-    path = os.path.join(os.path.dirname(os.path.dirname(llvm_tool("llc"))), "lib",
-                        "libLLVM.so")
+    from .llvm_capi import libllvm_path
+    path = libllvm_path()
+    if path is None:
+        return None
     try:
         lib = ctypes.CDLL(path)
         fn = getattr(lib, function)

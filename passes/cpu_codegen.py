@@ -24,6 +24,7 @@ The library is what the disk cache stores, so nothing is linked again in the bac
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import threading
@@ -122,17 +123,9 @@ def translate(module) -> LLVMCode:
     process into a context of the libLLVM.so it shares with LLVM's C API (mlir-translate in
     a process of its own took 0.7 s for a ViT step's 1.4 MB of text). Only for modules
     function_sizes() accepts: the translation crashes on anything else."""
-    import mlir
     from . import llvm_capi
     lib = llvm_capi.library()
-    capi = ctypes.CDLL(os.path.join(list(mlir.__path__)[0], "_mlir_libs",
-                                    "libMLIRPythonCAPI.so"))
-    to_llvm = capi.mlirTranslateModuleToLLVMIR
-    to_llvm.restype = ctypes.c_void_p
-    to_llvm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]  # (MlirOperation: one pointer)
-    capsule = ctypes.pythonapi.PyCapsule_GetPointer
-    capsule.restype = ctypes.c_void_p
-    capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    to_llvm, capsule = _translation_functions()
     op = capsule(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
     context = lib.LLVMContextCreate()
     try:
@@ -147,6 +140,22 @@ def translate(module) -> LLVMCode:
         return code
     finally:
         lib.LLVMContextDispose(context)
+
+
+@functools.lru_cache(maxsize=None)
+def _translation_functions():
+    """(mlirTranslateModuleToLLVMIR of the bindings' C API, PyCapsule_GetPointer), bound
+    once."""
+    import mlir
+    capi = ctypes.CDLL(os.path.join(list(mlir.__path__)[0], "_mlir_libs",
+                                    "libMLIRPythonCAPI.so"))
+    to_llvm = capi.mlirTranslateModuleToLLVMIR
+    to_llvm.restype = ctypes.c_void_p
+    to_llvm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]  # (MlirOperation: one pointer)
+    capsule = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule.restype = ctypes.c_void_p
+    capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return to_llvm, capsule
 
 
 def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, folder: str,

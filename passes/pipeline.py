@@ -265,25 +265,35 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None, on_pass=
                 continue
             flush()
             t0 = time.perf_counter()
-            try:
-                with ctx, ir.Location.unknown():
-                    step.mscc_pass.run(module.operation)
-            except base.PassFailure:
-                raise CompileError(capture.errors, stage) from None
-            except ir.MLIRError as e:
-                capture.add_error(e)
-                raise CompileError(capture.errors, stage) from None
+            _run_mscc_pass(step, module, capture, stage)
             if on_pass:
                 on_pass(step, time.perf_counter() - t0)
             if after_each:
                 after_each(step, module)
         flush()
         if not verify_each and steps:
-            try:
-                module.operation.verify()
-            except ir.MLIRError as e:
-                capture.add_error(e)
-                raise CompileError(capture.errors or capture.diagnostics, stage) from None
+            _verify(module, capture, stage)
+
+
+def _run_mscc_pass(step: Step, module: ir.Module, capture, stage):
+    """One of mscc's Python passes; its failure a CompileError with what `capture` caught."""
+    try:
+        with module.context, ir.Location.unknown():
+            step.mscc_pass.run(module.operation)
+    except base.PassFailure:
+        raise CompileError(capture.errors, stage) from None
+    except ir.MLIRError as e:
+        capture.add_error(e)
+        raise CompileError(capture.errors, stage) from None
+
+
+def _verify(module: ir.Module, capture, stage):
+    """The MLIR verifier on the whole module; invalid IR is a located CompileError."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        capture.add_error(e)
+        raise CompileError(capture.errors or capture.diagnostics, stage) from None
 
 
 def stages_between(target: str, start_after: str | None, stop_after: str) -> list[str]:

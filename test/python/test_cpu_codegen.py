@@ -136,6 +136,46 @@ def test_work_is_shared_out_largest_first():
     assert cpu_codegen.share_out(sizes, 1) == {"a": 0, "b": 0, "c": 0, "d": 0}
 
 
+# A function of descriptor plumbing and one with a loop, in the LLVM dialect.
+_WORK_IR = """
+llvm.func @plumbing(%p: !llvm.ptr) -> !llvm.struct<(ptr, i64)> {
+  %u = llvm.mlir.undef : !llvm.struct<(ptr, i64)>
+  %c = llvm.mlir.constant(4 : i64) : i64
+  %a = llvm.insertvalue %p, %u[0] : !llvm.struct<(ptr, i64)>
+  %b = llvm.insertvalue %c, %a[1] : !llvm.struct<(ptr, i64)>
+  llvm.return %b : !llvm.struct<(ptr, i64)>
+}
+llvm.func @loop(%n: i64) -> i64 {
+  %z = llvm.mlir.constant(0 : i64) : i64
+  %one = llvm.mlir.constant(1 : i64) : i64
+  llvm.br ^head(%z : i64)
+^head(%i: i64):
+  %more = llvm.icmp "slt" %i, %n : i64
+  llvm.cond_br %more, ^body, ^exit
+^body:
+  %next = llvm.add %i, %one : i64
+  llvm.br ^head(%next : i64)
+^exit:
+  llvm.return %i : i64
+}
+"""
+
+
+def test_work_counts_operations_and_weighs_loops_over_plumbing():
+    from mlir import ir
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        sizes = cpu_codegen.function_sizes(ir.Module.parse(_WORK_IR))
+    # (the llvm.func and the returns count as operations)
+    assert sizes["plumbing"].ops == 6 and sizes["loop"].ops == 9
+    c = cpu_codegen
+    assert sizes["plumbing"].cost == c.FUNCTION_COST + 4 * 1 + 2 * c.OP_COST
+    assert sizes["loop"].cost == (c.FUNCTION_COST + 2 * 1 + 3 * c.BRANCH_COST
+                                  + 4 * c.OP_COST)
+    # shared out by cost, not by operation count
+    assert cpu_codegen.share_out(sizes, 2) == {"loop": 0, "plumbing": 1}
+
+
 def test_the_support_object_is_linked_only_where_called(tmp_path):
     from mscc.passes import artifact
     calls, plain = tmp_path / "calls.o", tmp_path / "plain.o"

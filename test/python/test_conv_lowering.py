@@ -17,6 +17,8 @@ from gpu_cases import conv_ref  # noqa: E402  (the direct float64 convolution)
 
 GEOMETRIES = [  # (x shape, weight shape, stride, dilation, pad_lo, pad_hi, groups)
     ((3, 4, 9, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+    # per image, 45 >= NARROW_COLUMNS columns: the weight gradient's transposed products
+    ((2, 5, 12, 11), (4, 5, 3, 3), (2, 1), (1, 2), (1, 0), (0, 1), 1),
     ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 2), (1, 0), (2, 1), 2),
     ((4, 3, 10), (5, 3, 4), (3,), (2,), (3,), (0,), 1),
     ((1, 16, 64, 64), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),

@@ -7,16 +7,15 @@ into one shared library (artifact.link_shared).
 
 The ExecutionEngine optimizes and compiles a module on one thread, and LLVM's time grows
 with the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two
-threads on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_OPS` operations
-per thread the link costs more than the threads save, and the ExecutionEngine compiles the
-module. (This used llvm-split and an `opt | llc` process per part before: starting the
+threads on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_COST` per thread
+the link costs more than the threads save, and the ExecutionEngine compiles the module. (This used llvm-split and an `opt | llc` process per part before: starting the
 processes and splitting cost ~50 ms more than threads.)
 
 Functions are shared out by their estimated cost to LLVM (FunctionWork: costliest first,
-each to the part with the least so far). A function defined in one part and called from another is
-made external with hidden visibility (the library exports only the entry); a global
-variable that is not a private constant is defined in part 0 alone. What the translation
-adds (OpenMP's outlined bodies) stays with the function that calls it.
+each to the part with the least so far). A function defined in one part and called from
+another is made external with hidden visibility (the library exports only the entry); a
+global variable that is not a private constant is defined in part 0 alone. What the
+translation adds (OpenMP's outlined bodies) stays with the function that calls it.
 
 MSCC_CODEGEN_THREADS caps the number of threads (`1`: always the ExecutionEngine).
 The library is what the disk cache stores, so nothing is linked again in the background.
@@ -35,9 +34,13 @@ from mlir import ir
 from .diagnostics import CompileError, Diagnostic
 
 ENV = "MSCC_CODEGEN_THREADS"
-MIN_PART_OPS = 1000  # LLVM-dialect operations per thread, at least: a Conv2d's forward and
-# backward (3,200 operations) compiled in 0.18 s by the ExecutionEngine, 0.14 s by two threads
-# (the link included) on the 2-core Intel Xeon; at 3,000 it stayed on the engine
+# Estimated LLVM cost (FunctionWork.cost) per thread, at least: below it the link and the
+# second parse cost more than the thread saves. AMD EPYC, the ExecutionEngine against two
+# threads and the link: nn.Momentum's update of LeNet5's ten parameters (cost 15,000; 1,987
+# operations) 94-106 -> 74-80 ms, a Conv2d forward (8,700) 54 against 54 ms, a trivial
+# function (1,000) 12 against 21 ms. (Counted in operations before: 1,000 per thread, which
+# kept the optimizer's update, 13 short of 2,000, on one thread.)
+MIN_PART_COST = 6000
 # What LLVM IR translation has an implementation for: the C function that translates in
 # process crashes on anything else (the pipeline leaves nothing else; this is the check).
 _TRANSLATED = ("llvm.", "omp.", "builtin.")
@@ -65,10 +68,10 @@ def plan(module, sizes=None) -> tuple[int, dict | None]:
     if cap < 2 or not available():
         return 0, sizes
     sizes = function_sizes(module) if sizes is None else sizes
-    ops = sum(work.ops for work in sizes.values()) if sizes is not None else 0
-    if ops < 2 * MIN_PART_OPS:
+    cost = sum(work.cost for work in sizes.values()) if sizes is not None else 0
+    if cost < 2 * MIN_PART_COST:
         return 0, sizes
-    return min(cap, ops // MIN_PART_OPS), sizes
+    return min(cap, cost // MIN_PART_COST), sizes
 
 
 def available() -> bool:
@@ -79,8 +82,9 @@ def available() -> bool:
 
 
 class FunctionWork(NamedTuple):
-    ops: int   # LLVM-dialect operations (MIN_PART_OPS's unit)
-    cost: int  # LLVM's time to optimize and compile it, estimated (share_out's unit)
+    ops: int   # LLVM-dialect operations
+    cost: int  # LLVM's time to optimize and compile it, estimated (MIN_PART_COST's and
+    #            share_out's unit)
 
 
 # What LLVM's time for a function grows with, in units of one descriptor operation

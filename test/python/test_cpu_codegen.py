@@ -48,7 +48,7 @@ def _executable(f):
 @pytest.fixture
 def small_parts(monkeypatch):
     """Split even this small step: two threads whatever the module's size."""
-    monkeypatch.setattr(cpu_codegen, "MIN_PART_OPS", 50)
+    monkeypatch.setattr(cpu_codegen, "MIN_PART_COST", 400)
     monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
     monkeypatch.delenv(cpu_codegen.ENV, raising=False)
 
@@ -194,7 +194,7 @@ import json, sys, numpy as np, mscc as ms
 sys.path.insert(0, sys.argv[1])
 from mscc.passes import cpu_codegen, exe_cache
 import test_cpu_codegen as t
-cpu_codegen.MIN_PART_OPS, cpu_codegen._cores = 50, lambda: 2
+cpu_codegen.MIN_PART_COST, cpu_codegen._cores = 400, lambda: 2
 f = ms.jit(t._step)
 got = [r.asnumpy().tolist() for r in f(*map(ms.Tensor, t._inputs()))]
 exe = t._executable(f)

@@ -32,12 +32,15 @@ func.func @nest(%x: memref<4x64xf32>) {
 // -----
 
 // An innermost loop of a few constant iterations (14, an im2col row) asks LLVM to fold its
-// tail into masked vectors; one of 32 iterations, one with a dynamic bound and the outer
-// loop are plain no-unroll loops.
-// CHECK:       #[[UNROLL:.+]] = #llvm.loop_unroll<disable = true>
-// CHECK-DAG:   #[[PRED:.+]] = #llvm.loop_vectorize<predicateEnable = true>
-// CHECK-DAG:   #[[MASKED:.+]] = #llvm.loop_annotation<vectorize = #[[PRED]], unroll = #[[UNROLL]]>
+// tail into masked vectors and to unroll the vector loop it makes completely (constant
+// masks); one of 32 iterations, one with a dynamic bound and the outer loop are plain
+// no-unroll loops.
+// CHECK-DAG:   #[[FULL:.+]] = #llvm.loop_unroll<full = true>
+// CHECK-DAG:   #[[UNROLL:.+]] = #llvm.loop_unroll<disable = true>
+// CHECK-DAG:   #[[UNROLLED:.+]] = #llvm.loop_annotation<unroll = #[[FULL]]>
 // CHECK-DAG:   #[[NO_UNROLL:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
+// CHECK-DAG:   #[[PRED:.+]] = #llvm.loop_vectorize<predicateEnable = true, followupVectorized = #[[UNROLLED]]>
+// CHECK-DAG:   #[[MASKED:.+]] = #llvm.loop_annotation<vectorize = #[[PRED]], unroll = #[[UNROLL]]>
 // CHECK-LABEL: func.func @short_rows(
 // CHECK:         scf.for
 // CHECK:           scf.for

@@ -52,17 +52,18 @@ from __future__ import annotations
 
 import hashlib
 
-from ..lazy import LazyModule, arith, func, ir, tensor
+from ..lazy import LazyModule, arith, func, ir, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
 from ..builders import element_type, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
-from ..ir_helpers import enclosing_module, fresh_symbol, llvm_string_literal
+from ..ir_helpers import enclosing_module, fresh_symbol
 from ..registry import ShapeError, define
 
 bufferization = LazyModule("mlir.dialects.bufferization")
+llvm = LazyModule("mlir.dialects.llvm")  # (imported by the first collective lowered: ~14 ms)
 memref = LazyModule("mlir.dialects.memref")
 
 REDUCE_OPS = ("sum", "max", "min", "prod")
@@ -154,55 +155,87 @@ def _openmpi():
     return MPI_IMPLEMENTATION == "OpenMPI"
 
 
+def _int(bits):
+    return ir.IntegerType.get_signless(bits)
+
+
+def _ptr():
+    return llvm.PointerType.get()
+
+
 def _htype():
-    return "!llvm.ptr" if _openmpi() else "i32"
+    return _ptr() if _openmpi() else _int(32)
 
 
-def _handle(name, ssa):
+def _c_function_type(inputs, variadic=False):
+    """The !llvm.func type `i32 (inputs[, ...])` (every C function called here returns an
+    int). The bindings have no builder for LLVM function types, so this one type is parsed
+    from its parts' printed types."""
+    params = [str(t) for t in inputs] + (["..."] if variadic else [])
+    return ir.Type.parse(f"!llvm.func<i32 ({', '.join(params)})>")
+
+
+def _const(bits, value, loc):
+    return llvm.mlir_constant(ir.IntegerAttr.get(_int(bits), value), loc=loc)
+
+
+def _handle(name, loc):
+    """MPI's predefined handle `name`: MPICH's integer or the address of Open MPI's object."""
     if _openmpi():
-        return f"%{ssa} = llvm.mlir.addressof @{_OPENMPI[name]} : !llvm.ptr"
-    return f"%{ssa} = llvm.mlir.constant({_MPICH[name]} : i32) : i32"
+        return llvm.mlir_addressof(_ptr(), _OPENMPI[name], loc=loc)
+    return _const(32, _MPICH[name], loc)
 
 
-def _declarations():
-    """The MPI and C functions the collectives call, and two helpers: this process's rank
-    and the number of processes."""
-    h = _htype()
-    text = [f"llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, {h}, {h}, {h}) -> i32",
-            f"llvm.func @MPI_Comm_rank({h}, !llvm.ptr) -> i32",
-            f"llvm.func @MPI_Comm_size({h}, !llvm.ptr) -> i32",
-            f"llvm.func @MPI_Abort({h}, i32) -> i32",
-            "llvm.func @dprintf(i32, !llvm.ptr, ...) -> i32"]
-    if _openmpi():
-        text += [f"llvm.mlir.global external @{g}() {{addr_space = 0 : i32}} : i8"
-                 for g in sorted(set(_OPENMPI.values()))]
-    for query in ("rank", "size"):
-        text.append(f"""func.func private @ms_mpi_{query}() -> i32 {{
-  {_handle("comm_world", "comm")}
-  %one = llvm.mlir.constant(1 : i64) : i64
-  %slot = llvm.alloca %one x i32 : (i64) -> !llvm.ptr
-  %rc = llvm.call @MPI_Comm_{query}(%comm, %slot) : ({h}, !llvm.ptr) -> i32
-  %v = llvm.load %slot : !llvm.ptr -> i32
-  return %v : i32
-}}""")
-    return "\n".join(text)
+def _call(callee, args, loc, variadic=None):
+    """llvm.call of a C function that returns an int (which nothing reads); `variadic`: the
+    callee's !llvm.func type, which a call of a variadic function must carry."""
+    var_type = ir.TypeAttr.get(variadic) if variadic is not None else None
+    return llvm.call(_int(32), args, [], [], callee=callee, var_callee_type=var_type, loc=loc)
 
 
-def _add_text(module, text):
-    """Parse `text` (ops of a module, which may name the declarations) and move its ops
-    whose symbols the module does not have yet into the module."""
+def _linkage(kind):
+    # (the bindings register no builder for #llvm.linkage)
+    return ir.Attribute.parse(f"#llvm.linkage<{kind}>")
+
+
+def _c_functions():
+    """The MPI and C functions the collectives call: name -> (parameter types, variadic)."""
+    i32, ptr, h = _int(32), _ptr(), _htype()
+    return {"MPI_Allreduce": ([ptr, ptr, i32, h, h, h], False),
+            "MPI_Comm_rank": ([h, ptr], False), "MPI_Comm_size": ([h, ptr], False),
+            "MPI_Abort": ([h, i32], False), "dprintf": ([i32, ptr], True)}
+
+
+def _declare(module):
+    """Add what the collectives' code refers to and `module` does not have yet: the MPI and
+    C functions, Open MPI's predefined objects, and two helpers: this process's rank and the
+    number of processes. A module's collectives share them, so they get no op's location."""
     table = ir.SymbolTable(module)
-    parsed = ir.Module.parse("module {\n" + _declarations() + "\n" + text + "\n}")
-    body = module.regions[0].blocks[0]
-    for op in list(parsed.body.operations):
-        if ir.StringAttr(op.attributes["sym_name"]).value not in table:
-            op.detach_from_parent()
-            body.append(op)
+    loc = ir.Location.unknown()
+    # (unnamed_addr none: what the textual form's parser sets, and the builders leave out)
+    with ir.InsertionPoint(module.regions[0].blocks[0]):
+        for name, (inputs, variadic) in _c_functions().items():
+            if name not in table:
+                llvm.LLVMFuncOp(name, ir.TypeAttr.get(_c_function_type(inputs, variadic)),
+                                unnamed_addr=llvm.UnnamedAddr.None_, loc=loc)
+        for name in sorted(set(_OPENMPI.values())) if _openmpi() else ():
+            if name not in table:  # (defined by libmpi: only their addresses are used)
+                llvm.GlobalOp(_int(8), name, _linkage("external"), addr_space=0,
+                              unnamed_addr=llvm.UnnamedAddr.None_, loc=loc)
+        for query in ("rank", "size"):
+            if f"ms_mpi_{query}" not in table:
+                _query_function(query, loc)
 
 
-def _c_string(text):
-    """MLIR string literal contents of a NUL-terminated C string."""
-    return llvm_string_literal(text.encode() + b"\0")
+def _query_function(query, loc):
+    """func.func private @ms_mpi_<query>() -> i32: MPI_Comm_<query> of MPI_COMM_WORLD."""
+    i32 = _int(32)
+    fn = func.FuncOp(f"ms_mpi_{query}", ([], [i32]), visibility="private", loc=loc)
+    with ir.InsertionPoint(fn.add_entry_block()):
+        comm = _handle("comm_world", loc)
+        slot = llvm.alloca(_ptr(), _const(64, 1, loc), i32, loc=loc)
+        _call(f"MPI_Comm_{query}", [comm, slot], loc)
+        func.ReturnOp([llvm.load(i32, slot, loc=loc)], loc=loc)
 
 
 def _signature(*parts) -> int:
@@ -216,66 +249,96 @@ def _where(lc):
     return f"{file}:{line}" if file else "an unknown location"
 
 
-def _header_lines(sig, count, bad, mismatch):
+def _word(array, k, loc):
+    """The address of the i64 at index k of `array`."""
+    return llvm.getelementptr(_ptr(), array, [], [k], _int(64), llvm.GEPNoWrapFlags.none,
+                              loc=loc)
+
+
+def _agreement_check(comm, sig, count, extra, mismatch, loc):
     """The agreement check (module doc), inside a wrapper: all-reduce (max) of [sig, -sig,
-    count, -count]; when the ranks differ or `bad` (MLIR lines defining %extra, an i1)
-    holds, @mismatch prints and aborts."""
-    h = _htype()
-    lines = ["%four = llvm.mlir.constant(4 : i64) : i64", "%n4 = llvm.mlir.constant(4 : i32) : i32",
-             "%hs = llvm.alloca %four x i64 : (i64) -> !llvm.ptr",
-             "%hr = llvm.alloca %four x i64 : (i64) -> !llvm.ptr",
-             _handle("int64", "i64t"), _handle("max", "maxop")]
+    count, -count]; when the ranks differ or `extra` (_extra_check's kind and value) holds,
+    @mismatch prints and aborts."""
+    i64 = _int(64)
+    four, n4 = _const(64, 4, loc), _const(32, 4, loc)
+    sent, got = (llvm.alloca(_ptr(), four, i64, loc=loc) for _ in range(2))
+    int64, max_op = _handle("int64", loc), _handle("max", loc)
+    words = []
     for k, v in enumerate((sig, -sig, count, -count)):
-        lines += [f"%v{k} = llvm.mlir.constant({v} : i64) : i64",
-                  f"%p{k} = llvm.getelementptr %hs[{k}] : (!llvm.ptr) -> !llvm.ptr, i64",
-                  f"llvm.store %v{k}, %p{k} : i64, !llvm.ptr",
-                  f"%q{k} = llvm.getelementptr %hr[{k}] : (!llvm.ptr) -> !llvm.ptr, i64"]
-    lines += [f"%hrc = llvm.call @MPI_Allreduce(%hs, %hr, %n4, %i64t, %maxop, %comm) : "
-              f"(!llvm.ptr, !llvm.ptr, i32, {h}, {h}, {h}) -> i32",
-              "%top = llvm.load %q0 : !llvm.ptr -> i64", "%nlow = llvm.load %q1 : !llvm.ptr -> i64",
-              '%d0 = llvm.icmp "ne" %top, %v0 : i64', '%d1 = llvm.icmp "ne" %nlow, %v1 : i64',
-              "%differ = llvm.or %d0, %d1 : i1"]
-    if bad:
-        lines += bad + ["%bad = llvm.or %differ, %extra : i1"]
-    lines += [f"scf.if %{'bad' if bad else 'differ'} {{",
-              "  %hi = llvm.load %q2 : !llvm.ptr -> i64", "%nlo = llvm.load %q3 : !llvm.ptr -> i64",
-              "  %zero = llvm.mlir.constant(0 : i64) : i64", "%lo = llvm.sub %zero, %nlo : i64",
-              "  %rank = func.call @ms_mpi_rank() : () -> i32",
-              f"  func.call @{mismatch}(%rank, %lo, %hi) : (i32, i64, i64) -> ()", "}"]
-    return lines
+        word = _const(64, v, loc)
+        llvm.store(word, _word(sent, k, loc), loc=loc)
+        words.append((word, _word(got, k, loc)))
+    _call("MPI_Allreduce", [sent, got, n4, int64, max_op, comm], loc)
+    (sig_word, at_top), (neg_sig_word, at_neg_low), (_, at_hi), (_, at_neg_lo) = words
+    top, neg_low = (llvm.load(i64, at, loc=loc) for at in (at_top, at_neg_low))
+    ne = llvm.ICmpPredicate.ne
+    bad = llvm.or_(llvm.icmp(ne, top, sig_word, loc=loc),
+                   llvm.icmp(ne, neg_low, neg_sig_word, loc=loc), loc=loc)
+    wrong_size = _extra_check(*extra, loc)
+    if wrong_size is not None:
+        bad = llvm.or_(bad, wrong_size, loc=loc)
+    check = scf.IfOp(bad, loc=loc)
+    with ir.InsertionPoint(check.then_block):
+        hi = llvm.load(i64, at_hi, loc=loc)
+        lo = llvm.sub(_const(64, 0, loc), llvm.load(i64, at_neg_lo, loc=loc),
+                      llvm.IntegerOverflowFlags.none, loc=loc)
+        rank = func.CallOp([_int(32)], ir.FlatSymbolRefAttr.get("ms_mpi_rank"), [], loc=loc)
+        func.CallOp([], ir.FlatSymbolRefAttr.get(mismatch), [rank.result, lo, hi], loc=loc)
+        scf.YieldOp([], loc=loc)
 
 
-def _mismatch_text(name, msg_name, message):
-    n = len(message.encode()) + 1
-    h = _htype()
-    printf = "!llvm.func<i32 (i32, ptr, ...)>"
-    return f"""llvm.mlir.global internal constant @{msg_name}("{_c_string(message)}")
-    {{addr_space = 0 : i32}} : !llvm.array<{n} x i8>
-func.func private @{name}(%rank: i32, %lo: i64, %hi: i64) {{
-  %fmt = llvm.mlir.addressof @{msg_name} : !llvm.ptr
-  %fd = llvm.mlir.constant(2 : i32) : i32
-  %r = llvm.call @dprintf(%fd, %fmt, %rank, %lo, %hi) vararg({printf})
-      : (i32, !llvm.ptr, i32, i64, i64) -> i32
-  {_handle("comm_world", "comm")}
-  %one = llvm.mlir.constant(1 : i32) : i32
-  %a = llvm.call @MPI_Abort(%comm, %one) : ({h}, i32) -> i32
-  return
-}}"""
+def _mismatch_function(name, msg_name, message, loc):
+    """The message as a NUL-terminated global, and func.func private @name(rank: i32,
+    lo: i64, hi: i64) that prints it (dprintf to fd 2) and calls MPI_Abort."""
+    i32, i64, ptr = _int(32), _int(64), _ptr()
+    text = message.encode() + b"\0"
+    # (the bindings have no builder for LLVM array types either)
+    llvm.GlobalOp(ir.Type.parse(f"!llvm.array<{len(text)} x i8>"), msg_name,
+                  _linkage("internal"), constant=True, value=ir.StringAttr.get(text),
+                  addr_space=0, unnamed_addr=llvm.UnnamedAddr.None_, loc=loc)
+    fn = func.FuncOp(name, ([i32, i64, i64], []), visibility="private", loc=loc)
+    with ir.InsertionPoint(fn.add_entry_block([loc] * 3)):
+        fmt = llvm.mlir_addressof(ptr, msg_name, loc=loc)
+        _call("dprintf", [_const(32, 2, loc), fmt, *fn.arguments], loc,
+              variadic=_c_function_type([i32, ptr], variadic=True))
+        _call("MPI_Abort", [_handle("comm_world", loc), _const(32, 1, loc)], loc)
+        func.ReturnOp([], loc=loc)
 
 
-def _extra_check(kind, value):
-    """MLIR lines defining %extra: the number of processes is not `value` ("group"), or is
-    not more than `value` ("root")."""
+def _extra_check(kind, value, loc):
+    """An i1, inside a wrapper: the number of processes is not `value` ("group"), or is not
+    more than `value` ("root"); None for no kind."""
     if kind is None:
         return None
-    pred = "ne" if kind == "group" else "sle"
-    return ["%size = func.call @ms_mpi_size() : () -> i32",
-            f"%want = llvm.mlir.constant({value} : i32) : i32",
-            f'%extra = llvm.icmp "{pred}" %size, %want : i32']
+    pred = llvm.ICmpPredicate.ne if kind == "group" else llvm.ICmpPredicate.sle
+    size = func.CallOp([_int(32)], ir.FlatSymbolRefAttr.get("ms_mpi_size"), [], loc=loc)
+    return llvm.icmp(pred, size.result, _const(32, value, loc), loc=loc)
 
 
 _EXTRA_NOTE = {"group": ", or group_size {} is not the number of processes",
                "root": ", or root {} is not one of the processes"}
+
+
+def _aligned_pointer(buffer, loc):
+    """An !llvm.ptr to the first element of a (flat, identity-layout) memref."""
+    index = memref.extract_aligned_pointer_as_index(buffer, loc=loc)
+    return llvm.inttoptr(_ptr(), arith.index_cast(_int(64), index, loc=loc), loc=loc)
+
+
+def _wrapper_function(name, elem, count, handles, check, loc):
+    """func.func private @name(send, recv: memref<count x elem>): the agreement check
+    (`check`: _agreement_check's sig, extra and mismatch), then MPI_Allreduce from send's
+    buffer into recv's with the MPI datatype and op `handles`."""
+    mtype = ir.MemRefType.get([count], elem)
+    sig, extra, mismatch = check
+    fn = func.FuncOp(name, ([mtype, mtype], []), visibility="private", loc=loc)
+    with ir.InsertionPoint(fn.add_entry_block([loc] * 2)):
+        comm, datatype, op = (_handle(h, loc) for h in ("comm_world", *handles))
+        _agreement_check(comm, sig, count, extra, mismatch, loc)
+        send, recv = (_aligned_pointer(b, loc) for b in fn.arguments)
+        n = _const(32, count, loc)
+        _call("MPI_Allreduce", [send, recv, n, datatype, op, comm], loc)
+        func.ReturnOp([], loc=loc)
 
 
 def _allreduce_call(lc, x, shape, work, op, parts, extra=(None, None)):
@@ -293,23 +356,14 @@ def _allreduce_call(lc, x, shape, work, op, parts, extra=(None, None)):
                f"{_where(lc).replace('%', '%%')}: the processes do not run the same "
                f"collective here (their counts range from %lld to %lld{note}); aborting\n")
     wrapper, mismatch = fresh_symbol(module, "ms_mpi_allreduce"), fresh_symbol(module, "ms_mpi_mismatch")
-    mt = f"memref<{count}x{elem}>"
-    h = _htype()
+    msg_name = fresh_symbol(module, "ms_mpi_message")
     dtype_key = "float32" if work is dt.float32 else "float64" if work is dt.float64 else \
         f"int{work.bits if work is not dt.bool_ else 8}"
-    body = [_handle("comm_world", "comm"), _handle(dtype_key, "dt"), _handle(op, "op"),
-            *_header_lines(_signature(lc.opdef.name, count, *parts), count,
-                           _extra_check(kind, value), mismatch)]
-    for side in ("send", "recv"):
-        body += [f"%{side}_i = memref.extract_aligned_pointer_as_index %{side} : {mt} -> index",
-                 f"%{side}_w = arith.index_cast %{side}_i : index to i64",
-                 f"%{side}_p = llvm.inttoptr %{side}_w : i64 to !llvm.ptr"]
-    body += [f"%count = llvm.mlir.constant({count} : i32) : i32",
-             f"%rc = llvm.call @MPI_Allreduce(%send_p, %recv_p, %count, %dt, %op, %comm) : "
-             f"(!llvm.ptr, !llvm.ptr, i32, {h}, {h}, {h}) -> i32", "return"]
-    _add_text(module, _mismatch_text(mismatch, fresh_symbol(module, "ms_mpi_message"), message)
-              + f"\nfunc.func private @{wrapper}(%send: {mt}, %recv: {mt}) {{\n  "
-              + "\n  ".join(body) + "\n}")
+    _declare(module)
+    with ir.InsertionPoint(module.regions[0].blocks[0]):
+        _mismatch_function(mismatch, msg_name, message, lc.loc)
+        _wrapper_function(wrapper, elem, count, (dtype_key, op),
+                          (_signature(lc.opdef.name, count, *parts), extra, mismatch), lc.loc)
     return _buffer_call(x, shape, count, elem, wrapper)
 
 
@@ -335,7 +389,7 @@ def _rank(lc):
     """This process's rank (an i32), from the module's @ms_mpi_rank."""
     module = enclosing_module(lc.op)
     module.attributes[MPI_ATTR] = ir.UnitAttr.get()
-    _add_text(module, "")
+    _declare(module)
     return func.CallOp([ir.IntegerType.get_signless(32)], ir.FlatSymbolRefAttr.get("ms_mpi_rank"),
                        []).result
 

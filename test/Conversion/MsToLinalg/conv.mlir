@@ -192,12 +192,16 @@ func.func @conv_filter_grad_batch(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf
 
 // -----
 
-// Per image with 36 columns (C*K of 4 x 3 x 3): each image's dy (4 x 16) @ windows (16 x 36),
-// a linalg.matmul for the tuned schedule.
+// Per image with 36 columns (C*K of 4 x 3 x 3), transposed: each image's windows, rows of
+// the input (36 x 16), @ its dy transposed (16 x 4), a linalg.matmul for the tuned schedule;
+// the images' sum (36 x 4) is transposed once.
 // CHECK-LABEL: func.func @conv_filter_grad_wide(
-// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<2x4x36xf32>)
-// CHECK:           linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x6x6xf32>) outs(%{{.+}} : tensor<1x1x4x4x4x3x3xf32>)
-// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16x36xf32>) outs(%{{.+}} : tensor<4x36xf32>)
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<2x36x4xf32>)
+// CHECK:           linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x6x6xf32>) outs(%{{.+}} : tensor<1x4x3x3x1x4x4xf32>)
+// CHECK:           linalg.transpose ins(%{{.+}} : tensor<4x16xf32>) outs(%{{.+}} : tensor<16x4xf32>) permutation = [1, 0]
+// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<36x16xf32>, tensor<16x4xf32>) outs(%{{.+}} : tensor<36x4xf32>)
+// CHECK:         %[[SUM:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<2x36x4xf32>) outs(%{{.+}} : tensor<36x4xf32>)
+// CHECK:         linalg.transpose ins(%[[SUM]] : tensor<36x4xf32>) outs(%{{.+}} : tensor<4x36xf32>) permutation = [1, 0]
 // BATCHED-LABEL: func.func @conv_filter_grad_wide(
 // BATCHED:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32x36xf32>) outs(%{{.+}} : tensor<4x36xf32>)
 func.func @conv_filter_grad_wide(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x4x3x3xf32> {

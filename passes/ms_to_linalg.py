@@ -113,11 +113,17 @@ class ConvertMsToLinalg(ModulePass):
     # How ms.dynamic_index/dynamic_update_index (loop bodies' row access) lower: "slices"
     # (a slice at the offset the host reads from the index tensor) or "gather" (kernels that
     # read the index on the device: CUDA, whose host never reads device memory).
-    options = {"scatter": "loops", "conv": "per-image", "rows": "slices"}
+    # conv-block-bytes: per-image products whose im2col matrix is larger run in blocks of
+    # output rows whose matrix fits (0: 3/4 of the CPU target's L2 with conv=per-image).
+    options = {"scatter": "loops", "conv": "per-image", "rows": "slices", "conv-block-bytes": 0}
     choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched", "implicit-gemm"),
                "rows": ("slices", "gather")}
 
     def run(self, module):
+        options = dict(self.opts)
+        if options["conv"] == "per-image" and not options["conv-block-bytes"]:
+            from .cpu_target import current
+            options["conv-block-bytes"] = current().l2_bytes * 3 // 4
         for fn in functions(module):
             items = _items(fn)
             for op in items:
@@ -128,7 +134,7 @@ class ConvertMsToLinalg(ModulePass):
             with lowering_function(fn, origin) as sizes:
                 for op in items:
                     if op.operation.name in OPS:
-                        lower_op(op, origin, regions, self.opts)
+                        lower_op(op, origin, regions, options)
                     else:  # control flow and its glue: storage types (dialects/ops/control.py)
                         UPSTREAM[op.operation.name].lower(op, origin)
                 if sizes.dynamic:

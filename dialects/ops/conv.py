@@ -373,6 +373,10 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
             root, lambda v, s: (y, out) if v is epilogue[1] else None))
     final = TensorSpec(out.shape, root.spec.dtype if root is not None else out.dtype)
     m, npix = out.shape[1], rules.prod(win.spatial)
+    rows = _block_rows(lc, sx, wm, win, groups)
+    if rows:
+        return _over_images(final, lambda i, shared: _image_in_row_blocks(
+            x, sx, wm, win, rows, acc, out, epilogue, i, _image(shared, final, i)))
 
     def image(i, shared):
         c = _image_product(_image(x, sx, i), TensorSpec((1,) + sx.shape[1:], sx.dtype), wm,
@@ -384,6 +388,83 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
                                                 _image(shared, final, i)),
                                 (1, m, npix), (1,) + out.shape[1:], final.dtype)
     return _over_images(final, image)
+
+
+def _block_rows(lc, sx, wm, win: _Windows, groups):
+    """Output rows per block of an image's 2-D one-group product whose im2col matrix is
+    larger than the cache budget (convert-ms-to-linalg's conv-block-bytes: on the CPU 3/4 of
+    the L2, the rest for the weights and the block's product), so that each block's matrix
+    is written and read back while in L2 (the whole image's, 7 MB for a ResNet block's
+    64x56x56 layer, went through L3); None for one block. The rows divide the height (whole
+    blocks: every product static)."""
+    budget = lc.options.get("conv-block-bytes", 0) if lc.options else 0
+    if not budget or groups != 1 or len(win.spatial) != 2:
+        return None
+    ckk = ir.RankedTensorType(wm.type).shape[2]
+    height, width = win.spatial
+    row_bytes = ckk * width * sx.dtype.itemsize
+    if row_bytes * height <= budget:
+        return None
+    fits = [r for r in range(1, height) if height % r == 0 and r * row_bytes <= budget]
+    return max(fits) if fits else None
+
+
+def _image_in_row_blocks(x, sx, wm, win: _Windows, rows, acc, out: TensorSpec, epilogue, i,
+                         tile):
+    """Image i's product (and epilogue) written into `tile` (1, M, H, W) block by block of
+    `rows` output rows: an scf.for whose body gathers the block's windows (an im2col matrix
+    of C*K x rows*W), multiplies and writes the block's rows."""
+    one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
+    xp, padded = win.prepare(_image(x, sx, i), one)
+    height, width = win.spatial
+    span = (rows - 1) * win.stride[0] + (win.kernel[0] - 1) * win.dilation[0] + 1
+    block_in = TensorSpec(padded.shape[:2] + (span, padded.shape[3]), padded.dtype)
+    index = ir.IndexType.get()
+    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, height // rows),
+                     arith.constant(index, 1), [tile])
+    with ir.InsertionPoint(loop.body):
+        b, current = loop.induction_variable, loop.inner_iter_args[0]
+        first = arith.muli(b, arith.constant(index, rows))
+        xb = tensor.extract_slice(tensor_type(block_in, storage=True), xp, [
+            arith.muli(first, arith.constant(index, win.stride[0]))], [], [],
+            [0, 0, _dynamic(), 0], list(block_in.shape), [1, 1, 1, 1])
+        col = _im2col(xb, block_in, 1, win.kernel, (rows, width), win.stride, win.dilation,
+                      "gcknp")
+        m, ckk = ir.RankedTensorType(wm.type).shape[1:]
+        c = _contract(wm, col, (1, m, ckk, rows * width), sx.dtype, acc)
+        scf.YieldOp([_write_block(c, acc, out, epilogue, i, first, rows, current)])
+    return loop.results[0]
+
+
+def _write_block(c, acc, out: TensorSpec, epilogue, i, first, rows, tile):
+    """The block's product c (1, M, rows*W), cast and through the epilogue (its batch-sized
+    operands read at image i and the block's rows), inserted into the image's `tile`."""
+    n, m, height, width = out.shape
+    block = TensorSpec((1, m, rows, width), out.dtype)
+    offsets, sizes = [0, 0, _dynamic(), 0], [1, m, rows, width]
+    value = lowering.Expr(block, [lowering.reshape(c, (1, m, rows * width), block.shape, acc)],
+                          [TensorSpec(block.shape, acc)],
+                          lambda v: lowering.cast_scalar(v, acc, out.dtype))
+    if epilogue is not None:
+        root, product = epilogue
+
+        def per_block(v, s):
+            if v is product:
+                return value, value.spec
+            if s.rank == out.rank and s.shape[0] == n:
+                shape = (1, s.shape[1], rows if s.shape[2] == height else 1, s.shape[3])
+                return tensor.extract_slice(
+                    tensor_type(TensorSpec(shape, s.dtype), storage=True), v,
+                    [i] + ([first] if s.shape[2] == height else []), [], [],
+                    [_dynamic(), 0, _dynamic() if s.shape[2] == height else 0, 0],
+                    list(shape), [1, 1, 1, 1]), TensorSpec(shape, s.dtype)
+            return None
+        value = lowering.rebind(root, per_block)
+    dest = tensor.extract_slice(tensor_type(TensorSpec(block.shape, value.spec.dtype),
+                                            storage=True), tile, [first], [], [], offsets,
+                                sizes, [1, 1, 1, 1])
+    written = lowering.materialize(value, out=dest)
+    return tensor.insert_slice(written, tile, [first], [], [], offsets, sizes, [1, 1, 1, 1])
 
 
 def _over_images(result: TensorSpec, image):

@@ -1,5 +1,5 @@
-"""How the ms.conv ops lower (dialects/ops/conv.py): both schedules of a batch (per image and
-batched) compute the same numbers, every indexing map can be tiled (no negative coefficient:
+"""How the ms.conv ops lower (dialects/ops/conv.py): both schedules of a batch (per image, whole
+or in blocks of output rows, and batched) compute the same numbers, every indexing map can be tiled (no negative coefficient:
 MLIR's tiling asserts on one, which aborted a grouped single-image gradient when the CPU
 pipeline split it over threads), and that gradient runs."""
 import os
@@ -68,7 +68,12 @@ def test_indexing_maps_have_only_positive_coefficients(case):
     assert not bad, bad
 
 
-@pytest.mark.parametrize("schedule", ["conv=per-image", "conv=batched"])
+# Per image in blocks of output rows: a budget of 7,000 bytes makes the float64 im2col
+# matrices of the 2-D one-group geometries run in blocks of 1 to 3 rows.
+SCHEDULES = ["conv=per-image", "conv=per-image conv-block-bytes=7000", "conv=batched"]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("case", GEOMETRIES, ids=lambda c: f"{c[0]}x{c[1]}g{c[-1]}")
 def test_both_schedules_compute_the_convolution_and_its_gradients(case, schedule):
     specs, body = _program(case)
@@ -104,7 +109,7 @@ def _epilogue_program(n, groups):
     return specs, body, ref
 
 
-@pytest.mark.parametrize("schedule", ["conv=per-image", "conv=batched"])
+@pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("n,groups", [(4, 1), (1, 1), (3, 2)])
 def test_fused_epilogues_compute_bias_activation_and_residual(n, groups, schedule):
     specs, body, ref = _epilogue_program(n, groups)

@@ -9,6 +9,7 @@
 // (conv=batched, the BATCHED run) dy's (O, N*P) matrix by the batch's windows.
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | FileCheck %s
 // RUN: ms-opt %s --pass-pipeline='builtin.module(convert-ms-to-linalg{conv=batched})' --split-input-file | FileCheck %s --check-prefix=BATCHED
+// RUN: ms-opt %s --pass-pipeline='builtin.module(convert-ms-to-linalg{conv-block-bytes=3500})' --split-input-file | FileCheck %s --check-prefix=BLOCKED
 // The output is valid IR (re-parsed and verified).
 // RUN: ms-opt %s --convert-ms-to-linalg --split-input-file | ms-opt --split-input-file > /dev/null
 
@@ -207,4 +208,33 @@ func.func @conv_filter_grad_batch(%x: tensor<2x3x6x6xf32>, %dy: tensor<2x4x4x4xf
 func.func @conv_filter_grad_wide(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x4x3x3xf32> {
   %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 1 : i64, kernel_shape = array<i64: 4, 4, 3, 3>} : (tensor<2x4x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x4x3x3xf32>
   return %0 : tensor<4x4x3x3xf32>
+}
+
+// -----
+
+// Per image in blocks of output rows (conv-block-bytes=3500: 3 rows of 36 x 8 float32 window
+// columns, 3,456 bytes): an scf.for over the 3 blocks of each image gathers the block's
+// windows from 5 rows of the padded image, multiplies them (6 x 36 @ 36 x 24) and writes the
+// block's rows of the image's result. Without the option the budget is 3/4 of the host's
+// L2, far above this image's 10 KB matrix: one product per image.
+// BLOCKED-LABEL: func.func @conv_blocks(
+// BLOCKED:         scf.forall (%[[I:.+]]) in (3) shared_outs(%[[ALL:.+]] = %{{.+}})
+// BLOCKED:           %[[TILE:.+]] = tensor.extract_slice %[[ALL]][%[[I]], 0, 0, 0] [1, 6, 9, 8]
+// BLOCKED:           %[[PADDED:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 1] [1, 4, 9, 8]
+// BLOCKED:           %[[IMAGE:.+]] = scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[CUR:.+]] = %[[TILE]]) -> (tensor<1x6x9x8xf32>)
+// BLOCKED:             %[[ROW:.+]] = arith.muli %[[B]], %{{.+}} : index
+// BLOCKED:             tensor.extract_slice %[[PADDED]][0, 0, %{{.+}}, 0] [1, 4, 5, 10] [1, 1, 1, 1]
+// BLOCKED:             linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4x3x3x1x3x8xf32>)
+// BLOCKED:             linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<6x36xf32>, tensor<36x24xf32>) outs(%{{.+}} : tensor<6x24xf32>)
+// BLOCKED:             %[[DEST:.+]] = tensor.extract_slice %[[CUR]][0, 0, %[[ROW]], 0] [1, 6, 3, 8]
+// BLOCKED:             %[[ROWS:.+]] = linalg.generic {{.*}} outs(%[[DEST]] : tensor<1x6x3x8xf32>)
+// BLOCKED:             %[[NEXT:.+]] = tensor.insert_slice %[[ROWS]] into %[[CUR]][0, 0, %[[ROW]], 0] [1, 6, 3, 8]
+// BLOCKED:             scf.yield %[[NEXT]]
+// BLOCKED:           tensor.parallel_insert_slice %[[IMAGE]] into %[[ALL]][%[[I]], 0, 0, 0] [1, 6, 9, 8]
+// CHECK-LABEL: func.func @conv_blocks(
+// CHECK-NOT:     scf.for %
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<6x36xf32>, tensor<36x72xf32>)
+func.func @conv_blocks(%x: tensor<3x4x9x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<3x6x9x8xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64} : (tensor<3x4x9x8xf32>, tensor<6x4x3x3xf32>) -> tensor<3x6x9x8xf32>
+  return %0 : tensor<3x6x9x8xf32>
 }

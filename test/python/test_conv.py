@@ -655,3 +655,28 @@ def test_a_narrow_weight_gradient_is_dot_products_of_rows(groups, dynamic):
                 win = xs[:, :, i:i + v.shape[2], j:j + v.shape[3]]
                 want[g * og:(g + 1) * og, :, i, j] = np.einsum("nopq,ncpq->oc", vs, win)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_a_dynamic_batch_runs_each_image_in_blocks_of_rows(monkeypatch):
+    """An image whose im2col matrix is larger than 3/4 of the L2 (a 64 KiB L2 here: 48 KiB
+    against 144 x 256 floats) is multiplied in blocks of output rows, inside the loop over a
+    dynamic batch, with the fused bias and ReLU written block by block."""
+    import dataclasses
+    from mscc.passes import cpu_target
+    small = dataclasses.replace(cpu_target.current(), l2_bytes=64 * 1024)
+    monkeypatch.setattr(cpu_target, "current", lambda: small)
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((8, 16, 3, 3)) * 0.1).astype(np.float32)
+    b = (rng.standard_normal(8) * 0.1).astype(np.float32)
+    conv = nn.Conv2d(16, 8, 3, pad_mode="same", has_bias=True, weight_init=ms.Tensor(w),
+                     bias_init=ms.Tensor(b))
+    f = ms.jit(lambda t: ops.relu(conv(t)), dynamic=1)
+    for n in (2, 3):
+        x = rng.standard_normal((n, 16, 16, 16)).astype(np.float32)
+        want = np.maximum(conv_ref(x.astype(np.float64), w.astype(np.float64),
+                                   b.astype(np.float64), (1, 1), (1, 1), (1, 1), (1, 1), 1), 0)
+        np.testing.assert_allclose(f(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    text = ms.jit(lambda t: ops.relu(conv(t))).lower(
+        ms.Tensor(np.zeros((2, 16, 16, 16), np.float32))).as_text("linalg")
+    # blocks of 4 rows (144 x 64 windows), not the whole image's 144 x 256
+    assert "tensor<144x64xf32>" in text and "tensor<144x256xf32>" not in text

@@ -373,7 +373,7 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
             root, lambda v, s: (y, out) if v is epilogue[1] else None))
     final = TensorSpec(out.shape, root.spec.dtype if root is not None else out.dtype)
     m, npix = out.shape[1], rules.prod(win.spatial)
-    rows = _block_rows(lc, sx, wm, win, groups)
+    rows = _block_rows(lc, sx, ir.RankedTensorType(wm.type).shape[2], win, groups)
     if rows:
         return _over_images(final, lambda i, shared: _image_in_row_blocks(
             x, sx, wm, win, rows, acc, out, epilogue, i, _image(shared, final, i)))
@@ -390,9 +390,10 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
     return _over_images(final, image)
 
 
-def _block_rows(lc, sx, wm, win: _Windows, groups):
-    """Output rows per block of an image's 2-D one-group product whose im2col matrix is
-    larger than the cache budget (convert-ms-to-linalg's conv-block-bytes: on the CPU 3/4 of
+def _block_rows(lc, sx, ckk, win: _Windows, groups):
+    """Output rows per block of an image's 2-D one-group product (a forward's, an input
+    gradient's or a transposed weight gradient's) whose im2col matrix is larger than the
+    cache budget (convert-ms-to-linalg's conv-block-bytes: on the CPU 3/4 of
     the L2, the rest for the weights and the block's product), so that each block's matrix
     is written and read back while in L2 (the whole image's, 7 MB for a ResNet block's
     64x56x56 layer, went through L3); None for one block. The rows divide the height (whole
@@ -400,7 +401,6 @@ def _block_rows(lc, sx, wm, win: _Windows, groups):
     budget = lc.options.get("conv-block-bytes", 0) if lc.options else 0
     if not budget or groups != 1 or len(win.spatial) != 2:
         return None
-    ckk = ir.RankedTensorType(wm.type).shape[2]
     height, width = win.spatial
     row_bytes = ckk * width * sx.dtype.itemsize
     if row_bytes * height <= budget:
@@ -417,23 +417,36 @@ def _image_in_row_blocks(x, sx, wm, win: _Windows, rows, acc, out: TensorSpec, e
     one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
     xp, padded = win.prepare(_image(x, sx, i), one)
     height, width = win.spatial
-    span = (rows - 1) * win.stride[0] + (win.kernel[0] - 1) * win.dilation[0] + 1
-    block_in = TensorSpec(padded.shape[:2] + (span, padded.shape[3]), padded.dtype)
-    index = ir.IndexType.get()
-    loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, height // rows),
-                     arith.constant(index, 1), [tile])
+    loop = _row_block_loop(height // rows, tile)
     with ir.InsertionPoint(loop.body):
         b, current = loop.induction_variable, loop.inner_iter_args[0]
-        first = arith.muli(b, arith.constant(index, rows))
-        xb = tensor.extract_slice(tensor_type(block_in, storage=True), xp, [
-            arith.muli(first, arith.constant(index, win.stride[0]))], [], [],
-            [0, 0, _dynamic(), 0], list(block_in.shape), [1, 1, 1, 1])
-        col = _im2col(xb, block_in, 1, win.kernel, (rows, width), win.stride, win.dilation,
-                      "gcknp")
+        first, col = _block_windows(xp, padded, win, b, rows)
         m, ckk = ir.RankedTensorType(wm.type).shape[1:]
         c = _contract(wm, col, (1, m, ckk, rows * width), sx.dtype, acc)
         scf.YieldOp([_write_block(c, acc, out, epilogue, i, first, rows, current)])
     return loop.results[0]
+
+
+def _row_block_loop(blocks, init):
+    """An scf.for over `blocks` blocks of rows carrying `init`."""
+    index = ir.IndexType.get()
+    return scf.ForOp(arith.constant(index, 0), arith.constant(index, blocks),
+                     arith.constant(index, 1), [init])
+
+
+def _block_windows(xp, padded: TensorSpec, win: _Windows, b, rows):
+    """(the block's first output row, the im2col matrix (1, C*K, rows*W) of block b of
+    `rows` output rows) from the padded image xp (1, C, Hp, Wp): its rows that the block's
+    windows read, gathered."""
+    index = ir.IndexType.get()
+    span = (rows - 1) * win.stride[0] + (win.kernel[0] - 1) * win.dilation[0] + 1
+    block_in = TensorSpec(padded.shape[:2] + (span, padded.shape[3]), padded.dtype)
+    first = arith.muli(b, arith.constant(index, rows))
+    xb = tensor.extract_slice(tensor_type(block_in, storage=True), xp, [
+        arith.muli(first, arith.constant(index, win.stride[0]))], [], [],
+        [0, 0, _dynamic(), 0], list(block_in.shape), [1, 1, 1, 1])
+    return first, _im2col(xb, block_in, 1, win.kernel, (rows, win.spatial[1]), win.stride,
+                          win.dilation, "gcknp")
 
 
 def _write_block(c, acc, out: TensorSpec, epilogue, i, first, rows, tile):
@@ -580,7 +593,8 @@ def _filter_grad_batched(x, sx, dy, sdy, win: _Windows, groups, acc, out: Tensor
     return _contract(dym, col, (groups, og, npix, ckk), sx.dtype, acc)
 
 
-def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: TensorSpec):
+def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: TensorSpec,
+                           rows_per_block=None):
     """dW (g, Og, Cg*K) as the sum over images of dy[n] (g, Og, P) @ im2col(x[n])
     (g, P, Cg*K): an scf.forall writes each image's product (its im2col matrix used while in
     cache), then one reduction over the images adds them.
@@ -602,6 +616,9 @@ def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: Tens
     def image(i, _shared):
         one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
         xp, padded = win.prepare(_image(x, sx, i), one)
+        if transposed and rows_per_block:
+            return _filter_image_in_row_blocks(xp, padded, dy, sdy, i, win, rows_per_block,
+                                               ckk, sx.dtype, acc)
         col = _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
                       "gcknp" if narrow or transposed else "gnpck")
         dyi = lowering.reshape(_image(dy, sdy, i), (1,) + sdy.shape[1:], (groups, og, npix),
@@ -619,6 +636,30 @@ def _filter_grad_per_image(x, sx, dy, sdy, win: _Windows, groups, acc, out: Tens
     if transposed:
         total = _transposed(total, (ckk, o), acc)
     return lowering.reshape(total, (o, ckk), (groups, og, ckk), acc)
+
+
+def _filter_image_in_row_blocks(xp, padded, dy, sdy, i, win: _Windows, rows, ckk, in_dtype,
+                                acc):
+    """Image i's transposed weight gradient (1, C*K, O) summed block by block of `rows`
+    output rows: each block's windows (C*K x rows*W) @ its rows of dy transposed
+    (rows*W x O), accumulated in one product's output."""
+    o, width = sdy.shape[1], win.spatial[1]
+    cols = rows * width
+    loop = _row_block_loop(win.spatial[0] // rows, lowering.fill(TensorSpec((ckk, o), acc), 0))
+    with ir.InsertionPoint(loop.body):
+        b, total = loop.induction_variable, loop.inner_iter_args[0]
+        first, col = _block_windows(xp, padded, win, b, rows)
+        dyb = tensor.extract_slice(
+            tensor_type(TensorSpec((1, o, rows, width), sdy.dtype), storage=True), dy,
+            [i, first], [], [], [_dynamic(), 0, _dynamic(), 0], [1, o, rows, width],
+            [1, 1, 1, 1])
+        dyt = _transposed_image(lowering.reshape(dyb, (1, o, rows, width), (1, o, cols),
+                                                 sdy.dtype), o, cols, sdy.dtype)
+        product = linalg.matmul(lowering.reshape(col, (1, ckk, cols), (ckk, cols), in_dtype),
+                                lowering.reshape(dyt, (1, cols, o), (cols, o), sdy.dtype),
+                                outs=[total])
+        scf.YieldOp([product])
+    return lowering.reshape(loop.results[0], (ckk, o), (1, ckk, o), acc)
 
 
 def _transposed(m, shape, dtype):
@@ -646,7 +687,8 @@ def _lower_filter_grad(lc, x, dy):
         isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
         or (groups == 1 and n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
     if per_image:
-        c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)
+        c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out,
+                                   _block_rows(lc, sx, ckk, win, groups))
     else:
         c = _filter_grad_batched(x, sx, dy, sdy, win, groups, acc, out)
     if acc is not out.dtype:

@@ -238,3 +238,21 @@ func.func @conv_blocks(%x: tensor<3x4x9x8xf32>, %w: tensor<6x4x3x3xf32>) -> tens
   %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64} : (tensor<3x4x9x8xf32>, tensor<6x4x3x3xf32>) -> tensor<3x6x9x8xf32>
   return %0 : tensor<3x6x9x8xf32>
 }
+
+// -----
+
+// The transposed weight gradient per image in blocks of rows: the block's windows
+// (36 x 24) @ its 3 rows of dy transposed (24 x 6), accumulated over the blocks in one
+// (36 x 6) product; the images' sum transposed once.
+// BLOCKED-LABEL: func.func @conv_filter_grad_blocks(
+// BLOCKED:         scf.forall (%{{.+}}) in (3) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<3x36x6xf32>)
+// BLOCKED:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[SUM:.+]] = %{{.+}}) -> (tensor<36x6xf32>)
+// BLOCKED:             tensor.extract_slice %{{.+}}[%{{.+}}, 0, %{{.+}}, 0] [1, 6, 3, 8] [1, 1, 1, 1]
+// BLOCKED:             linalg.transpose ins(%{{.+}} : tensor<6x24xf32>) outs(%{{.+}} : tensor<24x6xf32>) permutation = [1, 0]
+// BLOCKED:             %[[NEXT:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<36x24xf32>, tensor<24x6xf32>) outs(%[[SUM]] : tensor<36x6xf32>)
+// BLOCKED:             scf.yield %[[NEXT]]
+// BLOCKED:         linalg.transpose ins(%{{.+}} : tensor<36x6xf32>) outs(%{{.+}} : tensor<6x36xf32>) permutation = [1, 0]
+func.func @conv_filter_grad_blocks(%x: tensor<3x4x9x8xf32>, %dy: tensor<3x6x9x8xf32>) -> tensor<6x4x3x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64, kernel_shape = array<i64: 6, 4, 3, 3>} : (tensor<3x4x9x8xf32>, tensor<3x6x9x8xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}

@@ -393,11 +393,11 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
 def _block_rows(lc, sx, ckk, win: _Windows, groups):
     """Output rows per block of an image's 2-D one-group product (a forward's, an input
     gradient's or a transposed weight gradient's) whose im2col matrix is larger than the
-    cache budget (convert-ms-to-linalg's conv-block-bytes: on the CPU 3/4 of
-    the L2, the rest for the weights and the block's product), so that each block's matrix
-    is written and read back while in L2 (the whole image's, 7 MB for a ResNet block's
-    64x56x56 layer, went through L3); None for one block. The rows divide the height (whole
-    blocks: every product static)."""
+    cache budget (convert-ms-to-linalg's conv-block-bytes: on the CPU 3/4 of the L2, the
+    rest for the weights and the block's product), so that each block's matrix is written
+    and read back while in L2 (the whole image's, 7 MB for a ResNet block's 64x56x56 layer,
+    went through L3); None for one block. The rows divide the height (whole blocks: every
+    product static)."""
     budget = lc.options.get("conv-block-bytes", 0) if lc.options else 0
     if not budget or groups != 1 or len(win.spatial) != 2:
         return None

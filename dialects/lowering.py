@@ -315,6 +315,11 @@ def extract_slice(x, result_spec: TensorSpec, offsets, sizes, strides=None):
                                 list(strides or [1] * len(sizes)))
 
 
+def index_constant(n: int):
+    """An arith.constant of index type."""
+    return arith.constant(ir.IndexType.get(), int(n))
+
+
 def loop_bound(n):
     """A size as a loop bound: the int when static, else its index value."""
     return index_value(n) if isinstance(n, Dim) else n

@@ -8,8 +8,9 @@ into one shared library (artifact.link_shared).
 The ExecutionEngine optimizes and compiles a module on one thread, and LLVM's time grows
 with the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two
 threads on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_COST` per thread
-the link costs more than the threads save, and the ExecutionEngine compiles the module. (This used llvm-split and an `opt | llc` process per part before: starting the
-processes and splitting cost ~50 ms more than threads.)
+the link costs more than the threads save, and the ExecutionEngine compiles the module.
+(This used llvm-split and an `opt | llc` process per part before: starting the processes
+and splitting cost ~50 ms more than threads.)
 
 Functions are shared out by their estimated cost to LLVM (FunctionWork: costliest first,
 each to the part with the least so far). A function defined in one part and called from

@@ -201,15 +201,22 @@ class _Kernel:
         return self.g.mfk
 
 
+def _tile_elements(kn: _Kernel, width):
+    """(column, row) of each element of a BK x `width` tile that this thread loads:
+    consecutive threads take consecutive columns (coalesced)."""
+    t = kn.t
+    for r in range(width * t.bk // t.threads):
+        e = arith.addi(kn.tid, _c(r * t.threads))
+        yield arith.remui(e, _c(width)), arith.divui(e, _c(width))
+
+
 def _load_a_tile(kn: _Kernel, k0):
     """a_tile[kk, mm] = xp[n, c, p*s + k*d] for m = m0 + mm, k = k0 + kk (zero past M, K).
     Consecutive threads take consecutive mm: coalesced along the output positions."""
     g, t = kn.g, kn.t
     m_total, _, k_total = kn.sizes
     exact_m, exact_k = m_total % t.bm == 0, k_total % t.bk == 0
-    for r in range(t.bm * t.bk // t.threads):
-        e = arith.addi(kn.tid, _c(r * t.threads))
-        mm, kk = arith.remui(e, _c(t.bm)), arith.divui(e, _c(t.bm))
+    for mm, kk in _tile_elements(kn, t.bm):
         m, k = arith.addi(kn.m0, mm), arith.addi(k0, kk)
         n, *p = delinearize(_clamped(m, m_total, exact_m), g.m_sizes)
         c, *ks = delinearize(_clamped(k, k_total, exact_k), g.k_sizes)
@@ -225,9 +232,7 @@ def _load_b_tile(kn: _Kernel, k0):
     g, t = kn.g, kn.t
     _, f_total, k_total = kn.sizes
     exact_f, exact_k = f_total % t.bn == 0, k_total % t.bk == 0
-    for r in range(t.bn * t.bk // t.threads):
-        e = arith.addi(kn.tid, _c(r * t.threads))
-        nn, kk = arith.remui(e, _c(t.bn)), arith.divui(e, _c(t.bn))
+    for nn, kk in _tile_elements(kn, t.bn):
         f, k = arith.addi(kn.f0, nn), arith.addi(k0, kk)
         ks = delinearize(_clamped(k, k_total, exact_k), g.k_sizes)
         v = _converted(memref.load(g.w, [_clamped(f, f_total, exact_f)] + ks), g.acc_type)

@@ -238,7 +238,8 @@ def traced_for(trace, api, bounds, step_fn, carry: Carry, where):
     the body, the index tensor's value there)."""
     from mlir import ir
     from mlir.dialects import scf
-    from ..dialects.ops.control import index_constant, index_tensor, set_api
+    from ..dialects.lowering import index_constant
+    from ..dialects.ops.control import index_tensor, set_api
     lower, upper, idx_dtype = bounds
     lb = _bound_value(trace, lower, idx_dtype, where)
     ub = _bound_value(trace, upper, idx_dtype, where)

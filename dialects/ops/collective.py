@@ -398,10 +398,6 @@ def _i32(v):
     return arith.constant(ir.IntegerType.get_signless(32), v)
 
 
-def _index(v):
-    return arith.constant(ir.IndexType.get(), v)
-
-
 # ------------------------------------------------------------------ lowering: dtypes
 
 def _bits_dtype(d: dt.DType) -> dt.DType:
@@ -482,7 +478,7 @@ def _lower_broadcast(lc, x):
 def _rows_at_rank(lc, rows):
     """The offset of this rank's rows, rank * rows, as an index."""
     rank = arith.index_cast(ir.IndexType.get(), _rank(lc))
-    return arith.muli(rank, _index(rows))
+    return arith.muli(rank, lowering.index_constant(rows))
 
 
 def _slice_args(offset, shape):

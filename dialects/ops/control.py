@@ -307,10 +307,6 @@ def clone_body(block, mapping):
 
 # ------------------------------------------------------------------ building
 
-def index_constant(n: int):
-    return arith.constant(ir.IndexType.get(), int(n))
-
-
 def index_tensor(i, dtype=dt.int64):
     """An index value as the 0-d integer tensor ms ops read."""
     scalar = arith.index_cast(ir.IntegerType.get_signless(dtype.bits), i)
@@ -601,7 +597,8 @@ def _for_grad(backprop, loop, douts, active):
     seeds = [douts[j] if douts[j] is not None else _zeros_like(results[j], loc) for j in floats]
     seeds += [_zeros_like(v, loc) for v in free]
     with loc:
-        back = scf.ForOp(index_constant(0), index_constant(trip), index_constant(1), seeds)
+        c = lowering.index_constant
+        back = scf.ForOp(c(0), c(trip), c(1), seeds)
     set_api(back, api_name(loop))
     with ir.InsertionPoint(back.body), loc:
         _reverse_body(backprop, loop, back, trip, floats, free)
@@ -615,7 +612,7 @@ def _reverse_body(backprop, loop, back, trip, floats, free):
     carries, then its backward; yields the carries' cotangents and the accumulators."""
     loc = loop.location
     j = back.induction_variable
-    k = arith.subi(index_constant(trip - 1), j)
+    k = arith.subi(lowering.index_constant(trip - 1), j)
     i = arith.addi(loop.lowerBound, arith.muli(k, loop.step))
     position = index_tensor(k)
     results = list(loop.results)

@@ -429,21 +429,19 @@ def _image_in_row_blocks(x, sx, wm, win: _Windows, rows, acc, out: TensorSpec, e
 
 def _row_block_loop(blocks, init):
     """An scf.for over `blocks` blocks of rows carrying `init`."""
-    index = ir.IndexType.get()
-    return scf.ForOp(arith.constant(index, 0), arith.constant(index, blocks),
-                     arith.constant(index, 1), [init])
+    c = lowering.index_constant
+    return scf.ForOp(c(0), c(blocks), c(1), [init])
 
 
 def _block_windows(xp, padded: TensorSpec, win: _Windows, b, rows):
     """(the block's first output row, the im2col matrix (1, C*K, rows*W) of block b of
     `rows` output rows) from the padded image xp (1, C, Hp, Wp): its rows that the block's
     windows read, gathered."""
-    index = ir.IndexType.get()
     span = (rows - 1) * win.stride[0] + (win.kernel[0] - 1) * win.dilation[0] + 1
     block_in = TensorSpec(padded.shape[:2] + (span, padded.shape[3]), padded.dtype)
-    first = arith.muli(b, arith.constant(index, rows))
+    first = arith.muli(b, lowering.index_constant(rows))
     xb = tensor.extract_slice(tensor_type(block_in, storage=True), xp, [
-        arith.muli(first, arith.constant(index, win.stride[0]))], [], [],
+        arith.muli(first, lowering.index_constant(win.stride[0]))], [], [],
         [0, 0, _dynamic(), 0], list(block_in.shape), [1, 1, 1, 1])
     return first, _im2col(xb, block_in, 1, win.kernel, (rows, win.spatial[1]), win.stride,
                           win.dilation, "gcknp")

@@ -193,8 +193,7 @@ def _avg_grad_infer(ins, attrs):
 
 # ------------------------------------------------------------------ lowering helpers
 
-def _c(value):
-    return arith.constant(ir.IndexType.get(), value)
+_c = lowering.index_constant
 
 
 def _bit(value):

@@ -175,9 +175,18 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def wait_optimized(timeout=None) -> bool:
+    """Wait until the optimized code of every tiered jit compile is ready and serves its
+    calls (passes/tiering.py: a large jit compile first returns unoptimized code); whether
+    all were ready within `timeout` seconds (None: no limit). Benchmarks call it before
+    timing."""
+    tiering = _sys.modules.get(__name__ + ".passes.tiering")
+    return True if tiering is None else tiering.wait_optimized(timeout)
+
+
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor", "mutable", "ops", "nn", "amp",
            "context", "common", "jit", "ms_function", "grad", "value_and_grad",
            "GradOperation", "set_seed", "set_context", "get_context", "set_device",
            "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context",
            "get_auto_parallel_context", "reset_auto_parallel_context", "communication",
-           *_dtype_names]
+           "wait_optimized", *_dtype_names]

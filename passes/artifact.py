@@ -87,21 +87,34 @@ def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=Non
         sizes = cpu_codegen.function_sizes(module)
     if sizes is not None:
         parts = max(1, cpu_codegen.parts_for(module, sizes) if parts is None else parts)
-        code = cpu_codegen.translate(module)
-        cpu_name, _ = _llvm_target(mcpu)
-        with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
-            objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(
-                sizes, parts), parts, d, cpu_name)
-            library = link_shared(objects, code.openmp, sig.name, sig.inputs, sig.outputs)
-        openmp = code.openmp
-    else:
-        llvm_ir = pipeline.translate_to_llvm_ir(module)
-        library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
-        openmp = uses_openmp(llvm_ir)
+        return code_artifact(cpu_codegen.translate(module), sizes, parts, sig, manifest, mcpu)
+    llvm_ir = pipeline.translate_to_llvm_ir(module)
+    library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)
+    return _library_artifact(library, cpu_name, uses_openmp(llvm_ir), sig, manifest)
+
+
+def code_artifact(code, sizes, parts: int, sig: EntrySignature, manifest, mcpu="native",
+                  quick=False) -> Artifact:
+    """The Artifact of a module translated to LLVM (cpu_codegen.translate: `code`, with its
+    function_sizes `sizes` and its manifest, dynamic sizes included), compiled by `parts`
+    threads (`quick`: -O0, cpu_codegen.compile_parts). Touches no MLIR object: it runs in
+    the background tier-up of passes/tiering.py too."""
+    from . import cpu_codegen
+    cpu_name, _ = _llvm_target(mcpu)
+    with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
+        objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(
+            sizes, parts), parts, d, cpu_name, quick)
+        library = link_shared(objects, code.openmp, sig.name, sig.inputs, sig.outputs)
+    return _library_artifact(library, cpu_name, code.openmp, sig, manifest)
+
+
+def _library_artifact(library: bytes, cpu_name: str, openmp: bool, sig: EntrySignature,
+                      manifest) -> Artifact:
     lib_name = f"lib/{sig.name}.so"
-    manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(sig.name),
-                       "machine": platform.machine(), "mcpu": cpu_name,
-                       "features": list(current_target().features), "openmp": openmp}
+    manifest = {**manifest, "cpu": {"library": lib_name, "symbol": entry_symbol(sig.name),
+                                    "machine": platform.machine(), "mcpu": cpu_name,
+                                    "features": list(current_target().features),
+                                    "openmp": openmp}}
     return Artifact(manifest, {lib_name: library})
 
 

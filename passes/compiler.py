@@ -17,6 +17,7 @@ All three start from the same `llvm` stage; the libraries export only the entry
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -145,11 +146,13 @@ def select_entry(module: ir.Module, entry: str | None = None) -> EntrySignature:
 
 
 def compile_module(module: ir.Module, entry: str | None = None, target="cpu", opt_level=3,
-                   start_after=None):
+                   start_after=None, tiered=False):
     """Lower an ms module (changed in place) and return an executable for `entry`
     (default: the only public function): in-process for the CPU; for CUDA the artifact's
     loaded executable (it needs a GPU and cuda-bindings). `start_after` names the stage the
-    module is at already (None: as traced or parsed)."""
+    module is at already (None: as traced or parsed). `tiered`: the CPU executable may be
+    unoptimized code whose optimized form is compiled in the background (passes/tiering.py:
+    then its `tier_up` says when that is ready)."""
     sig = select_entry(module, entry)
     if target == "cuda":
         from .artifact import build_artifact
@@ -163,8 +166,15 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
     if cached is not None:
         cached.compile_times = {"disk-cache": time.perf_counter() - t0}
         return cached
-    exe = _compile_in_process(module, sig, opt_level, start_after)
-    if key and exe.artifact is not None:  # a library already: the cache entry as it is
+    store = None
+    if tiered:  # the optimized code, once the background compile has it
+        def store(artifact):
+            if key:
+                exe_cache.store_artifact(key, artifact)
+    exe = _compile_in_process(module, sig, opt_level, start_after, store)
+    if getattr(exe, "tier_up", None) is not None:
+        pass  # (the unoptimized tier is never stored: its tier-up stores the optimized one)
+    elif key and exe.artifact is not None:  # a library already: the cache entry as it is
         exe_cache.store_artifact(key, exe.artifact)
     elif key:  # the engine's machine code becomes the cache entry, linked in the background
         exe_cache.store_later(key, exe, entry_manifest(sig, target, exe.dynamic_description))
@@ -174,30 +184,45 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
     return exe
 
 
-def _compile_in_process(module, sig: EntrySignature, opt_level, start_after):
-    """The CPU pipeline through `llvm`, then the ExecutionEngine; the executable's
-    `compile_times` holds the seconds of every stage and of the machine code, and under
-    MSCC_TIME_REPORT `pass_times` those of every pass, in order ((name, seconds) pairs)."""
+def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tier_store=None):
+    """The CPU pipeline through `llvm`, then the machine code (tiered when `tier_store` is
+    given: passes/tiering.py); the executable's `compile_times` holds the seconds of every
+    stage and of the machine code, and under MSCC_TIME_REPORT `pass_times` those of every
+    pass, in order ((name, seconds) pairs)."""
+    from . import tiering
     times, passes = {}, []
     # Timing every pass runs each upstream pass in a PassManager of its own: only on request.
     on_pass = (lambda step, t: passes.append((step.name, t))) if os.environ.get(
         "MSCC_TIME_REPORT") else None
-    pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after=start_after,
-                          on_stage=times.__setitem__, on_pass=on_pass)
+    run = functools.partial(pipeline.run_pipeline, module, "cpu", on_stage=times.__setitem__,
+                            on_pass=on_pass)
+    quick_run = None
+    if tier_store is not None and start_after is None and tiering.mode() != "off":
+        run(stop_after="bufferized")  # (the quick run is estimated on its buffers)
+        quick_run = tiering.quick_run_seconds(module)
+        run(stop_after="llvm", start_after="bufferized")
+    else:
+        run(stop_after="llvm", start_after=start_after)
     t0 = time.perf_counter()
-    exe = _machine_code(module, sig, opt_level)
+    exe = _machine_code(module, sig, opt_level, tier_store, quick_run)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
     exe.compile_times, exe.pass_times = times, passes
     return exe
 
 
-def _machine_code(module, sig: EntrySignature, opt_level):
+def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick_run=None):
     """The executable of a module at the `llvm` stage: a library compiled by several
     threads when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
-    the ExecutionEngine's code (`exe.artifact` None)."""
+    the ExecutionEngine's code (`exe.artifact` None); with `tier_store`, possibly the quick
+    tier of passes/tiering.py (`exe.tier_up`)."""
     from ..runtime.cpu import CpuExecutable
-    from . import cpu_codegen
+    from . import cpu_codegen, tiering
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
+    if tier_store is not None and opt_level == 3:
+        if sizes is None and cpu_codegen.available():
+            sizes = cpu_codegen.function_sizes(module)
+        if tiering.should_tier(module, sizes, quick_run):
+            return _tiered(module, sig, sizes, max(1, parts), tier_store)
     if parts > 1:
         from .artifact import cpu_artifact
         artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts,
@@ -209,6 +234,20 @@ def _machine_code(module, sig: EntrySignature, opt_level):
             exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level,
                                 dynamic=dynamic_description(module, sig.name))
     exe.artifact = artifact
+    return exe
+
+
+def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
+    """The -O0 executable of a module at the `llvm` stage (not stored: `artifact` None),
+    with its `tier_up` compiling the optimized one on `parts` threads in the background."""
+    from . import cpu_codegen, tiering
+    from .artifact import code_artifact
+    manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
+    code = cpu_codegen.translate(module)
+    exe = code_artifact(code, sizes, parts, sig, manifest, quick=True).load()
+    exe.artifact = None
+    exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest),
+                                 tier_store)
     return exe
 
 

@@ -191,10 +191,12 @@ def _translation_functions():
 
 
 def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, folder: str,
-                  cpu: str) -> list[str]:
+                  cpu: str, quick: bool = False) -> list[str]:
     """Object files of the LLVM module `code` (bitcode or IR text), the functions shared
     out among `parts` threads by `assignment` (share_out), each part optimized at O3 and
-    compiled for `cpu`, position independent; their paths in `folder`."""
+    compiled for `cpu`, position independent; their paths in `folder`. `quick`: no
+    optimization and LLVM's fast code generation (-O0) instead, the first tier of
+    passes/tiering.py: 5-8x less time, 10-20x slower code."""
     from . import llvm_capi
     from .artifact import host_triple
     lib = llvm_capi.library()
@@ -205,7 +207,7 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, fol
     def compile_part(index):
         try:
             _compile_part(lib, data, index, parts, assignment, host_triple(), cpu,
-                          objects[index])
+                          objects[index], quick)
         except llvm_capi.LLVMError as e:
             failures.append(f"LLVM failed on part {index}: {e}")
     host_triple()  # (its first call loads nothing in the threads)
@@ -220,7 +222,7 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, fol
     return objects
 
 
-def _compile_part(lib, data, index, parts, assignment, triple, cpu, path):
+def _compile_part(lib, data, index, parts, assignment, triple, cpu, path, quick=False):
     from . import llvm_capi
     context = lib.LLVMContextCreate()
     module = machine = None
@@ -229,8 +231,9 @@ def _compile_part(lib, data, index, parts, assignment, triple, cpu, path):
         lib.LLVMSetTarget(module, triple.encode())
         if parts > 1:
             _keep_part(lib, module, index, assignment)
-        machine = llvm_capi.target_machine(lib, triple, cpu)
-        llvm_capi.optimize(lib, module, machine)
+        level = llvm_capi.CODEGEN_NONE if quick else llvm_capi.CODEGEN_AGGRESSIVE
+        machine = llvm_capi.target_machine(lib, triple, cpu, level)
+        llvm_capi.optimize(lib, module, machine, "default<O0>" if quick else "default<O3>")
         llvm_capi.emit(lib, module, machine, path)
     finally:
         if machine:

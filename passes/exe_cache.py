@@ -284,5 +284,9 @@ def _save(path, artifact):
 
 
 def wait():
-    """Wait until every queued entry is written (tests, and tools that exit right away)."""
+    """Wait until every queued entry is written (tests, and tools that exit right away),
+    the optimized code of tiered compiles included (passes/tiering.py stores it when its
+    background compile is done)."""
+    from . import tiering
+    tiering.wait_optimized()
     _work.join()

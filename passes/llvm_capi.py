@@ -68,7 +68,7 @@ _SIGNATURES = [
 # LLVM-C enum values (llvm-c/Core.h, llvm-c/TargetMachine.h)
 EXTERNAL_LINKAGE, INTERNAL_LINKAGE, PRIVATE_LINKAGE = 0, 8, 9
 HIDDEN_VISIBILITY = 1
-CODEGEN_AGGRESSIVE, RELOC_PIC, CODE_MODEL_DEFAULT = 3, 2, 0
+CODEGEN_NONE, CODEGEN_AGGRESSIVE, RELOC_PIC, CODE_MODEL_DEFAULT = 0, 3, 2, 0
 OBJECT_FILE, ASSEMBLY_FILE = 1, 0
 
 # The backends LLVM's C API initializes by name (LLVMInitializeNativeTarget is inline).
@@ -160,14 +160,15 @@ def bitcode(lib, module) -> bytes:
         lib.LLVMDisposeMemoryBuffer(buffer)
 
 
-def target_machine(lib, triple: str, cpu: str):
-    """A position-independent, -O3 target machine for `cpu` (its default features, as
-    `llc -mcpu=cpu` has)."""
+def target_machine(lib, triple: str, cpu: str, level: int = CODEGEN_AGGRESSIVE):
+    """A position-independent target machine for `cpu` (its default features, as
+    `llc -mcpu=cpu` has), generating code at `level` (CODEGEN_AGGRESSIVE: llc -O3;
+    CODEGEN_NONE: llc -O0, fast instruction selection and register allocation)."""
     target, error = P(), P()
     if lib.LLVMGetTargetFromTriple(triple.encode(), ctypes.byref(target), ctypes.byref(error)):
         raise LLVMError(message(lib, error.value))
     return lib.LLVMCreateTargetMachine(target, triple.encode(), cpu.encode(), b"",
-                                       CODEGEN_AGGRESSIVE, RELOC_PIC, CODE_MODEL_DEFAULT)
+                                       level, RELOC_PIC, CODE_MODEL_DEFAULT)
 
 
 def optimize(lib, module, machine, passes: str = "default<O3>"):

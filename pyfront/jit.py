@@ -50,7 +50,7 @@ class CompiledEntry:
 
     __slots__ = ("exe", "tensor_leaves", "params", "treedef", "n_outputs", "writebacks",
                  "out_specs", "single_output", "on_device", "last_used", "sized_per_call",
-                 "fast")
+                 "fast", "tier_up", "quick_call_done")
 
     def __init__(self, exe, tensor_leaves, params, treedef, n_outputs, writebacks,
                  on_device=False):
@@ -66,7 +66,11 @@ class CompiledEntry:
         self.single_output = treedef == ("leaf",)
         self.on_device = on_device  # a CUDA executable: inputs and outputs in GPU memory
         self.last_used = 0          # JitFunction's call counter at the last use (LRU)
-        self.fast = self._fast_form()
+        # unoptimized code, its optimized form compiling in the background: calls take
+        # run() (not `fast`) until the optimized code serves them (_next_tier)
+        self.tier_up = getattr(exe, "tier_up", None)
+        self.quick_call_done = False
+        self.fast = self._fast_form() if self.tier_up is None else None
 
     def _fast_form(self):
         """run() written out for the common entry (the cache-hit path of calls whose
@@ -97,7 +101,21 @@ class CompiledEntry:
             return t
         return fast
 
+    def _next_tier(self):
+        """Tiered compiles (passes/tiering.py): the unoptimized executable serves the first
+        call; the second waits for the optimized one, which serves every call from then on."""
+        if not self.quick_call_done:
+            self.quick_call_done = True
+            return
+        optimized = self.tier_up.result()
+        self.tier_up = None
+        if optimized is not None:  # (None: its compile failed, and a warning said why)
+            self.exe = optimized
+        self.fast = self._fast_form()
+
     def run(self, leaves, arrays=None):
+        if self.tier_up is not None:
+            self._next_tier()
         if self.on_device:
             return self.run_on_device(leaves)
         if arrays is None:
@@ -507,7 +525,7 @@ class JitFunction:
         if os.environ.get("MSCC_TIME_REPORT"):  # the stage before the compiler's own report
             print(f"mscc: traced '{tr.name}' in {(time.perf_counter() - t0) * 1e3:.1f} ms",
                   file=sys.stderr)
-        exe = compile_module(tr.module, tr.name, target=key[1])
+        exe = compile_module(tr.module, tr.name, target=key[1], tiered=True)
         self.compile_count += 1
         writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]
         implicit = [p for p in tr.param_order if id(p) not in tr.explicit_params]

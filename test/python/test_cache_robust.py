@@ -90,9 +90,10 @@ def one_function_ref():
     return np.maximum(x @ np.ones((8, 8)), 0) * 0.5 + x.sum(1, keepdims=True)
 
 
-def run(cache_dir, program):
-    """(results, stats, stderr) of `program` in a new process using `cache_dir`."""
-    env = dict(os.environ, MSCC_CACHE_DIR=str(cache_dir))
+def run(cache_dir, program, tiered="0"):
+    """(results, stats, stderr) of `program` in a new process using `cache_dir`, with
+    MSCC_TIERED=`tiered` (0: the first run's numbers are the optimized code's, bitwise)."""
+    env = dict(os.environ, MSCC_CACHE_DIR=str(cache_dir), MSCC_TIERED=tiered)
     proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                           text=True, cwd=REPO)
     assert proc.returncode == 0, f"the child died ({proc.returncode}): {proc.stderr[-3000:]}"
@@ -111,6 +112,23 @@ def test_second_run_loads_from_the_cache_and_agrees(tmp_path, program):
     assert stats2 == {"hits": stats1["misses"], "misses": 0, "discarded": 0, "stored": 0}, (
         entries, sorted(p.name for p in tmp_path.iterdir()), stderr)
     assert second == first  # the same machine code: bitwise the same numbers
+
+
+def test_a_tiered_run_stores_the_optimized_code_and_agrees(tmp_path):
+    """Tiered, the first run's first steps run unoptimized code (passes/tiering.py): the
+    cache gets the optimized code all the same, and the numbers agree to rounding (the
+    tiers contract and reassociate floating-point sums differently)."""
+    first, stats1, _ = run(tmp_path, TRAIN_STEP, tiered="all")
+    assert stats1["hits"] == 0 and stats1["stored"] == stats1["misses"] >= 1
+    second, stats2, _ = run(tmp_path, TRAIN_STEP, tiered="all")
+    assert stats2 == {"hits": stats1["misses"], "misses": 0, "discarded": 0, "stored": 0}
+    for key in first:
+        np.testing.assert_allclose(_flat(second[key]), _flat(first[key]), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def _flat(nested) -> np.ndarray:
+    return np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in nested])
 
 
 def test_functions_named_like_libc_compute_the_right_thing(tmp_path):

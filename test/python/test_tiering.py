@@ -1,0 +1,237 @@
+"""Tiered CPU compilation (passes/tiering.py): a jit compile may first return code LLVM did not
+optimize, while the optimized code is compiled in the background and then serves the calls.
+Both tiers must compute the same function (numbers against numpy, float64 references), the
+optimized tier must take over, the quick run's estimate must count what the module does,
+and a failed optimized compile must leave the working quick code in place."""
+import warnings
+
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import ops
+from mscc.passes import compiler, tiering
+
+
+def _entry(f):
+    return next(iter(f._cache.values()))
+
+
+@pytest.fixture
+def tiered_all(monkeypatch, tmp_path):
+    """Every jit compile tiers: an empty disk cache (a hit loads optimized code), and no
+    communication.init() from an earlier test (data-parallel processes never tier)."""
+    from mscc.pyfront import communication
+    monkeypatch.setenv(tiering.ENV, "all")
+    monkeypatch.setenv("MSCC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(communication, "is_initialized", lambda: False)
+    yield
+    ms.wait_optimized()
+
+
+def _mlp_step_program():
+    """An MLP's loss gradients and SGD update (two matmul kernels, a dozen loop nests)."""
+    def loss(x, w1, w2):
+        return ops.reduce_mean((ops.tanh(x @ w1) @ w2) ** 2)
+
+    def step(x, w1, w2):
+        g1, g2 = ms.grad(loss, grad_position=(1, 2))(x, w1, w2)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    def reference(x, w1, w2):
+        h = np.tanh(x @ w1)
+        z = h @ w2
+        dz = 2 * z / z.size
+        g2 = h.T @ dz
+        g1 = x.T @ ((dz @ w2.T) * (1 - h ** 2))
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+    shapes = ((37, 24), (24, 40), (40, 9))
+    return step, reference, shapes
+
+
+def _conv_program():
+    """A convolution, ReLU and a sum (im2col, a matmul kernel, row-block loops)."""
+    def f(x, w):
+        return ops.relu(ops.conv2d(x, w, pad_mode="pad", padding=1)) * 0.5
+
+    def reference(x, w):
+        n, c, h, wd = x.shape
+        o, _, k, _ = w.shape
+        p = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        out = np.zeros((n, o, h, wd))
+        for i in range(k):
+            for j in range(k):
+                out += np.einsum("nchw,oc->nohw", p[:, :, i:i + h, j:j + wd], w[:, :, i, j])
+        return (np.maximum(out, 0) * 0.5,)
+    return f, reference, ((2, 3, 9, 9), (4, 3, 3, 3))
+
+
+def _softmax_program():
+    def f(x):
+        return ops.softmax(x, -1) * x
+
+    def reference(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True) * x,)
+    return f, reference, ((33, 70),)
+
+
+PROGRAMS = {"mlp-step": _mlp_step_program, "conv": _conv_program,
+            "softmax": _softmax_program}
+
+
+def _check(got, reference, inputs):
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    want = reference(*[a.astype(np.float64) for a in inputs])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.asnumpy(), w, rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_both_tiers_compute_the_function(tiered_all, name):
+    fn, reference, shapes = PROGRAMS[name]()
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal(s).astype(np.float32) / 4 for s in shapes]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # the quick tier
+    entry = _entry(f)
+    quick = entry.exe
+    assert entry.tier_up is not None and quick.artifact is None  # (never stored)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # waits for the optimized tier
+    optimized = entry.exe
+    assert optimized is not quick and optimized.compile_times.keys() == {"tier-up"}
+    assert optimized.artifact is not None and entry.tier_up is None
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # the optimized tier, fast path
+    assert f.compile_count == 1
+
+
+def test_the_quick_code_serves_only_the_first_call(tiered_all):
+    """Which call runs which code does not depend on timing: the first runs the quick code
+    even when the optimized code is ready, the second always the optimized code."""
+    fn, reference, shapes = _softmax_program()
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    f = ms.jit(fn)
+    first = f(*map(ms.Tensor, inputs))
+    entry = _entry(f)
+    quick = entry.exe
+    ms.wait_optimized()
+    assert entry.exe is quick  # (ready, but not yet serving)
+    second = f(*map(ms.Tensor, inputs))
+    assert entry.exe is not quick
+    for r in (first, second):
+        _check(r, reference, inputs)
+    np.testing.assert_array_equal(f(*map(ms.Tensor, inputs)).asnumpy(), second.asnumpy())
+
+
+def test_untiered_compiles_optimize_at_once(monkeypatch):
+    monkeypatch.setenv(tiering.ENV, "0")
+    fn, reference, shapes = _mlp_step_program()
+    inputs = [np.ones(s, np.float32) / 8 for s in shapes]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert getattr(_entry(f).exe, "tier_up", None) is None
+
+
+def test_a_long_quick_run_is_not_tiered(monkeypatch):
+    """auto: a module whose unoptimized run would take longer than it saves compiles
+    optimized at once."""
+    from mscc.pyfront import communication
+    monkeypatch.setenv(tiering.ENV, "1")
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    monkeypatch.setattr(communication, "is_initialized", lambda: False)
+    monkeypatch.setattr(tiering, "QUICK_RUN_LIMIT", 0.0)
+    from mscc.passes import cpu_codegen
+    monkeypatch.setattr(cpu_codegen, "MIN_PART_COST", 400)
+    monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
+    fn, reference, shapes = _mlp_step_program()
+    inputs = [np.ones(s, np.float32) / 8 for s in shapes]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert getattr(_entry(f).exe, "tier_up", None) is None
+    monkeypatch.setattr(tiering, "QUICK_RUN_LIMIT", 1.0)  # now it tiers
+    g = ms.jit(fn)
+    g(*map(ms.Tensor, inputs))
+    assert _entry(g).tier_up is not None
+    ms.wait_optimized()
+
+
+def test_a_failed_optimized_compile_keeps_the_quick_code(tiered_all, monkeypatch):
+    from mscc.passes import artifact
+    real = artifact.code_artifact
+
+    def failing(*args, quick=False, **kwargs):
+        if not quick:
+            raise RuntimeError("LLVM ran out of luck")
+        return real(*args, quick=quick, **kwargs)
+    monkeypatch.setattr(artifact, "code_artifact", failing)
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+        quick = _entry(f).exe
+        ms.wait_optimized()
+    assert any("optimized compile failed" in str(w.message) and "out of luck" in
+               str(w.message) for w in caught)
+    for _ in range(2):
+        _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+        assert _entry(f).exe is quick and _entry(f).tier_up is None
+
+
+# ------------------------------------------------------------ the quick run's estimate
+
+KERNEL_IN_A_LOOP = """
+module {
+  func.func private @k(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>)
+      attributes {ms.kernel = "matmul"} {
+    linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>)
+                  outs(%c : memref<4x16xf32>)
+    return
+  }
+  func.func @main(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %i = %c0 to %c3 step %c1 {
+      func.call @k(%a, %b, %c) : (memref<4x8xf32>, memref<8x16xf32>, memref<4x16xf32>) -> ()
+    }
+    scf.forall (%j) in (2) {
+      %cst = arith.constant 0.0 : f32
+      linalg.fill ins(%cst : f32) outs(%c : memref<4x16xf32>)
+    }
+    return
+  }
+}
+"""
+
+
+def test_the_estimate_counts_loops_and_calls():
+    module = compiler.parse_module(KERNEL_IN_A_LOOP)
+    with module.context:
+        got = tiering.quick_run_seconds(module)
+    kernel_points, loop_points = 3 * 4 * 16 * 8, 2 * 4 * 16
+    assert got == pytest.approx(kernel_points / tiering.KERNEL_POINTS_PER_SECOND
+                                + loop_points / tiering.LOOP_POINTS_PER_SECOND)
+
+
+def test_a_dynamic_size_has_no_estimate():
+    module = compiler.parse_module(KERNEL_IN_A_LOOP.replace(
+        "func.func @main(%a: memref<4x8xf32>", "func.func @main(%d: memref<?xf32>, "
+        "%a: memref<4x8xf32>").replace(
+        "    return\n  }\n}", "    %z = arith.constant 0.0 : f32\n"
+        "    linalg.fill ins(%z : f32) outs(%d : memref<?xf32>)\n    return\n  }\n}"))
+    with module.context:
+        assert tiering.quick_run_seconds(module) is None
+
+
+def test_data_parallel_processes_never_tier(tiered_all, monkeypatch):
+    """After communication.init(), every rank must update its weights with the same code."""
+    from mscc.pyfront import communication
+    monkeypatch.setattr(communication, "is_initialized", lambda: True)
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.full(shapes[0], 0.5, np.float32)]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert _entry(f).tier_up is None

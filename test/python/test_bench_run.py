@@ -105,3 +105,24 @@ def test_jax_training_step_matches_numpy():
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=b.rtol, atol=b.atol)
+
+
+def test_each_implementation_keeps_its_best_round(monkeypatch):
+    """Rounds alternate the implementations' order; each keeps its fastest correct round."""
+    import argparse
+    calls = []
+    times = {("numpy", 0): 3.0, ("mscc", 0): 1.0, ("numpy", 1): 2.0, ("mscc", 1): 4.0,
+             ("torch", 0): 1.0, ("torch", 1): 0.5}
+
+    def fake_run_one(name, impl, repeat, timeout):
+        r = sum(1 for i, _ in calls if i == impl)
+        calls.append((impl, r))
+        if impl == "torch" and r == 1:  # faster, but wrong: the correct round stays
+            return _row(name, impl, times[impl, r], correct=False)
+        return _row(name, impl, times[impl, r], correct=True)
+    monkeypatch.setattr(run, "run_one", fake_run_one)
+    args = argparse.Namespace(rounds=2, repeat=3, timeout=10)
+    got = run.best_rounds("row", ["numpy", "torch", "mscc"], args)
+    assert [i for i, _ in calls] == ["numpy", "torch", "mscc", "mscc", "torch", "numpy"]
+    assert [(g["impl"], g["median_s"]) for g in got] == [("numpy", 2.0), ("torch", 1.0),
+                                                         ("mscc", 1.0)]

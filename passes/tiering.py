@@ -1,12 +1,13 @@
 """Tiered CPU compilation: a jit compile of a large module returns code that LLVM compiled
 without optimizing (-O0: no opt passes, fast instruction selection and register allocation),
 and the optimized code (-O3 on every core, passes/cpu_codegen.py) is compiled in a
-background thread and takes over the jit entry's calls when it is ready, as the JVM's and
-V8's tiers do.
+background thread and serves the jit entry's calls from the second on, as the JVM's and V8's
+tiers take over from their interpreters.
 
 LLVM is 50-70% of a compile (issue 21); at -O0 it takes 5-8x less time. Measured on the
-AMD EPYC (fresh process, empty cache, first result of a training step): LeNet5 1.60 ->
-0.95 s, ViT layer 1.20 -> 0.92, ResNet block 0.73 -> 0.56, MLP 0.61 -> 0.48. The quick
+AMD EPYC (fresh process, empty cache, first result of a training step; bench/compile_time.py):
+LeNet5 1.17-1.36 -> 0.87-1.07 s, ViT layer 1.09-1.41 -> 0.82-0.93, ResNet block 0.71-0.84 ->
+0.61-0.71, MLP 0.56-0.75 -> 0.47-0.70. The quick
 code runs 9-20x slower (MLP step 2.4 -> 21 ms, LeNet5 1.7 -> 32 ms), so a module tiers only
 when its quick run is short next to the time the optimized compile takes: `quick_run_seconds`
 estimates it from the iteration space of every linalg op (loop trip counts and kernel calls
@@ -21,8 +22,8 @@ The quick code serves exactly the first call; the second call waits for the opti
 (if it is not ready yet) and every later call runs it. So which calls ran which code does not
 depend on timing: the two tiers' float results may differ in the last bits (LLVM contracts
 products into FMAs and vectorizes reassociable sums at -O3 only), and a run's numbers are the
-same every time its cache state is the same. Processes that have called
-communication.init() never tier: data-parallel ranks must update their weights with the same
+same every time its cache state is the same. jit does not ask for tiers in processes that
+have called communication.init(): data-parallel ranks must update their weights with the same
 code (one rank's compile could find another's optimized code in a shared disk cache).
 
 The disk cache stores only optimized code: the background thread stores it when it is done.
@@ -62,11 +63,9 @@ def mode() -> str:
 def should_tier(module, sizes, quick_run: float | None) -> bool:
     """Whether a module at the `llvm` stage (its cpu_codegen.function_sizes `sizes`) gets a
     quick first tier, given its estimated quick run (quick_run_seconds, None: unknown)."""
-    from ..pyfront import communication
     from . import cpu_codegen
     chosen = mode()
-    if (chosen == "off" or sizes is None or not cpu_codegen.available()
-            or communication.is_initialized()):
+    if chosen == "off" or sizes is None or not cpu_codegen.available():
         return False
     if chosen == "all":
         return True

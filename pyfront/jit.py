@@ -525,7 +525,11 @@ class JitFunction:
         if os.environ.get("MSCC_TIME_REPORT"):  # the stage before the compiler's own report
             print(f"mscc: traced '{tr.name}' in {(time.perf_counter() - t0) * 1e3:.1f} ms",
                   file=sys.stderr)
-        exe = compile_module(tr.module, tr.name, target=key[1], tiered=True)
+        from . import communication
+        # tiered (passes/tiering.py), except for data-parallel ranks: each must update its
+        # weights with the same code as the others
+        exe = compile_module(tr.module, tr.name, target=key[1],
+                             tiered=not communication.is_initialized())
         self.compile_count += 1
         writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]
         implicit = [p for p in tr.param_order if id(p) not in tr.explicit_params]

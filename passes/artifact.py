@@ -340,15 +340,21 @@ def _signature_assembly(entry: str, inputs, outputs) -> str:
             f'\t.section .note.GNU-stack,"",@progbits\n')
 
 
-def _export_only(folder: str, entry: str) -> list[str]:
-    """Linker flags that export the entry's two symbols and nothing else. The object names
-    its functions like the user's (`step`, `exp`, `index`...) and refers to them by global
-    symbol: exported, the loader would bind those references to libc's or libm's function of
-    the same name (symbol interposition: the second run of a step named `step` called glibc's
-    regexp step()). Local symbols, and -Bsymbolic for the exported ones, resolve inside."""
+def _export_only(folder: str, entry: str, objects) -> list[str]:
+    """Linker flags that export the entry's two symbols, the Print hook where the objects
+    have Print ops (runtime/debug_print.py sets it when it loads the library), and nothing
+    else. The object names its functions like the user's (`step`, `exp`, `index`...) and
+    refers to them by global symbol: exported, the loader would bind those references to
+    libc's or libm's function of the same name (symbol interposition: the second run of a
+    step named `step` called glibc's regexp step()). Local symbols, and -Bsymbolic for the
+    exported ones, resolve inside."""
+    from ..runtime.debug_print import HOOK
+    names = [entry_symbol(entry), signature_symbol(entry)]
+    if any(_names_any(obj, (HOOK.encode(),)) for obj in objects):
+        names.append(HOOK)
     script = os.path.join(folder, "exports.map")
     with open(script, "w") as f:
-        f.write(f"{{ global: {entry_symbol(entry)}; {signature_symbol(entry)}; local: *; }};\n")
+        f.write(f"{{ global: {'; '.join(names)}; local: *; }};\n")
     return [f"-Wl,--version-script={script}", "-Wl,-Bsymbolic"]
 
 
@@ -375,7 +381,7 @@ def link_shared(objects, openmp: bool, entry: str, inputs, outputs, background=F
         with open(sig, "w") as f:
             f.write(_signature_assembly(entry, inputs, outputs))
         # --no-undefined: a symbol nothing provides fails here, not at the first call.
-        flags = ["-Wl,--no-undefined", *_export_only(d, entry)]
+        flags = ["-Wl,--no-undefined", *_export_only(d, entry, objects)]
         if text_relocations:
             flags.append("-Wl,-z,notext")
         linked = [*objects, *support]

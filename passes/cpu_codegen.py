@@ -246,7 +246,7 @@ def _compile_part(lib, data, index, parts, assignment, triple, cpu, path, quick=
 def _keep_part(lib, module, index, assignment):
     """Part `index` of the module: its functions defined (external, hidden, when local:
     other parts call them), the others' declared; global variables that are not private
-    constants defined in part 0 only."""
+    constants defined in part 0 only (hidden where they were local)."""
     from . import llvm_capi as c
     local = (c.INTERNAL_LINKAGE, c.PRIVATE_LINKAGE)
     for f in c.functions(lib, module):
@@ -267,6 +267,9 @@ def _keep_part(lib, module, index, assignment):
             lib.LLVMSetInitializer(g, None)
         if linkage in local or index != 0:
             lib.LLVMSetLinkage(g, c.EXTERNAL_LINKAGE)
+        if linkage in local:  # (a global of the module's own: hidden in every part; an
+            # external one keeps its visibility, which the most hidden reference would set
+            # for the library: the Print hook must stay exportable)
             lib.LLVMSetVisibility(g, c.HIDDEN_VISIBILITY)
 
 

@@ -57,6 +57,50 @@ def test_print_in_jit_runs_each_call_in_order(capfd):
     assert text.count('"ms.print"') == 3  # not erased, though their results are unused
 
 
+PRINTING_PROGRAM = r"""
+import numpy as np, mscc as ms
+from mscc import ops
+@ms.jit
+def f(a):
+    ops.print_("value", a)
+    return a * 2.0 + 1
+for k in range(2):
+    print("result", f(ms.Tensor(np.array([k], np.float32))).asnumpy(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["threads", "tiered", "disk-cache"])
+def test_print_in_a_library(how, tmp_path):
+    """Code compiled into a shared library prints as the ExecutionEngine's does: by threads
+    (a module split in parts), tiered (-O0, then -O3) and loaded from the disk cache by a
+    second process. (The library exported only its entry: the hook Print calls through was
+    never set, and these printed nothing.)"""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, MSCC_CACHE_DIR="", MSCC_TIERED="0")
+    program = PRINTING_PROGRAM
+    if how == "threads":
+        program = ("from mscc.passes import cpu_codegen\n"
+                   "cpu_codegen.MIN_PART_COST, cpu_codegen._cores = 100, lambda: 2\n" + program)
+    elif how == "tiered":
+        env["MSCC_TIERED"] = "all"
+    else:
+        env["MSCC_CACHE_DIR"] = str(tmp_path)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                             text=True, check=True)
+        assert "no printer" not in out.stderr
+        return out.stdout
+    if how == "disk-cache":
+        run()
+        assert list(tmp_path.glob("*.msx"))
+    assert run() == "".join(
+        f"value\nTensor(shape=[1], dtype=Float32, value=\n[{k}.])\nresult [{2 * k + 1}.]\n"
+        for k in range(2))
+
+
 def test_print_scalars_texts_and_dtypes(capfd):
     @ms.jit
     def f(a, m):

@@ -47,7 +47,9 @@ def _executable(f):
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    """Split even this small step: two threads whatever the module's size."""
+    """Split even this small step: two threads whatever the module's size (untiered: no
+    background compile links while a test records what the link ran)."""
+    monkeypatch.setenv("MSCC_TIERED", "0")
     monkeypatch.setattr(cpu_codegen, "MIN_PART_COST", 400)
     monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
     monkeypatch.delenv(cpu_codegen.ENV, raising=False)

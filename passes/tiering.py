@@ -29,7 +29,9 @@ code (one rank's compile could find another's optimized code in a shared disk ca
 The disk cache stores only optimized code: the background thread stores it when it is done.
 The thread is not a daemon: at exit Python waits for it (the cache gets the entry; LLVM is
 not killed mid-compile). `wait_optimized()` waits for every compile in flight (benchmarks
-call it before timing).
+call it before timing). os.fork() waits for them too (multiprocessing's fork start method,
+a data loader's workers): a child forked while LLVM runs in another thread inherits LLVM's
+locks held by a thread it does not have, and its own first compile would hang.
 """
 from __future__ import annotations
 
@@ -240,3 +242,10 @@ def wait_optimized(timeout: float | None = None) -> bool:
         pending = list(_pending)
     done, not_done = concurrent.futures.wait(pending, timeout=timeout)
     return not not_done
+
+
+def _before_fork():
+    wait_optimized()
+
+
+os.register_at_fork(before=_before_fork)

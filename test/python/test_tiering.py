@@ -235,3 +235,31 @@ def test_data_parallel_processes_never_tier(tiered_all, monkeypatch):
     f = ms.jit(fn)
     _check(f(*map(ms.Tensor, inputs)), reference, inputs)
     assert _entry(f).tier_up is None
+
+
+def test_fork_waits_for_the_optimized_compile(tiered_all):
+    """A child forked during a tier-up has no tier-up thread: its second call would wait for
+    it forever (and LLVM's locks held by that thread would be the child's). os.fork() waits
+    until no optimized compile is in flight, and the child runs the optimized code. (A child
+    cannot compile anew: MLIR's thread pool does not survive a fork, tiered or not.)"""
+    import os
+    import signal
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.full(shapes[0], 0.25, np.float32)]
+    f = ms.jit(fn)
+    f(*map(ms.Tensor, inputs))  # the quick code; the optimized code compiling
+    tier_up = _entry(f).tier_up
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            signal.alarm(60)  # (a hang fails the test instead of stalling it)
+            got = f(*map(ms.Tensor, inputs)).asnumpy()
+            ok = np.allclose(got, reference(*inputs)[0], rtol=2e-4, atol=2e-5)
+            ok = ok and _entry(f).exe.compile_times.keys() == {"tier-up"}
+        finally:
+            os._exit(0 if ok else 1)
+    assert tier_up.future.done()  # (waited for before the fork)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)

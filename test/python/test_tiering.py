@@ -30,23 +30,10 @@ def tiered_all(monkeypatch, tmp_path):
 
 
 def _mlp_step_program():
-    """An MLP's loss gradients and SGD update (two matmul kernels, a dozen loop nests)."""
-    def loss(x, w1, w2):
-        return ops.reduce_mean((ops.tanh(x @ w1) @ w2) ** 2)
-
-    def step(x, w1, w2):
-        g1, g2 = ms.grad(loss, grad_position=(1, 2))(x, w1, w2)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2
-
-    def reference(x, w1, w2):
-        h = np.tanh(x @ w1)
-        z = h @ w2
-        dz = 2 * z / z.size
-        g2 = h.T @ dz
-        g1 = x.T @ ((dz @ w2.T) * (1 - h ** 2))
-        return w1 - 0.1 * g1, w2 - 0.1 * g2
-    shapes = ((37, 24), (24, 40), (40, 9))
-    return step, reference, shapes
+    """An MLP's loss gradients and SGD update (two matmul kernels, a dozen loop nests): the
+    threaded code generation's test program."""
+    import test_cpu_codegen as threaded
+    return threaded._step, threaded._numpy_step, ((37, 24), (24, 40), (40, 9))
 
 
 def _conv_program():
@@ -237,6 +224,8 @@ def test_data_parallel_processes_never_tier(tiered_all, monkeypatch):
     assert _entry(f).tier_up is None
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # (jax's, when another test
+# imported it into this process)
 def test_fork_waits_for_the_optimized_compile(tiered_all):
     """A child forked during a tier-up has no tier-up thread: its second call would wait for
     it forever (and LLVM's locks held by that thread would be the child's). os.fork() waits

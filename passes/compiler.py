@@ -167,10 +167,8 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
         cached.compile_times = {"disk-cache": time.perf_counter() - t0}
         return cached
     store = None
-    if tiered:  # the optimized code, once the background compile has it
-        def store(artifact):
-            if key:
-                exe_cache.store_artifact(key, artifact)
+    if tiered:  # where the optimized code goes once the background compile has it
+        store = functools.partial(exe_cache.store_artifact, key) if key else (lambda a: None)
     exe = _compile_in_process(module, sig, opt_level, start_after, store)
     if getattr(exe, "tier_up", None) is not None:
         pass  # (the unoptimized tier is never stored: its tier-up stores the optimized one)
@@ -218,10 +216,10 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
     from ..runtime.cpu import CpuExecutable
     from . import cpu_codegen, tiering
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
-    if tier_store is not None and opt_level == 3:
-        if sizes is None and cpu_codegen.available():
-            sizes = cpu_codegen.function_sizes(module)
-        if tiering.should_tier(module, sizes, quick_run):
+    if tier_store is not None and opt_level == 3 and tiering.should_tier(parts, quick_run):
+        # (plan reads no sizes when it may use one core only; MSCC_TIERED=all tiers anyway)
+        sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
+        if sizes is not None:
             return _tiered(module, sig, sizes, max(1, parts), tier_store)
     if parts > 1:
         from .artifact import cpu_artifact

@@ -35,11 +35,12 @@ locks held by a thread it does not have, and its own first compile would hang.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 import warnings
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 
 from mlir import ir
 
@@ -62,17 +63,16 @@ def mode() -> str:
     return {"0": "off", "off": "off", "all": "all"}.get(value, "auto")
 
 
-def should_tier(module, sizes, quick_run: float | None) -> bool:
-    """Whether a module at the `llvm` stage (its cpu_codegen.function_sizes `sizes`) gets a
-    quick first tier, given its estimated quick run (quick_run_seconds, None: unknown)."""
+def should_tier(parts: int, quick_run: float | None) -> bool:
+    """Whether a module at the `llvm` stage gets a quick first tier, given the threads its
+    optimized compile would use (cpu_codegen.plan) and its estimated quick run
+    (quick_run_seconds, None: unknown)."""
     from . import cpu_codegen
     chosen = mode()
-    if chosen == "off" or sizes is None or not cpu_codegen.available():
+    if chosen == "off" or not cpu_codegen.available():
         return False
-    if chosen == "all":
-        return True
-    parts, _ = cpu_codegen.plan(module, sizes)
-    return parts > 1 and quick_run is not None and quick_run <= QUICK_RUN_LIMIT
+    return chosen == "all" or (parts > 1 and quick_run is not None
+                               and quick_run <= QUICK_RUN_LIMIT)
 
 
 def quick_run_seconds(module) -> float | None:
@@ -134,11 +134,15 @@ def _region_points(region, function_points, kernel: bool):
 
 
 def _linalg_points(op) -> int | None:
-    """The iteration-space size of a linalg op on memrefs: its output's elements, times the
-    contracted size for a named matmul; a generic's loops from its indexing maps."""
+    """The iteration-space size of a linalg op on memrefs: a generic's loops from its
+    indexing maps, a matmul's m * n * k; any other op's output elements (times the
+    contracted size for a batch matmul)."""
     from ..dialects.ir_helpers import indexing_maps, loop_sizes
+    from .cpu import matmul_ranges
     if op.name == "linalg.generic":
         sizes = loop_sizes(indexing_maps(op), op.operands)
+    elif op.name == "linalg.matmul":
+        sizes = matmul_ranges(op)
     else:
         shapes = [ir.MemRefType(v.type).shape for v in op.operands
                   if isinstance(v.type, ir.MemRefType)]
@@ -149,10 +153,7 @@ def _linalg_points(op) -> int | None:
             sizes.append(shapes[0][-1])
     if any(s is None or ir.ShapedType.is_dynamic_size(s) for s in sizes):
         return None
-    points = 1
-    for s in sizes:
-        points *= s
-    return points
+    return math.prod(sizes)
 
 
 def _trip_count(op) -> int | None:
@@ -195,9 +196,7 @@ class TierUp:
         self.future: Future = Future()
         with _lock:
             _pending.add(self.future)
-        self._thread = threading.Thread(target=self._run, args=(build, store),
-                                        name="mscc-tier-up")
-        self._thread.start()
+        threading.Thread(target=self._run, args=(build, store), name="mscc-tier-up").start()
 
     def _run(self, build, store):
         t0 = time.perf_counter()
@@ -237,10 +236,9 @@ def _yield_to_the_program():
 def wait_optimized(timeout: float | None = None) -> bool:
     """Wait until every optimized compile in flight (tiered jit compiles) is done and has
     whether all finished within `timeout` seconds (None: no limit)."""
-    import concurrent.futures
     with _lock:
         pending = list(_pending)
-    done, not_done = concurrent.futures.wait(pending, timeout=timeout)
+    _, not_done = wait(pending, timeout=timeout)
     return not not_done
 
 

@@ -26,7 +26,8 @@ from .location import user_api, user_location
 from .state import active_tapes, active_traces, compiler_lock, jit_options
 from ..runtime.calls import CallError
 from ..runtime import fastcall
-from ..runtime.fastcall import array_key as _array_key, spec_key as _c_spec_key
+from ..runtime.fastcall import (JitBase, array_key as _array_key, jit_setup,
+                                spec_key as _c_spec_key)
 from .tensor import Parameter, Tensor
 
 
@@ -232,9 +233,16 @@ def _leaf_key(x, i, name):
                         "hashable)") from None
 
 
-class JitFunction:
+if jit_setup is not None:  # what JitBase's call in C reads (runtime/jit_call.h)
+    jit_setup(_context, active_traces, active_tapes)
+
+
+class JitFunction(JitBase):
     """A function compiled per cache key. Use as `@ms.jit`, `@ms.jit(input_signature=...)` or
-    `ms.jit(fn)`."""
+    `ms.jit(fn)`.
+
+    Calling one runs JitBase's call (runtime/jit_call.h), which serves the cache hits of
+    `_call_python`'s fast paths in C and calls `_call_python` for everything else."""
 
     @user_api("ms.jit")
     def __init__(self, fn, input_signature=None, target=None, cache_size=None, loops="auto",
@@ -305,7 +313,7 @@ class JitFunction:
         return (treedef, self.target or default_target(),
                 tuple(_leaf_key(x, i, name) for i, x in enumerate(leaves)))
 
-    def __call__(self, *args, **kwargs):
+    def _call_python(self, *args, **kwargs):
         if kwargs:  # keyword arguments become positional (part of the key like any other)
             getter, count = self._keyword_getter
             if not args and len(kwargs) == count:
@@ -335,6 +343,9 @@ class JitFunction:
             except TypeError:  # a Tensor without host data: run() says which
                 pass
         return entry.run(args, None if entry.on_device else [a._data for a in args])
+
+    if JitBase is object:  # (no C extension: the whole call in Python)
+        __call__ = _call_python
 
     def _positional(self, args, kwargs):
         """The arguments by position: keywords naming the parameters after `args` are placed

@@ -28,6 +28,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
@@ -284,17 +285,14 @@ static PyObject *new_key(PyObject *target, Py_ssize_t n) {
 
 static PyObject *spec_name = NULL;  /* "_spec", interned at import */
 
-static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "spec_key(target, args: tuple)");
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    PyObject *key = new_key(args[0], n);
+/* (target, args[0]._spec, ...); NULL with the attribute's error for an argument without one */
+static PyObject *spec_key(PyObject *target, PyObject *args) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *key = new_key(target, n);
     if (key == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *spec = PyObject_GetAttr(PyTuple_GET_ITEM(args[1], i), spec_name);
+        PyObject *spec = PyObject_GetAttr(PyTuple_GET_ITEM(args, i), spec_name);
         if (spec == NULL) {
             Py_DECREF(key);
             return NULL;
@@ -304,19 +302,24 @@ static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssi
     return key;
 }
 
-static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *fastcall_spec_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "array_key(target, args: tuple)");
+        PyErr_SetString(PyExc_TypeError, "spec_key(target, args: tuple)");
         return NULL;
     }
-    PyObject *arrays = args[1];
+    return spec_key(args[0], args[1]);
+}
+
+/* (target, (shape, dtype), ...) for C-contiguous ndarrays; a new reference to None when an
+ * argument is anything else */
+static PyObject *array_key(PyObject *target, PyObject *arrays) {
     Py_ssize_t n = PyTuple_GET_SIZE(arrays);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(arrays, i);
         if (!PyArray_CheckExact(a) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
             Py_RETURN_NONE;
     }
-    PyObject *key = new_key(args[0], n);
+    PyObject *key = new_key(target, n);
     if (key == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -349,6 +352,16 @@ static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ss
     return key;
 }
 
+static PyObject *fastcall_array_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "array_key(target, args: tuple)");
+        return NULL;
+    }
+    return array_key(args[0], args[1]);
+}
+
+#include "jit_call.h"
+
 static PyMethodDef methods[] = {
     {"run_small", (PyCFunction)(void (*)(void))fastcall_run_small, METH_FASTCALL,
      "run_small(fn, packed, descriptors, cache, specs, inputs, reuse) -> outputs: a call "
@@ -364,6 +377,8 @@ static PyMethodDef methods[] = {
     {"call_sized", (PyCFunction)(void (*)(void))fastcall_call_sized, METH_FASTCALL,
      "call_sized(fn, packed, descriptors, inputs, outputs): call, with each descriptor's "
      "sizes and strides set from its array (entries with dynamic sizes)"},
+    {"jit_setup", (PyCFunction)(void (*)(void))fastcall_jit_setup, METH_FASTCALL,
+     "jit_setup(tensor_type, context, traces, tapes): what JitBase's call reads"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -377,5 +392,10 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     spec_name = PyUnicode_InternFromString("_spec");
     if (spec_name == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL || jit_base_ready(m) < 0) {
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -2,7 +2,8 @@
 
 Through ctypes, a call patches each memref descriptor's data pointers field by field (~0.15
 us each) and then calls the entry (~0.5 us); the C function does both in one call, and
-builds the jit cache's key of a call with numpy arrays. It is built with the package
+builds the jit cache's key of a call with numpy arrays; JitBase serves a jit function's cache
+hits before any Python frame runs. It is built with the package
 (setup.py, an optional extension against numpy's C API: without a C compiler the install goes
 on); `call` and `array_key` are None where it is missing, and the runtime keeps its ctypes
 path.
@@ -25,6 +26,11 @@ run_small = _fastcall.run_small if _fastcall is not None else None
 spec_key = _fastcall.spec_key if _fastcall is not None else None
 # array_key(target, args): (target, (shape, dtype), ...) or None
 array_key = _fastcall.array_key if _fastcall is not None else None
+# JitFunction's base class: its cache-hit call in C (runtime/jit_call.h), which calls
+# `_call_python` for everything else; `object` where the extension is missing or older, and
+# JitFunction's call is then `_call_python` itself
+JitBase = getattr(_fastcall, "JitBase", object)
+jit_setup = getattr(_fastcall, "jit_setup", None)
 MAX_C_INTERFACE_ARGS = 16
 # Entries whose inputs and outputs together are at most this many bytes run with the GIL
 # held (run_small: no lock; their run time is of the order of the call's), the others with

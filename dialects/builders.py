@@ -83,6 +83,33 @@ def mlir_context() -> ir.Context:
 _context_lock = threading.RLock()
 
 
+def _stop_mlir_threads():
+    """Before a fork: MLIR's thread pool (the verifier and nested pass pipelines run on it)
+    does not survive one. The child has none of its threads, and its first parallel verify
+    (any compile of a module with two functions) waited for them for ever: a data loader's
+    forked worker that called an op it had not compiled hung. The pool is stopped before the
+    fork, with the compiler lock held (no compile runs meanwhile), and started again on both
+    sides of it (a new pool, its threads made when first needed)."""
+    from ..pyfront.state import compiler_lock
+    compiler_lock.acquire()
+    if _context is not None:
+        _context.enable_multithreading(False)
+
+
+def _start_mlir_threads():
+    from ..pyfront.state import compiler_lock
+    try:
+        if _context is not None:
+            _context.enable_multithreading(True)
+    finally:
+        compiler_lock.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_stop_mlir_threads, after_in_parent=_start_mlir_threads,
+                        after_in_child=_start_mlir_threads)
+
+
 # ---------------------------------------------------------------------------- types
 
 _ELEM_BUILDERS = {

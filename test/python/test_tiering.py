@@ -229,8 +229,8 @@ def test_data_parallel_processes_never_tier(tiered_all, monkeypatch):
 def test_fork_waits_for_the_optimized_compile(tiered_all):
     """A child forked during a tier-up has no tier-up thread: its second call would wait for
     it forever (and LLVM's locks held by that thread would be the child's). os.fork() waits
-    until no optimized compile is in flight, and the child runs the optimized code. (A child
-    cannot compile anew: MLIR's thread pool does not survive a fork, tiered or not.)"""
+    until no optimized compile is in flight, and the child runs the optimized code. (That a
+    child compiles anew is test_fork's.)"""
     import os
     import signal
     fn, reference, shapes = _softmax_program()

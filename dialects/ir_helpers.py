@@ -51,13 +51,6 @@ def fresh_symbol(module, base: str) -> str:
     return name
 
 
-def llvm_string_literal(raw: bytes) -> str:
-    """The contents of an MLIR string literal for `raw` (printable ASCII as is, the rest,
-    quotes and backslashes as \\XX escapes): the initializer of an llvm.mlir.global."""
-    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
-                   for b in raw)
-
-
 def remap_operands(op, mapping):
     """Replace, in `op` and the ops nested in it, every operand found in `mapping` (a copy
     of ops made to read other values: clones, outlined regions)."""

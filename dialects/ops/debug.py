@@ -30,17 +30,19 @@ from __future__ import annotations
 
 import json
 
-from ..lazy import LazyModule, func, ir, tensor
+from ..lazy import LazyModule, arith, func, ir, scf, tensor
 
 from .. import dtypes as dt
 from .. import lowering
 from ..builders import element_type
 from ..dtypes import TensorSpec
 from ..grad import no_grad
-from ..ir_helpers import enclosing_module, fresh_symbol, llvm_string_literal
+from ..ir_helpers import enclosing_module, fresh_symbol
 from ..registry import ShapeError, define
 
 bufferization = LazyModule("mlir.dialects.bufferization")
+llvm = LazyModule("mlir.dialects.llvm")
+memref = LazyModule("mlir.dialects.memref")
 
 HOOK = "mscc_print_hook"       # the module global the runtime sets (runtime/debug_print.py)
 PRINT_OPS = ("ms.print",)
@@ -59,56 +61,80 @@ def _where(lc):
     return f"{file}:{line}" if file else ""
 
 
-def _wrapper_text(name, desc_name, desc: bytes, mtype):
+_NO_PRINTER = (b"mscc: a Print runs where no printer is installed (the code was loaded outside "
+               b"mscc's runtime); nothing printed\n\0")
+# What the LLVM dialect's Python builders cannot spell (no array or function type builders);
+# the linkages are attributes, parsed like ms-cpu-private-entry-bodies' (passes/symbols.py).
+_DPRINTF_TYPE = "!llvm.func<i32 (i32, ptr, ...)>"
+_SLOT_TYPE = "!llvm.func<ptr ()>"
+
+
+def _i32(value):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value)
+
+
+def _string_global(name, data: bytes):
+    """An internal constant global holding the bytes `data` (NUL included)."""
+    llvm.GlobalOp(ir.Type.parse(f"!llvm.array<{len(data)} x i8>"), name,
+                  ir.Attribute.parse("#llvm.linkage<internal>"), constant=True,
+                  value=ir.StringAttr.get(data), addr_space=_i32(0))
+
+
+def _declare_runtime(table):
+    """The hook global (null until the runtime sets it), its address for the runtime
+    (`@mscc_print_hook_slot()`: the ExecutionEngine looks up functions only) and dprintf,
+    each unless the module has it already."""
+    ptr = llvm.PointerType.get()
+    if HOOK not in table:
+        hook = llvm.GlobalOp(ptr, HOOK, ir.Attribute.parse("#llvm.linkage<external>"),
+                             addr_space=_i32(0))
+        with ir.InsertionPoint(hook.initializer.blocks.append()):
+            llvm.ReturnOp(arg=llvm.ZeroOp(ptr).result)
+    if f"{HOOK}_slot" not in table:
+        slot = llvm.LLVMFuncOp(f"{HOOK}_slot", ir.TypeAttr.get(ir.Type.parse(_SLOT_TYPE)))
+        with ir.InsertionPoint(slot.body.blocks.append()):
+            llvm.ReturnOp(arg=llvm.AddressOfOp(ptr, HOOK).result)
+    if "dprintf" not in table:
+        llvm.LLVMFuncOp("dprintf", ir.TypeAttr.get(ir.Type.parse(_DPRINTF_TYPE)))
+
+
+def _wrapper(name, desc_name, mtype):
     """The wrapper: load the hook; call it with (description, data) or, without one, say so
     on stderr. `mtype` is the flat buffer's memref type (None: no tensor)."""
-    n = len(desc)
-    arg = f"%buf: {mtype}" if mtype else ""
-    data = ([f"%i = memref.extract_aligned_pointer_as_index %buf : {mtype} -> index",
-             "%w = arith.index_cast %i : index to i64",
-             "%data = llvm.inttoptr %w : i64 to !llvm.ptr"] if mtype
-            else ["%data = llvm.mlir.zero : !llvm.ptr"])
-    msg = b"mscc: a Print runs where no printer is installed (the code was loaded outside " \
-          b"mscc's runtime); nothing printed\n\0"
-    text = llvm_string_literal(desc)
-    return f"""llvm.mlir.global internal constant @{desc_name}("{text}")
-    {{addr_space = 0 : i32}} : !llvm.array<{n} x i8>
-llvm.mlir.global internal constant @{desc_name}_none("{llvm_string_literal(msg)}")
-    {{addr_space = 0 : i32}} : !llvm.array<{len(msg)} x i8>
-func.func private @{name}({arg}) {{
-  {chr(10).join('  ' + line for line in data).strip()}
-  %desc = llvm.mlir.addressof @{desc_name} : !llvm.ptr
-  %hook_p = llvm.mlir.addressof @{HOOK} : !llvm.ptr
-  %hook = llvm.load %hook_p : !llvm.ptr -> !llvm.ptr
-  %null = llvm.mlir.zero : !llvm.ptr
-  %set = llvm.icmp "ne" %hook, %null : !llvm.ptr
-  scf.if %set {{
-    llvm.call %hook(%desc, %data) : !llvm.ptr, (!llvm.ptr, !llvm.ptr) -> ()
-  }} else {{
-    %none = llvm.mlir.addressof @{desc_name}_none : !llvm.ptr
-    %fd = llvm.mlir.constant(2 : i32) : i32
-    %r = llvm.call @dprintf(%fd, %none) vararg(!llvm.func<i32 (i32, ptr, ...)>)
-        : (i32, !llvm.ptr) -> i32
-  }}
-  return
-}}"""
+    ptr, i32 = llvm.PointerType.get(), ir.IntegerType.get_signless(32)
+    fn = func.FuncOp(name, ([mtype] if mtype else [], []), visibility="private")
+    with ir.InsertionPoint(fn.add_entry_block()):
+        if mtype:
+            address = memref.ExtractAlignedPointerAsIndexOp(fn.arguments[0]).result
+            data = llvm.IntToPtrOp(ptr, arith.index_cast(ir.IntegerType.get_signless(64),
+                                                          address)).result
+        else:
+            data = llvm.ZeroOp(ptr).result
+        desc = llvm.AddressOfOp(ptr, desc_name).result
+        hook = llvm.LoadOp(ptr, llvm.AddressOfOp(ptr, HOOK).result).result
+        is_set = llvm.ICmpOp(llvm.ICmpPredicate.ne, hook, llvm.ZeroOp(ptr).result).result
+        branch = scf.IfOp(is_set, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            llvm.CallOp(None, [hook, desc, data], [], [])
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            stderr = llvm.ConstantOp(i32, _i32(2)).result
+            none = llvm.AddressOfOp(ptr, f"{desc_name}_none").result
+            llvm.CallOp(i32, [stderr, none], [], [], callee=ir.FlatSymbolRefAttr.get("dprintf"),
+                        var_callee_type=ir.TypeAttr.get(ir.Type.parse(_DPRINTF_TYPE)))
+            scf.YieldOp([])
+        func.ReturnOp([])
 
 
-def _declare(module, text):
-    """Parse `text` with the hook global and dprintf declared; move into the module the ops
-    whose symbols it does not have yet."""
+def _declare(module, name, desc_name, desc: bytes, mtype, loc):
+    """The print's wrapper and its two strings at the end of the module, with the runtime's
+    hook, slot and dprintf where the module has none yet."""
     table = ir.SymbolTable(module)
-    head = (f"llvm.mlir.global external @{HOOK}() {{addr_space = 0 : i32}} : !llvm.ptr {{\n"
-            "  %z = llvm.mlir.zero : !llvm.ptr\n  llvm.return %z : !llvm.ptr\n}\n"
-            f"llvm.func @{HOOK}_slot() -> !llvm.ptr {{\n"
-            f"  %a = llvm.mlir.addressof @{HOOK} : !llvm.ptr\n  llvm.return %a : !llvm.ptr\n}}\n"
-            "llvm.func @dprintf(i32, !llvm.ptr, ...) -> i32\n")
-    parsed = ir.Module.parse("module {\n" + head + text + "\n}")
-    body = module.regions[0].blocks[0]
-    for op in list(parsed.body.operations):
-        if ir.StringAttr(op.attributes["sym_name"]).value not in table:
-            op.detach_from_parent()
-            body.append(op)
+    with ir.InsertionPoint(module.regions[0].blocks[0]), loc:
+        _declare_runtime(table)
+        _string_global(desc_name, desc)
+        _string_global(f"{desc_name}_none", _NO_PRINTER)
+        _wrapper(name, desc_name, mtype)
 
 
 def _flat_buffer(x, spec):
@@ -137,7 +163,7 @@ def _lower_print(lc, *operands):
         buf, mtype = _flat_buffer(operands[0], spec)
         args = [buf]
     desc = json.dumps(item).encode() + b"\0"
-    _declare(module, _wrapper_text(name, desc_name, desc, mtype))
+    _declare(module, name, desc_name, desc, mtype, lc.loc)
     func.CallOp([], ir.FlatSymbolRefAttr.get(name), args)
     return lowering.fill(TensorSpec((), dt.int32), 0)
 

@@ -181,6 +181,9 @@ def split_top_level(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_valid_upstream: set = set()  # upstream step texts that parsed
+
+
 def parse_step(text: str) -> Step:
     name, _, rest = text.partition("{")
     name = name.strip()
@@ -189,9 +192,12 @@ def parse_step(text: str) -> Step:
         options = rest[:-1] if rest.endswith("}") else ""
         return Step(text, cls.from_text(options))
     if "(" not in name:
+        if text in _valid_upstream:  # (every compile parses the pipeline's steps again)
+            return Step(text)
         # Validate upstream names now, so a typo is reported before anything runs.
         try:
             passmanager.PassManager.parse(f"builtin.module({text})", context=mlir_context())
+            _valid_upstream.add(text)
         except (ValueError, ir.MLIRError) as e:
             lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
             reason = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln),

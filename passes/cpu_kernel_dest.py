@@ -55,7 +55,8 @@ def _copy_out(alloc, call):
         elif user.name == "memref.copy" and copy is None:
             copy = user
         elif user.name == "linalg.fill":
-            if not user.is_before_in_block(call):
+            # (is_before_in_block asserts on ops of two blocks: checked first)
+            if user.block != call.block or not user.is_before_in_block(call):
                 return None
         elif user.name not in ("memref.dealloc", "func.call") or (
                 user.name == "func.call" and user != call):

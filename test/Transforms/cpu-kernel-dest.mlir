@@ -131,3 +131,31 @@ func.func private @k3(%a: memref<8x4xf32>, %b: memref<4x16xf32, strided<[16, 1]>
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32, strided<[16, 1]>>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// -----
+
+// A fill of the buffer inside a loop (another block than the call's): left alone, no
+// comparison of ops from two blocks.
+// CHECK-LABEL: func.func @nested_fill(
+// CHECK:         memref.alloc
+// CHECK:         memref.copy
+func.func @nested_fill(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %out: memref<2x8x16xf32>, %i: index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.alloc() : memref<8x16xf32>
+  scf.for %k = %c0 to %c1 step %c1 {
+    linalg.fill ins(%zero : f32) outs(%t : memref<8x16xf32>)
+  }
+  func.call @k4(%a, %b, %t) : (memref<8x4xf32>, memref<4x16xf32>, memref<8x16xf32>) -> ()
+  %e = memref.expand_shape %t [[0, 1], [2]] output_shape [1, 8, 16] : memref<8x16xf32> into memref<1x8x16xf32>
+  %v = memref.subview %out[%i, 0, 0] [1, 8, 16] [1, 1, 1] : memref<2x8x16xf32> to memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>
+  memref.copy %e, %v : memref<1x8x16xf32> to memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>
+  memref.dealloc %t : memref<8x16xf32>
+  return
+}
+func.func private @k4(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>)
+    attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}

@@ -1,5 +1,5 @@
-// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes=threads=2 | FileCheck %s
-// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes=threads=1 | FileCheck %s --check-prefix=SEQ
+// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=2 l1d-bytes=2048" | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=1 l1d-bytes=2048" | FileCheck %s --check-prefix=SEQ
 
 // A small transpose: 16x16 blocks, each loaded as 16 rows, transposed with shuffles and stored
 // as 16 rows; no threads.
@@ -107,5 +107,43 @@ func.func @dynamic_rows(%x: memref<?x64xf32>, %y: memref<64x?xf32>) {
 // SEQ:           vector.shuffle
 func.func @dynamic_columns(%x: memref<64x?xf32>, %y: memref<?x64xf32>) {
   linalg.transpose ins(%x : memref<64x?xf32>) outs(%y : memref<?x64xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// Ragged static sizes (not multiples of 16), the input (3,200 bytes) larger than the L1 data
+// cache (2 KiB pinned): the aligned 16x32 part is blocked; the rows and the columns beyond it
+// stay transposes of views of their own (plain loops).
+// CHECK-LABEL: func.func @ragged_static(
+// CHECK-SAME:    %[[X:.+]]: memref<20x40xf32>, %[[Y:.+]]: memref<40x20xf32>)
+// CHECK:         %[[IN:.+]] = memref.subview %[[X]][0, 0] [16, 32] [1, 1]
+// CHECK-SAME:      to memref<16x32xf32, strided<[40, 1]>>
+// CHECK-NEXT:    %[[OUT:.+]] = memref.subview %[[Y]][0, 0] [32, 16] [1, 1]
+// CHECK:         scf.for
+// CHECK:           memref.subview %[[IN]]
+// CHECK-COUNT-64:  vector.shuffle
+// CHECK:         %[[ROWS_IN:.+]] = memref.subview %[[X]][16, 0] [4, 40] [1, 1]
+// CHECK-SAME:      to memref<4x40xf32, strided<[40, 1], offset: 640>>
+// CHECK-NEXT:    %[[ROWS_OUT:.+]] = memref.subview %[[Y]][0, 16] [40, 4] [1, 1]
+// CHECK-NEXT:    linalg.transpose ins(%[[ROWS_IN]] : {{.+}}) outs(%[[ROWS_OUT]] : {{.+}}) permutation = [1, 0]
+// CHECK-NEXT:    %[[COLS_IN:.+]] = memref.subview %[[X]][0, 32] [16, 8] [1, 1]
+// CHECK-NEXT:    %[[COLS_OUT:.+]] = memref.subview %[[Y]][32, 0] [8, 16] [1, 1]
+// CHECK-NEXT:    linalg.transpose ins(%[[COLS_IN]] : {{.+}}) outs(%[[COLS_OUT]] : {{.+}}) permutation = [1, 0]
+// CHECK-NEXT:    return
+// SEQ-LABEL: func.func @ragged_static(
+func.func @ragged_static(%x: memref<20x40xf32>, %y: memref<40x20xf32>) {
+  linalg.transpose ins(%x : memref<20x40xf32>) outs(%y : memref<40x20xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A ragged transpose whose input fits in the L1 data cache (1,920 bytes) stays whole.
+// CHECK-LABEL: func.func @ragged_in_l1(
+// CHECK-NEXT:    linalg.transpose
+// CHECK-NEXT:    return
+func.func @ragged_in_l1(%x: memref<20x24xf32>, %y: memref<24x20xf32>) {
+  linalg.transpose ins(%x : memref<20x24xf32>) outs(%y : memref<24x20xf32>) permutation = [1, 0]
   return
 }

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf, tensor
-from mlir.dialects import transform
-from mlir.dialects.transform import structured
 
 from ..dialects.upstream import linalg
 from ..dialects.lowering import REGION_ATTR
@@ -22,7 +20,8 @@ from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, 
                          identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions
-from .transforms import ScriptCache, apply_script, transform_script, vectorize_register_tiles
+from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
+                         vectorize_register_tiles)
 
 # The maps of linalg.matmul over loops (m, n, k): A[m, k], B[k, n], C[m, n]; transpose_a
 # reads A[k, m], transpose_b B[n, k].

@@ -33,7 +33,7 @@ from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, ident
                          indexing_maps, iterator_kinds, iterator_types_attr, loop_sizes,
                          ops_of_kind)
 from .outline import is_kernel
-from .transforms import ScriptCache, transform_script
+from .transforms import ScriptCache, interpreter, transform_script
 
 
 def _defined_outside(value, loop) -> bool:
@@ -285,7 +285,6 @@ class Parallelize(ThreadedPass):
     summary = "split the outer parallel loop of large linalg ops across threads (scf.forall)"
 
     def run(self, module):
-        from mlir.dialects.transform import interpreter
         n = self.threads()
         if n < 2:
             return

@@ -11,8 +11,7 @@ matmul operand, so they are on the training step's path.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, transform
-from mlir.dialects.transform import structured, vector
+from mlir.dialects import arith, memref
 
 from . import cpu_target
 from .base import register
@@ -21,7 +20,8 @@ from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, block_loop, block_
 from ..dialects.ir_helpers import (defined_functions, identity_layout, in_parallel_loop,
                                    ops_of_kind)
 from .outline import is_kernel
-from .transforms import ScriptCache, apply_script, transform_script
+from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
+                         vector)
 
 BLOCK = 16
 

@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import transform
-from mlir.dialects.transform import interpreter, structured, vector
-from mlir.dialects.transform import memref as transform_memref
+from ..dialects.lazy import LazyModule
+
+# The transform dialect's modules (~15 ms to import) load when a schedule first builds or
+# applies a script: a compile without matmuls, transposes or row tiles never does.
+transform = LazyModule("mlir.dialects.transform")
+interpreter = LazyModule("mlir.dialects.transform.interpreter")
+structured = LazyModule("mlir.dialects.transform.structured")
+vector = LazyModule("mlir.dialects.transform.vector")
+transform_memref = LazyModule("mlir.dialects.transform.memref")
 
 from .base import fail
 

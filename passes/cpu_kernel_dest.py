@@ -28,7 +28,7 @@ from mlir.dialects import memref
 
 from .base import ModulePass, register
 from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_type,
-                                   set_function_type)
+                                   set_function_type, symbol_name)
 from .outline import is_kernel
 
 _RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
@@ -163,18 +163,12 @@ def _view_for(buffer_type, view, reshape):
         return None
     shape, element = list(buffer_type.shape), buffer_type.element_type
     offset = view_type.get_strides_and_offset()[1]
-    if offset == 0 and strides == _contiguous_strides(shape):  # (what collapse_shape infers)
-        return ir.MemRefType.get(shape, element), groups if reshape is not None else None
-    layout = ir.StridedLayoutAttr.get(offset, strides)
-    return ir.MemRefType.get(shape, element, layout), groups if reshape is not None else None
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.insert(0, step)
-        step *= size
-    return strides
+    identity = ir.MemRefType.get(shape, element)
+    if (strides, offset) == tuple(identity.get_strides_and_offset()):
+        new_type = identity  # (what collapse_shape infers for a contiguous view at 0)
+    else:
+        new_type = ir.MemRefType.get(shape, element, ir.StridedLayoutAttr.get(offset, strides))
+    return new_type, groups if reshape is not None else None
 
 
 def _kernel_takes_any_layout(kernel, index) -> bool:
@@ -232,8 +226,7 @@ class KernelDest(ModulePass):
                "that view in place (no buffer of its own, no copy)")
 
     def run(self, module):
-        kernels = {fn.attributes["sym_name"].value: fn for fn in defined_functions(module)
-                   if is_kernel(fn)}
+        kernels = {symbol_name(fn): fn for fn in defined_functions(module) if is_kernel(fn)}
         for name, calls in calls_by_callee(module.operation).items():
             kernel = kernels.get(name)
             if kernel is None or len(calls) != 1:

@@ -89,21 +89,18 @@ def _piece(value, offsets, sizes):
 def _split_ragged(op):
     """A ragged transpose as three of views: the block-aligned rows and columns (blocked with
     the others), the rows beyond them and the columns beyond them (plain loops, under a block
-    wide). Returns the aligned one. Left whole, the transpose was one scalar loop nest reading
-    a column of the input per output row."""
+    wide). Left whole, the transpose was one scalar loop nest reading a column of the input
+    per output row."""
     src, dst = op.operands[0], op.operands[1]
     rows, cols = ir.MemRefType(src.type).shape
     r, c = rows // BLOCK * BLOCK, cols // BLOCK * BLOCK
     pieces = [((0, 0), (r, c)), ((r, 0), (rows - r, cols)), ((0, c), (r, cols - c))]
-    made = []
     with ir.InsertionPoint(op), op.location:
         for (r0, c0), (nr, nc) in pieces:
             if nr and nc:
-                made.append(linalg.transpose(_piece(src, [r0, c0], [nr, nc]),
-                                             outs=[_piece(dst, [c0, r0], [nc, nr])],
-                                             permutation=[1, 0]))
+                linalg.transpose(_piece(src, [r0, c0], [nr, nc]),
+                                 outs=[_piece(dst, [c0, r0], [nc, nr])], permutation=[1, 0])
     op.erase()
-    return made[0]
 
 
 def _strippable(op):

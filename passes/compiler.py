@@ -2,13 +2,15 @@
 the pipeline (pipeline.run_pipeline), build an executable.
 
 CPU machine code is made three ways, each for a reason of its own:
-- in process, by the MLIR ExecutionEngine (compile_module: jit and `mscc --run`) for
-  modules of under 2,000 LLVM-dialect operations: no files, no tools, the fastest start;
+- in process, by LLVM's C API on one thread and an ORC JIT that links the object into the
+  process (runtime/cpu.CpuExecutable; compile_module: jit and `mscc --run`) for small
+  modules: no files, no tools, the fastest start (the MLIR ExecutionEngine where the C API
+  cannot be loaded);
 - in process, by LLVM's C API on one thread per core and `cc -shared`
   (passes/cpu_codegen.py: jit's larger modules; passes/artifact.py: `mscc -o NAME.msx`,
   `Compiled.save`): a position-independent library that loads without MLIR on another
   machine of the same kind; `--emit=obj/asm` runs opt + llc;
-- by linking the ExecutionEngine's own object code (passes/exe_cache.py, the disk cache): a
+- by linking that in-process object code (passes/exe_cache.py, the disk cache): a
   second process loads what the first compiled, and the first does not compile the module a
   second time (opt + llc in the background halved the speed of its parallel loops on a
   two-core machine).
@@ -211,9 +213,9 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
 def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick_run=None):
     """The executable of a module at the `llvm` stage: a library compiled by several
     threads when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
-    the ExecutionEngine's code (`exe.artifact` None); with `tier_store`, possibly the quick
+    the code linked in process (`exe.artifact` None); with `tier_store`, possibly the quick
     tier of passes/tiering.py (`exe.tier_up`)."""
-    from ..runtime.cpu import CpuExecutable
+    from ..runtime.cpu import in_process_executable
     from . import cpu_codegen, tiering
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
     if tier_store is not None and opt_level == 3 and tiering.should_tier(parts, quick_run):
@@ -229,8 +231,9 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
     else:
         artifact = None
         with module.context:
-            exe = CpuExecutable(module, sig.name, sig.inputs, sig.outputs, opt_level=opt_level,
-                                dynamic=dynamic_description(module, sig.name))
+            exe = in_process_executable(module, sig.name, sig.inputs, sig.outputs,
+                                        opt_level=opt_level,
+                                        dynamic=dynamic_description(module, sig.name))
     exe.artifact = artifact
     return exe
 

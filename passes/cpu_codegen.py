@@ -5,10 +5,11 @@ declarations), optimizes it (`default<O3>`) and compiles it into an object file 
 LLVM's C API (passes/llvm_capi.py: the calls release the GIL), and the objects are linked
 into one shared library (artifact.link_shared).
 
-The ExecutionEngine optimizes and compiles a module on one thread, and LLVM's time grows
-with the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two
-threads on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_COST` per thread
-the link costs more than the threads save, and the ExecutionEngine compiles the module.
+One thread optimizes and compiles a small module into an object in memory
+(`compile_object`, linked into the process by runtime/jit_code.py). LLVM's time grows with
+the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two threads
+on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_COST` per thread the link
+costs more than the threads save, and the module is compiled whole in memory.
 (This used llvm-split and an `opt | llc` process per part before: starting the processes
 and splitting cost ~50 ms more than threads.)
 
@@ -18,7 +19,7 @@ another is made external with hidden visibility (the library exports only the en
 global variable that is not a private constant is defined in part 0 alone. What the
 translation adds (OpenMP's outlined bodies) stays with the function that calls it.
 
-MSCC_CODEGEN_THREADS caps the number of threads (`1`: always the ExecutionEngine).
+MSCC_CODEGEN_THREADS caps the number of threads (`1`: always one, in memory).
 The library is what the disk cache stores, so nothing is linked again in the background.
 """
 from __future__ import annotations
@@ -36,11 +37,10 @@ from .diagnostics import CompileError, Diagnostic
 
 ENV = "MSCC_CODEGEN_THREADS"
 # Estimated LLVM cost (FunctionWork.cost) per thread, at least: below it the link and the
-# second parse cost more than the thread saves. AMD EPYC, the ExecutionEngine against two
-# threads and the link: nn.Momentum's update of LeNet5's ten parameters (cost 15,000; 1,987
-# operations) 94-106 -> 74-80 ms, a Conv2d forward (8,700) 54 against 54 ms, a trivial
-# function (1,000) 12 against 21 ms. (Counted in operations before: 1,000 per thread, which
-# kept the optimizer's update, 13 short of 2,000, on one thread.)
+# second parse cost more than the thread saves. AMD EPYC, one thread (compile_object and the
+# JIT's link) against two threads and the link: nn.Momentum's update of LeNet5's ten
+# parameters (cost 15,000) 100 -> 75 ms, a Conv2d forward (8,800) 58 against 57 ms (the
+# ExecutionEngine, before: 94-106 -> 74-80 and 54 against 54).
 MIN_PART_COST = 6000
 # What LLVM IR translation has an implementation for: the C function that translates in
 # process crashes on anything else (the pipeline leaves nothing else; this is the check).
@@ -56,7 +56,7 @@ def _cores() -> int:
 
 def parts_for(module, sizes=None) -> int:
     """How many threads should compile `module` (an LLVM-dialect module; `sizes`: its
-    function_sizes when known): 0 for the ExecutionEngine (small module, one core, no C
+    function_sizes when known): 0 for one thread in memory (small module, one core, no C
     compiler or no libLLVM)."""
     return plan(module, sizes)[0]
 
@@ -144,10 +144,11 @@ def share_out(sizes: dict[str, FunctionWork | int], parts: int) -> dict[str, int
 
 
 class LLVMCode:
-    """A module translated to LLVM bitcode, with what linking it needs to know."""
+    """A module translated to LLVM bitcode, with what linking it needs to know: whether it
+    calls the OpenMP runtime, whether it defines the hook of compiled Print ops."""
 
-    def __init__(self, bitcode: bytes, openmp: bool):
-        self.bitcode, self.openmp = bitcode, openmp
+    def __init__(self, bitcode: bytes, openmp: bool, prints: bool = False):
+        self.bitcode, self.openmp, self.prints = bitcode, openmp, prints
 
 
 def translate(module) -> LLVMCode:
@@ -155,6 +156,7 @@ def translate(module) -> LLVMCode:
     process into a context of the libLLVM.so it shares with LLVM's C API (mlir-translate in
     a process of its own took 0.7 s for a ViT step's 1.4 MB of text). Only for modules
     function_sizes() accepts: the translation crashes on anything else."""
+    from ..runtime.debug_print import HOOK
     from . import llvm_capi
     lib = llvm_capi.library()
     to_llvm, capsule = _translation_functions()
@@ -167,7 +169,9 @@ def translate(module) -> LLVMCode:
                                "llvm-ir")
         openmp = any(llvm_capi.name_of(lib, f).startswith("__kmpc_")
                      for f in llvm_capi.functions(lib, llvm_module))
-        code = LLVMCode(llvm_capi.bitcode(lib, llvm_module), openmp)
+        prints = any(llvm_capi.name_of(lib, g) == HOOK
+                     for g in llvm_capi.globals_of(lib, llvm_module))
+        code = LLVMCode(llvm_capi.bitcode(lib, llvm_module), openmp, prints)
         lib.LLVMDisposeModule(llvm_module)
         return code
     finally:
@@ -223,18 +227,42 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, fol
 
 
 def _compile_part(lib, data, index, parts, assignment, triple, cpu, path, quick=False):
+    keep = (lambda module: _keep_part(lib, module, index, assignment)) if parts > 1 else None
+    _compile(lib, data, triple, cpu, 0 if quick else 3, keep, path)
+
+
+def compile_object(code: bytes, cpu: str, opt_level: int = 3) -> bytes:
+    """The position-independent object file of the whole LLVM module `code` (bitcode),
+    optimized at `opt_level` (`default<On>`, code generation at the same level) for `cpu`:
+    the code of a module too small for threads (runtime/cpu.CpuExecutable links it into
+    the process)."""
+    from . import llvm_capi
+    from .artifact import host_triple
+    try:
+        return _compile(llvm_capi.library(), code, host_triple(), cpu, opt_level)
+    except llvm_capi.LLVMError as e:
+        raise CompileError([Diagnostic("error", "", 0, 0, f"LLVM failed: {e}")], "obj") from None
+
+
+def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes | None:
+    """Parse, optimize and compile `data` in an LLVMContext of its own (so that threads may
+    run it at once): into the file `path`, or returned as bytes. `keep(module)` first
+    reduces the module to a part of it (_keep_part)."""
     from . import llvm_capi
     context = lib.LLVMContextCreate()
     module = machine = None
     try:
         module = llvm_capi.parse(lib, context, data)
         lib.LLVMSetTarget(module, triple.encode())
-        if parts > 1:
-            _keep_part(lib, module, index, assignment)
-        level = llvm_capi.CODEGEN_NONE if quick else llvm_capi.CODEGEN_AGGRESSIVE
-        machine = llvm_capi.target_machine(lib, triple, cpu, level)
-        llvm_capi.optimize(lib, module, machine, "default<O0>" if quick else "default<O3>")
+        if keep is not None:
+            keep(module)
+        # (the C API's code generation levels are LLVM's: None 0 ... Aggressive 3)
+        machine = llvm_capi.target_machine(lib, triple, cpu, opt_level)
+        llvm_capi.optimize(lib, module, machine, f"default<O{opt_level}>")
+        if path is None:
+            return llvm_capi.emit_to_memory(lib, module, machine)
         llvm_capi.emit(lib, module, machine, path)
+        return None
     finally:
         if machine:
             lib.LLVMDisposeTargetMachine(machine)

@@ -6,10 +6,10 @@ a digest of its code) and of the MLIR/LLVM wheels, the host CPU, and the OpenMP 
 (threads compiled for). An entry
 is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
 
-A miss compiles in process with the ExecutionEngine as usual; the engine's object code is then
-linked into the entry's shared library (cc, ~40 ms) in one background worker, niced, one entry
+A miss compiles in process as usual; a small module's object code (runtime/cpu.CpuExecutable)
+is then linked into the entry's shared library (cc, ~40 ms) in one background worker, niced, one entry
 at a time (a PyNative run compiles many single ops), so the first process does not wait for
-it; each file appears atomically. Re-using the engine's machine code rather than compiling the
+it; each file appears atomically. Re-using that machine code rather than compiling the
 module again (opt + llc, up to a second of a core) matters: a background compile on one of two
 cores halved the speed of the first process's parallel loops while it ran. MSCC_CACHE_DIR
 picks the folder (default ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cache off.
@@ -185,8 +185,9 @@ def load(key: str):
 
 
 def store_later(key: str, exe, manifest: dict):
-    """Queue the entry: the object code of `exe` (a runtime.cpu.CpuExecutable), linked into a
-    shared library and written with `manifest` by the background worker."""
+    """Queue the entry: the object code of `exe` (a runtime.cpu.CpuExecutable, or the
+    ExecutionEngine's EngineExecutable, whose code is not position independent), linked
+    into a shared library and written with `manifest` by the background worker."""
     global _worker
     path = path_for(key)
     if path is None or path in _queued:
@@ -202,7 +203,7 @@ def store_later(key: str, exe, manifest: dict):
     target = current()  # now: the environment may change before the worker runs
     manifest = {**manifest, "cpu": {"mcpu": target.cpu, "features": list(target.features)}}
     _queued.add(path)
-    _work.put((path, obj, exe.openmp, manifest))
+    _work.put((path, obj, exe.openmp, manifest, not exe.position_independent))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
         _worker.start()
@@ -226,7 +227,7 @@ def _drop_pending():
     by a later process)."""
     while True:
         try:
-            _, obj, _, _ = _work.get_nowait()
+            _, obj, _, _, _ = _work.get_nowait()
         except queue.Empty:
             if _linking.acquire(timeout=EXIT_WAIT_SECONDS):
                 _linking.release()
@@ -238,7 +239,7 @@ def _drop_pending():
         _work.task_done()
 
 
-def _build(path, obj, openmp, manifest):
+def _build(path, obj, openmp, manifest, text_relocations):
     from ..runtime.artifact import Artifact, entry_symbol, spec_from_json
     from .artifact import link_shared
     try:
@@ -246,7 +247,7 @@ def _build(path, obj, openmp, manifest):
         inputs = [spec_from_json(d) for d in manifest["inputs"]]
         outputs = [spec_from_json(d) for d in manifest["outputs"]]
         library = link_shared(obj, openmp, entry, inputs, outputs, background=True,
-                              text_relocations=True)
+                              text_relocations=text_relocations)
         lib_name = f"lib/{entry}.so"
         manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(entry),
                            "machine": os.uname().machine, **manifest["cpu"],

@@ -63,7 +63,23 @@ _SIGNATURES = [
     ("LLVMSetFunctionCallConv", None, [P, ctypes.c_uint]),
     ("LLVMReplaceAllUsesWith", None, [P, P]),
     ("LLVMDeleteFunction", None, [P]),
+    ("LLVMTargetMachineEmitToMemoryBuffer", _int, [P, P, _int, ctypes.POINTER(P),
+                                                   ctypes.POINTER(P)]),
+    # ORC: a JIT that links object files into this process (runtime/jit_code.py)
+    ("LLVMOrcCreateLLJIT", P, [ctypes.POINTER(P), P]),
+    ("LLVMOrcDisposeLLJIT", P, [P]),
+    ("LLVMOrcLLJITGetMainJITDylib", P, [P]),
+    ("LLVMOrcLLJITGetGlobalPrefix", ctypes.c_char, [P]),
+    ("LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess", P, [ctypes.POINTER(P),
+                                                                 ctypes.c_char, P, P]),
+    ("LLVMOrcJITDylibAddGenerator", None, [P, P]),
+    ("LLVMOrcLLJITAddObjectFile", P, [P, P, P]),
+    ("LLVMOrcLLJITLookup", P, [P, ctypes.POINTER(ctypes.c_uint64), _str]),
+    ("LLVMOrcLLJITGetExecutionSession", P, [P]),
+    ("LLVMOrcExecutionSessionSetErrorReporter", None, [P, P, P]),
 ]
+# void (*)(void *context, LLVMErrorRef error): what an ORC session reports
+ERROR_REPORTER = ctypes.CFUNCTYPE(None, P, P)
 
 # LLVM-C enum values (llvm-c/Core.h, llvm-c/TargetMachine.h)
 EXTERNAL_LINKAGE, INTERNAL_LINKAGE, PRIVATE_LINKAGE = 0, 8, 9
@@ -182,10 +198,7 @@ def optimize(lib, module, machine, passes: str = "default<O3>"):
         for setter in ("LoopVectorization", "SLPVectorization", "LoopInterleaving",
                        "LoopUnrolling"):
             getattr(lib, f"LLVMPassBuilderOptionsSet{setter}")(options, 1)
-        error = lib.LLVMRunPasses(module, passes.encode(), machine, options)
-        if error:
-            raise LLVMError(message(lib, lib.LLVMGetErrorMessage(error),
-                                    "LLVMDisposeErrorMessage"))
+        check(lib, lib.LLVMRunPasses(module, passes.encode(), machine, options))
     finally:
         lib.LLVMDisposePassBuilderOptions(options)
 
@@ -196,3 +209,22 @@ def emit(lib, module, machine, path: str, filetype: int = OBJECT_FILE):
     if lib.LLVMTargetMachineEmitToFile(machine, module, path.encode(), filetype,
                                        ctypes.byref(error)):
         raise LLVMError(message(lib, error.value))
+
+
+def emit_to_memory(lib, module, machine) -> bytes:
+    """`llc -O3` of the module: the object file's bytes."""
+    error, buffer = P(), P()
+    if lib.LLVMTargetMachineEmitToMemoryBuffer(machine, module, OBJECT_FILE,
+                                               ctypes.byref(error), ctypes.byref(buffer)):
+        raise LLVMError(message(lib, error.value))
+    try:
+        return ctypes.string_at(lib.LLVMGetBufferStart(buffer), lib.LLVMGetBufferSize(buffer))
+    finally:
+        lib.LLVMDisposeMemoryBuffer(buffer)
+
+
+def check(lib, error):
+    """Raise LLVMError for an LLVMErrorRef that is not success (consuming it)."""
+    if error:
+        raise LLVMError(message(lib, lib.LLVMGetErrorMessage(error),
+                                "LLVMDisposeErrorMessage"))

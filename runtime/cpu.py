@@ -14,6 +14,7 @@ import numpy as np
 from ..dialects.dtypes import TensorSpec
 from . import fastcall
 from .calls import CallError, check_dtypes
+from .cpu_aot import CpuLibraryExecutable, _preload_openmp
 from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays, ReusedOutputs
@@ -74,8 +75,66 @@ def _converts_half_floats(llvm_module) -> bool:
     return found[0]
 
 
-class CpuExecutable(DynamicCalls, ReusedOutputs):
-    """A compiled entry point: `exe(*arrays) -> list of numpy arrays`."""
+def in_process_executable(llvm_module, entry: str, in_specs, out_specs, opt_level=3,
+                          dynamic=None):
+    """The executable of an LLVM-dialect module compiled in this process: CpuExecutable, or
+    where LLVM's C API is not available (another architecture), EngineExecutable."""
+    from ..passes import llvm_capi
+    cls = CpuExecutable if llvm_capi.library() is not None else EngineExecutable
+    return cls(llvm_module, entry, in_specs, out_specs, opt_level=opt_level, dynamic=dynamic)
+
+
+class CpuExecutable(CpuLibraryExecutable):
+    """A compiled entry point: `exe(*arrays) -> list of numpy arrays`. LLVM's C API optimizes
+    and compiles the module into an object in memory (passes/cpu_codegen.compile_object, as
+    each thread does for a large module) and an ORC JIT links it into this process
+    (runtime/jit_code.py); calls go to its C interface as they go to a library's
+    (runtime/cpu_aot.py). The MLIR ExecutionEngine took ~16 ms for a trivial function against
+    ~7 (its LLJIT's setup, and the code generated for every function's packed wrapper)."""
+
+    def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3,
+                 dynamic=None):
+        from ..passes import cpu_codegen
+        from ..passes.cpu_target import current
+        from ..passes.diagnostics import CompileError, Diagnostic
+        from ..passes.llvm_capi import LLVMError
+        from .debug_print import HOOK, install_at
+        from .jit_code import JitCode
+        from .malloc import keep_freed_memory
+        keep_freed_memory()
+        self.entry = entry
+        self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
+        self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
+        load_runtime_library(llvm_module)
+        # passes/cpu_loops.OPENMP_ATTR: the code calls the OpenMP runtime
+        self.openmp = "ms.openmp" in llvm_module.operation.attributes
+        if self.openmp:
+            _preload_openmp(entry)  # (the JIT resolves symbols in the process)
+        code = cpu_codegen.translate(llvm_module)
+        self.object_code = cpu_codegen.compile_object(code.bitcode, current().cpu, opt_level)
+        try:
+            self._code = JitCode(self.object_code)
+            address = self._code.address("_mlir_ciface_" + entry)
+        except LLVMError as e:  # (a symbol the code calls is not in the process)
+            raise CompileError([Diagnostic("error", "", 0, 0, f"cannot link '{entry}': {e}")],
+                               "obj") from None
+        self._bind_entry(address, dynamic)
+        if code.prints:  # compiled Print ops (runtime/debug_print.py)
+            install_at(self._code.address(HOOK))
+
+    position_independent = True  # (its object, linked by the disk cache)
+
+    def dump_object(self, path: str):
+        """Write the machine code as an object file."""
+        with open(path, "wb") as f:
+            f.write(self.object_code)
+
+
+class EngineExecutable(DynamicCalls, ReusedOutputs):
+    """A compiled entry point in the MLIR ExecutionEngine (where LLVM's C API cannot be
+    loaded): `exe(*arrays) -> list of numpy arrays`."""
+
+    position_independent = False  # (its object: large code model, absolute relocations)
 
     def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3,
                  dynamic=None):

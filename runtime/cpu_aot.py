@@ -109,21 +109,24 @@ class CpuLibraryExecutable(DynamicCalls, ReusedOutputs):
         # disk cache stayed mapped after its jit cache entry was evicted or collected.
         weakref.finalize(self, _unload, self._lib._handle)
         self._check_signature(symbol)
-        self._setup_dynamic(dynamic)  # (runtime/dynamic.py; None: static shapes)
         from .debug_print import install_in_library
         install_in_library(self._lib)  # compiled Print ops (runtime/debug_print.py)
-        fn = getattr(self._lib, symbol)
-        fn.restype = None
+        self._bind_entry(ctypes.cast(getattr(self._lib, symbol), ctypes.c_void_p).value,
+                         dynamic)
+
+    def _bind_entry(self, address: int, dynamic):
+        """Calls go to the C interface at `address`: fn(desc0, desc1, ...) (`dynamic`: the
+        entry's dynamic sizes, runtime/dynamic.py; None: static shapes)."""
+        self._setup_dynamic(dynamic)
         n = len(self.in_specs) + len(self.out_specs)
-        fn.argtypes = [ctypes.c_void_p] * n
-        self._fn = fn
+        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(address)
         self._args = ArgBlock([s.shape for s in self.in_specs + self.out_specs])
         self._ptrs = self._args.descriptor_addresses
         self._n_in = len(self.in_specs)
         self._outputs = OutputArrays([(s.shape, s.dtype.np) for s in self.out_specs])
         # the C interface through runtime/_fastcall.c: fn(desc0, desc1, ...)
         self._fast, self._small = fastcall.bind(
-            ctypes.cast(fn, ctypes.c_void_p).value, 0, self._ptrs,
+            address, 0, self._ptrs,
             self.in_specs + self.out_specs, self._outputs, self.dynamic)
 
     def _check_signature(self, symbol):

@@ -100,6 +100,11 @@ def install_in_engine(engine):
     ctypes.c_void_p.from_address(slot.value).value = CALLBACK_ADDRESS
 
 
+def install_at(address: int):
+    """Set the hook whose address the loader found (runtime/jit_code.py's code)."""
+    ctypes.c_void_p.from_address(address).value = CALLBACK_ADDRESS
+
+
 def install_in_library(lib: ctypes.CDLL):
     """Set the hook of a shared library's code (the disk cache, saved artifacts)."""
     try:

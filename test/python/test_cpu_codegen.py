@@ -70,7 +70,7 @@ def test_parts_compute_what_numpy_does(small_parts):
         np.testing.assert_array_equal(g, a)
 
 
-def test_one_thread_is_the_execution_engine(small_parts, monkeypatch):
+def test_one_thread_compiles_in_process(small_parts, monkeypatch):
     monkeypatch.setenv(cpu_codegen.ENV, "1")
     f = ms.jit(_step)
     arrays = _inputs()
@@ -84,6 +84,68 @@ def test_small_modules_stay_in_process():
     f = ms.jit(lambda a: a * 2.0 + 1.0)
     np.testing.assert_array_equal(f(ms.Tensor(np.ones(4, np.float32))).asnumpy(), 3.0)
     assert type(_executable(f)).__name__ == "CpuExecutable"
+
+
+def test_without_llvms_c_api_the_execution_engine_compiles(monkeypatch):
+    """Where libLLVM's C API cannot be loaded (another architecture), the MLIR
+    ExecutionEngine compiles every module, large ones too, and Print ops still print."""
+    from mscc.passes import llvm_capi
+    monkeypatch.setattr(llvm_capi, "library", lambda: None)
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    f = ms.jit(_step)
+    arrays = _inputs()
+    got = [t.asnumpy() for t in f(*map(ms.Tensor, arrays))]
+    assert type(_executable(f)).__name__ == "EngineExecutable"
+    for g, w in zip(got, _numpy_step(*[a.astype(np.float64) for a in arrays])):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_in_process_code_is_a_position_independent_object(tmp_path):
+    """The object the JIT links is what the disk cache links into its library."""
+    from mscc.runtime.cpu_aot import check_elf
+    f = ms.jit(lambda a: ops.exp(a) - 1.0)
+    x = np.linspace(-2, 2, 12, dtype=np.float32)
+    np.testing.assert_allclose(f(ms.Tensor(x)).asnumpy(), np.expm1(x.astype(np.float64)),
+                               rtol=2e-6, atol=1e-7)
+    exe = _executable(f)
+    path = str(tmp_path / "code.o")
+    exe.dump_object(path)
+    with open(path, "rb") as obj:
+        data = obj.read()
+    assert data[:4] == b"\x7fELF" and data == exe.object_code
+    relocations = subprocess.run(["readelf", "-r", path], capture_output=True, text=True)
+    if relocations.returncode == 0:  # (binutils installed) no absolute 64-bit code addresses
+        assert "R_X86_64_64 " not in relocations.stdout.split(".rela.eh_frame")[0]
+
+
+def test_a_symbol_the_process_lacks_is_an_llvm_error():
+    """The JIT links at the first lookup: an undefined function nothing in the process
+    defines is reported by name, not called."""
+    from mscc.passes import llvm_capi
+    from mscc.passes.cpu_target import current
+    from mscc.runtime.jit_code import JitCode
+    text = ("declare void @mscc_no_such_function()\n"
+            "define void @f() {\n  call void @mscc_no_such_function()\n  ret void\n}\n")
+    obj = cpu_codegen.compile_object(text.encode(), current().cpu)
+    code = JitCode(obj)
+    with pytest.raises(llvm_capi.LLVMError, match="Symbols not found.*mscc_no_such_function"):
+        code.address("f")
+
+
+def test_collected_code_is_freed(monkeypatch):
+    """An executable's JIT goes with it (its finalizer disposes of the session)."""
+    import gc
+    import weakref
+    from mscc.runtime import jit_code
+    disposed = []
+    real = jit_code._dispose
+    monkeypatch.setattr(jit_code, "_dispose", lambda *a: (disposed.append(1), real(*a)))
+    f = ms.jit(lambda a: a * 3.0)
+    f(ms.Tensor(np.ones(3, np.float32)))
+    code = weakref.ref(_executable(f)._code)
+    del f
+    gc.collect()
+    assert code() is None and disposed == [1]
 
 
 def test_the_step_is_outlined_into_loop_functions():

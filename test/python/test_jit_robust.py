@@ -230,7 +230,7 @@ def test_deleting_a_function_that_compiled_200_shapes_returns_its_memory():
                          text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     before, peak, after = map(float, out.stdout.split())
-    assert peak > before + 50  # the 200 executables really took memory
+    assert peak > before + 15  # the 200 executables really took memory (~150 KiB each)
     assert after <= before * 1.10, (before, peak, after)
 
 

@@ -2,13 +2,14 @@
 the pipeline (pipeline.run_pipeline), build an executable.
 
 CPU machine code is made three ways, each for a reason of its own:
-- in process, by LLVM's C API on one thread and an ORC JIT that links the object into the
-  process (runtime/cpu.CpuExecutable; compile_module: jit and `mscc --run`) for small
-  modules: no files, no tools, the fastest start (the MLIR ExecutionEngine where the C API
-  cannot be loaded);
-- in process, by LLVM's C API on one thread per core and `cc -shared`
-  (passes/cpu_codegen.py: jit's larger modules; passes/artifact.py: `mscc -o NAME.msx`,
-  `Compiled.save`): a position-independent library that loads without MLIR on another
+- in process, by LLVM's C API into objects in memory (one thread for a small module, one per
+  core for a large one: passes/cpu_codegen.py) that an ORC JIT links into the process
+  (runtime/cpu.CpuExecutable; compile_module: jit and `mscc --run`): no files, no tools,
+  no linker before the first call (the MLIR ExecutionEngine where the C API cannot be
+  loaded);
+- the same objects linked by `cc -shared` (or as + ld) into a library
+  (passes/artifact.py: `mscc -o NAME.msx`, `Compiled.save`, the tier-up of
+  passes/tiering.py): a position-independent library that loads without MLIR on another
   machine of the same kind; `--emit=obj/asm` runs opt + llc;
 - by linking that in-process object code (passes/exe_cache.py, the disk cache): a
   second process loads what the first compiled, and the first does not compile the module a
@@ -174,9 +175,7 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
     exe = _compile_in_process(module, sig, opt_level, start_after, store)
     if getattr(exe, "tier_up", None) is not None:
         pass  # (the unoptimized tier is never stored: its tier-up stores the optimized one)
-    elif key and exe.artifact is not None:  # a library already: the cache entry as it is
-        exe_cache.store_artifact(key, exe.artifact)
-    elif key:  # the engine's machine code becomes the cache entry, linked in the background
+    elif key:  # its machine code becomes the cache entry, linked in the background
         exe_cache.store_later(key, exe, entry_manifest(sig, target, exe.dynamic_description))
     if os.environ.get("MSCC_TIME_REPORT"):
         print(time_report(sig.name, exe.compile_times), file=sys.stderr)
@@ -211,10 +210,10 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
 
 
 def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick_run=None):
-    """The executable of a module at the `llvm` stage: a library compiled by several
-    threads when the module is large (passes/cpu_codegen.py; `exe.artifact` is it), else
-    the code linked in process (`exe.artifact` None); with `tier_store`, possibly the quick
-    tier of passes/tiering.py (`exe.tier_up`)."""
+    """The executable of a module at the `llvm` stage, its code linked into the process
+    (`exe.artifact` None: the disk cache links a library of it in the background): compiled
+    by several threads when the module is large (passes/cpu_codegen.py), else by one; with
+    `tier_store`, possibly the quick tier of passes/tiering.py (`exe.tier_up`)."""
     from ..runtime.cpu import in_process_executable
     from . import cpu_codegen, tiering
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
@@ -224,18 +223,28 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
         if sizes is not None:
             return _tiered(module, sig, sizes, max(1, parts), tier_store)
     if parts > 1:
-        from .artifact import cpu_artifact
-        artifact = cpu_artifact(module, sig, entry_manifest(sig, "cpu"), parts=parts,
-                                sizes=sizes)
-        exe = artifact.load()
+        exe = _threaded(module, sig, cpu_codegen.translate(module), sizes, parts)
     else:
-        artifact = None
         with module.context:
             exe = in_process_executable(module, sig.name, sig.inputs, sig.outputs,
                                         opt_level=opt_level,
                                         dynamic=dynamic_description(module, sig.name))
-    exe.artifact = artifact
+    exe.artifact = None
     return exe
+
+
+def _threaded(module, sig: EntrySignature, code, sizes, parts: int, quick=False):
+    """The executable of `code` (the module's LLVM bitcode) compiled by `parts` threads
+    into objects in memory, which the process links (runtime/jit_code.py): no linker before
+    the first call (its ~20-30 ms now runs in the disk cache's background link)."""
+    from ..runtime.cpu import CpuExecutable, load_runtime_library
+    from . import cpu_codegen
+    from .cpu_target import current
+    load_runtime_library(module)
+    objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(sizes, parts),
+                                        parts, None, current().cpu, quick)
+    return CpuExecutable.from_objects(objects, sig.name, sig.inputs, sig.outputs, code.openmp,
+                                      code.prints, dynamic_description(module, sig.name))
 
 
 def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
@@ -245,7 +254,7 @@ def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
     from .artifact import code_artifact
     manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
     code = cpu_codegen.translate(module)
-    exe = code_artifact(code, sizes, parts, sig, manifest, quick=True).load()
+    exe = _threaded(module, sig, code, sizes, parts, quick=True)
     exe.artifact = None
     exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest),
                                  tier_store)

@@ -3,7 +3,7 @@ translated to LLVM IR once (as bitcode), each of `parts` threads parses its own 
 LLVMContext of its own, keeps the bodies of its share of the functions (the others become
 declarations), optimizes it (`default<O3>`) and compiles it into an object file through
 LLVM's C API (passes/llvm_capi.py: the calls release the GIL), and the objects are linked
-into one shared library (artifact.link_shared).
+into the process (runtime/jit_code.py) or into one shared library (artifact.link_shared).
 
 One thread optimizes and compiles a small module into an object in memory
 (`compile_object`, linked into the process by runtime/jit_code.py). LLVM's time grows with
@@ -20,7 +20,7 @@ global variable that is not a private constant is defined in part 0 alone. What 
 translation adds (OpenMP's outlined bodies) stays with the function that calls it.
 
 MSCC_CODEGEN_THREADS caps the number of threads (`1`: always one, in memory).
-The library is what the disk cache stores, so nothing is linked again in the background.
+The disk cache links the objects into its entry's library in the background.
 """
 from __future__ import annotations
 
@@ -194,24 +194,26 @@ def _translation_functions():
     return to_llvm, capsule
 
 
-def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, folder: str,
-                  cpu: str, quick: bool = False) -> list[str]:
+def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int,
+                  folder: str | None, cpu: str, quick: bool = False) -> list:
     """Object files of the LLVM module `code` (bitcode or IR text), the functions shared
     out among `parts` threads by `assignment` (share_out), each part optimized at O3 and
-    compiled for `cpu`, position independent; their paths in `folder`. `quick`: no
-    optimization and LLVM's fast code generation (-O0) instead, the first tier of
-    passes/tiering.py: 5-8x less time, 10-20x slower code."""
+    compiled for `cpu`, position independent: their paths in `folder`, or (folder None)
+    their bytes. `quick`: no optimization and LLVM's fast code generation (-O0) instead, the
+    first tier of passes/tiering.py: 5-8x less time, 10-20x slower code."""
     from . import llvm_capi
     from .artifact import host_triple
     lib = llvm_capi.library()
     data = code.encode() if isinstance(code, str) else code
-    objects = [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+    paths = [folder and os.path.join(folder, f"part{i}.o") for i in range(parts)]
+    objects: list = paths[:]
     failures: list[str] = []
 
     def compile_part(index):
         try:
-            _compile_part(lib, data, index, parts, assignment, host_triple(), cpu,
-                          objects[index], quick)
+            made = _compile_part(lib, data, index, parts, assignment, host_triple(), cpu,
+                                 paths[index], quick)
+            objects[index] = paths[index] or made
         except llvm_capi.LLVMError as e:
             failures.append(f"LLVM failed on part {index}: {e}")
     host_triple()  # (its first call loads nothing in the threads)
@@ -228,7 +230,7 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int, fol
 
 def _compile_part(lib, data, index, parts, assignment, triple, cpu, path, quick=False):
     keep = (lambda module: _keep_part(lib, module, index, assignment)) if parts > 1 else None
-    _compile(lib, data, triple, cpu, 0 if quick else 3, keep, path)
+    return _compile(lib, data, triple, cpu, 0 if quick else 3, keep, path)
 
 
 def compile_object(code: bytes, cpu: str, opt_level: int = 3) -> bytes:

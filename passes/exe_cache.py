@@ -17,7 +17,7 @@ picks the folder (default ~/.cache/mscc); an empty MSCC_CACHE_DIR turns the cach
 An entry is verified before its library is loaded (runtime/artifact.read: the sha256 of the
 manifest and of the library, written with the entry; then the library's own signature): a
 damaged one is removed, with a warning on the 'mscc' logger, and rebuilt by the compile that
-follows. A process that dies before its link is done leaves `KEY.msx.PID.o` (or `.tmp`)
+follows. A process that dies before its link is done leaves `KEY.msx.PID.N.o` (or `.tmp`)
 behind: the first use of the folder in a process removes those whose process is gone, and any
 older than STALE_SECONDS (a process on another machine sharing the folder, or a reused pid).
 Failures to write entries are reported once per process: the cache is an optimization.
@@ -50,7 +50,7 @@ _queued: set = set()
 EXIT_WAIT_SECONDS = 1.0
 _log = logging.getLogger("mscc")
 STALE_SECONDS = 30 * 60  # far longer than any link takes
-_TEMP_NAME = re.compile(r".+\.msx\.(\d+)\.(o|tmp)$")
+_TEMP_NAME = re.compile(r".+\.msx\.(\d+)\.(\d+\.o|o|tmp)$")  # (objects: KEY.msx.PID.N.o)
 _swept: set = set()  # folders already cleaned by this process
 _reported: set = set()  # kinds of write failure already warned about
 # What this process did with the cache (tests and tools read it): entries loaded, keys not
@@ -194,8 +194,7 @@ def store_later(key: str, exe, manifest: dict):
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        obj = f"{path}.{os.getpid()}.o"
-        exe.dump_object(obj)
+        objects = exe.write_objects(f"{path}.{os.getpid()}")
     except (OSError, RuntimeError) as e:
         _write_failed("dump", f"cannot write the object code to {os.path.dirname(path)} ({e})")
         return
@@ -203,7 +202,7 @@ def store_later(key: str, exe, manifest: dict):
     target = current()  # now: the environment may change before the worker runs
     manifest = {**manifest, "cpu": {"mcpu": target.cpu, "features": list(target.features)}}
     _queued.add(path)
-    _work.put((path, obj, exe.openmp, manifest, not exe.position_independent))
+    _work.put((path, objects, exe.openmp, manifest, not exe.position_independent))
     if _worker is None or not _worker.is_alive():
         _worker = threading.Thread(target=_drain, name="mscc-cache", daemon=True)
         _worker.start()
@@ -227,26 +226,23 @@ def _drop_pending():
     by a later process)."""
     while True:
         try:
-            _, obj, _, _, _ = _work.get_nowait()
+            _, objects, _, _, _ = _work.get_nowait()
         except queue.Empty:
             if _linking.acquire(timeout=EXIT_WAIT_SECONDS):
                 _linking.release()
             return
-        try:
-            os.remove(obj)
-        except OSError:
-            pass
+        _remove(objects)
         _work.task_done()
 
 
-def _build(path, obj, openmp, manifest, text_relocations):
+def _build(path, objects, openmp, manifest, text_relocations):
     from ..runtime.artifact import Artifact, entry_symbol, spec_from_json
     from .artifact import link_shared
     try:
         entry = manifest["entry"]
         inputs = [spec_from_json(d) for d in manifest["inputs"]]
         outputs = [spec_from_json(d) for d in manifest["outputs"]]
-        library = link_shared(obj, openmp, entry, inputs, outputs, background=True,
+        library = link_shared(objects, openmp, entry, inputs, outputs, background=True,
                               text_relocations=text_relocations)
         lib_name = f"lib/{entry}.so"
         manifest["cpu"] = {"library": lib_name, "symbol": entry_symbol(entry),
@@ -256,8 +252,13 @@ def _build(path, obj, openmp, manifest, text_relocations):
     except Exception as e:  # noqa: BLE001 - no C compiler, a full disk...: the worker lives on
         _write_failed(type(e).__name__, f"cannot write {path} ({e})")
     finally:
+        _remove(objects)
+
+
+def _remove(paths):
+    for path in paths:
         try:
-            os.remove(obj)
+            os.remove(path)
         except OSError:
             pass
 

@@ -90,44 +90,61 @@ class CpuExecutable(CpuLibraryExecutable):
     each thread does for a large module) and an ORC JIT links it into this process
     (runtime/jit_code.py); calls go to its C interface as they go to a library's
     (runtime/cpu_aot.py). The MLIR ExecutionEngine took ~16 ms for a trivial function against
-    ~7 (its LLJIT's setup, and the code generated for every function's packed wrapper)."""
+    ~7 (its LLJIT's setup, and the code generated for every function's packed wrapper).
+    `from_objects` loads a large module's objects, compiled by several threads, the same way
+    (no linker run before the first call: the disk cache links them in the background)."""
+
+    position_independent = True  # (its objects, linked by the disk cache)
 
     def __init__(self, llvm_module, entry: str, in_specs, out_specs, opt_level=3,
                  dynamic=None):
         from ..passes import cpu_codegen
         from ..passes.cpu_target import current
+        load_runtime_library(llvm_module)
+        code = cpu_codegen.translate(llvm_module)
+        objects = [cpu_codegen.compile_object(code.bitcode, current().cpu, opt_level)]
+        self._load(objects, entry, in_specs, out_specs, code.openmp, code.prints, dynamic)
+
+    @classmethod
+    def from_objects(cls, objects: list, entry: str, in_specs, out_specs, openmp: bool,
+                     prints: bool, dynamic=None):
+        """The executable of object files in memory that together define the entry
+        (passes/cpu_codegen.compile_parts; the process has the runtime library they need:
+        load_runtime_library)."""
+        exe = cls.__new__(cls)
+        exe._load(objects, entry, in_specs, out_specs, openmp, prints, dynamic)
+        return exe
+
+    def _load(self, objects, entry, in_specs, out_specs, openmp, prints, dynamic):
         from ..passes.diagnostics import CompileError, Diagnostic
         from ..passes.llvm_capi import LLVMError
         from .debug_print import HOOK, install_at
         from .jit_code import JitCode
         from .malloc import keep_freed_memory
         keep_freed_memory()
-        self.entry = entry
+        self.entry, self.openmp, self.objects = entry, openmp, list(objects)
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
-        load_runtime_library(llvm_module)
-        # passes/cpu_loops.OPENMP_ATTR: the code calls the OpenMP runtime
-        self.openmp = "ms.openmp" in llvm_module.operation.attributes
-        if self.openmp:
+        if openmp:
             _preload_openmp(entry)  # (the JIT resolves symbols in the process)
-        code = cpu_codegen.translate(llvm_module)
-        self.object_code = cpu_codegen.compile_object(code.bitcode, current().cpu, opt_level)
         try:
-            self._code = JitCode(self.object_code)
+            self._code = JitCode(self.objects)
             address = self._code.address("_mlir_ciface_" + entry)
         except LLVMError as e:  # (a symbol the code calls is not in the process)
             raise CompileError([Diagnostic("error", "", 0, 0, f"cannot link '{entry}': {e}")],
                                "obj") from None
         self._bind_entry(address, dynamic)
-        if code.prints:  # compiled Print ops (runtime/debug_print.py)
+        if prints:  # compiled Print ops (runtime/debug_print.py)
             install_at(self._code.address(HOOK))
 
-    position_independent = True  # (its object, linked by the disk cache)
-
-    def dump_object(self, path: str):
-        """Write the machine code as an object file."""
-        with open(path, "wb") as f:
-            f.write(self.object_code)
+    def write_objects(self, stem: str) -> list[str]:
+        """Write the machine code as object files `stem.N.o`; their paths."""
+        paths = []
+        for i, obj in enumerate(self.objects):
+            paths.append(f"{stem}.{i}.o")
+            with open(paths[-1], "wb") as f:
+                f.write(obj)
+        return paths
 
 
 class EngineExecutable(DynamicCalls, ReusedOutputs):
@@ -209,7 +226,8 @@ class EngineExecutable(DynamicCalls, ReusedOutputs):
             self._fn(self._args.address)
         return outputs
 
-    def dump_object(self, path: str):
-        """Write the machine code as an object file (not position independent: large code
-        model with absolute relocations)."""
-        self.engine.dump_to_object_file(path)
+    def write_objects(self, stem: str) -> list[str]:
+        """Write the machine code as an object file `stem.o` (not position independent:
+        large code model with absolute relocations); its path."""
+        self.engine.dump_to_object_file(f"{stem}.o")
+        return [f"{stem}.o"]

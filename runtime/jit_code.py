@@ -14,10 +14,10 @@ import weakref
 
 
 class JitCode:
-    """An object file (bytes of a position-independent ELF object) linked into this process;
-    `address(name)` of its symbols."""
+    """Object files (the bytes of position-independent ELF objects) linked into this process
+    together; `address(name)` of their symbols."""
 
-    def __init__(self, obj: bytes):
+    def __init__(self, objects: list[bytes]):
         from ..passes import llvm_capi
         lib = llvm_capi.library()
         jit = ctypes.c_void_p()
@@ -34,8 +34,9 @@ class JitCode:
         llvm_capi.check(lib, lib.LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
             ctypes.byref(process), lib.LLVMOrcLLJITGetGlobalPrefix(jit), None, None))
         lib.LLVMOrcJITDylibAddGenerator(main, process)  # (takes the generator over)
-        buffer = lib.LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len(obj), b"mscc")
-        llvm_capi.check(lib, lib.LLVMOrcLLJITAddObjectFile(jit, main, buffer))  # (and this)
+        for obj in objects:  # (each buffer is taken over too)
+            buffer = lib.LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len(obj), b"mscc")
+            llvm_capi.check(lib, lib.LLVMOrcLLJITAddObjectFile(jit, main, buffer))
         self._lib, self._jit = lib, jit
 
     def address(self, name: str) -> int:

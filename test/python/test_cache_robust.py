@@ -233,7 +233,7 @@ def test_leftovers_of_dead_links_are_removed(tmp_path, good_entry):
     dead, alive = int(done.stdout), os.getpid()
     name, data = good_entry
     (tmp_path / name).write_bytes(data)
-    files = {f"a.msx.{dead}.o": False, f"b.msx.{dead}.tmp": False,
+    files = {f"a.msx.{dead}.o": False, f"b.msx.{dead}.tmp": False, f"g.msx.{dead}.1.o": False,
              f"c.msx.{alive}.o": True, f"d.msx.{alive}.tmp": True,
              f"e.msx.{alive}.o": False,  # alive, but older than any link: a reused pid
              "notes.txt": True, f"f.msx.{dead}.txt": True}

@@ -220,15 +220,21 @@ def _drain():
 
 
 @atexit.register
-def _drop_pending():
-    """At exit the objects still queued are removed and the entry being linked, if any, is
-    given EXIT_WAIT_SECONDS to land (a link takes tens of ms; one cut off mid-way is swept
-    by a later process)."""
+def _finish_pending():
+    """At exit the worker has EXIT_WAIT_SECONDS in all to link what is queued (a link takes
+    tens of ms: a script that compiled a model and ended still leaves its entries, each worth
+    its compile to the next process); the objects still queued then are removed, and the
+    entry being linked, if any, gets the rest of the time to land (one cut off mid-way is
+    swept by a later process). A PyNative run that queued hundreds of single ops does not
+    wait for them all."""
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    while _work.unfinished_tasks and time.monotonic() < deadline:
+        time.sleep(0.005)
     while True:
         try:
             _, objects, _, _, _ = _work.get_nowait()
         except queue.Empty:
-            if _linking.acquire(timeout=EXIT_WAIT_SECONDS):
+            if _linking.acquire(timeout=max(0.0, deadline - time.monotonic())):
                 _linking.release()
             return
         _remove(objects)

@@ -311,6 +311,29 @@ def test_the_threads_code_is_the_cache_entry(tmp_path, tiered):
         np.testing.assert_array_equal(a, b)
 
 
+EXITING_PROGRAM = r'''
+import sys, mscc as ms
+sys.path.insert(0, sys.argv[1])
+from mscc.passes import cpu_codegen
+import test_cpu_codegen as t
+cpu_codegen.MIN_PART_COST, cpu_codegen._cores = 400, lambda: 2
+ms.jit(t._step)(*map(ms.Tensor, t._inputs()))
+for n in (3, 4):  # and two small ones, queued behind it
+    ms.jit(lambda a: a * 2.0 + 1.0)(ms.Tensor([1.0] * n))
+'''
+
+
+def test_a_program_that_ends_after_its_compiles_leaves_their_entries(tmp_path):
+    """Entries are linked in the background: a program that exits right after its calls
+    still leaves them all (exit gives the cache's worker time to link)."""
+    env = dict(os.environ, MSCC_CACHE_DIR=str(tmp_path), MSCC_TIERED="0")
+    env.pop(cpu_codegen.ENV, None)
+    subprocess.run([sys.executable, "-c", EXITING_PROGRAM, os.path.dirname(__file__)],
+                   env=env, check=True, capture_output=True)
+    assert len(list(tmp_path.glob("*.msx"))) == 3
+    assert not list(tmp_path.glob("*.o"))  # (their objects removed)
+
+
 def _three_heads(x, w1, w2, w3, b):
     """Three products of one shape and epilogue (a ViT layer's q, k, v)."""
     return ops.reduce_sum(ops.relu(x @ w1 + b) * ops.tanh(x @ w2 + b) - (x @ w3 + b) ** 2)

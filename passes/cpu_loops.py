@@ -33,7 +33,7 @@ from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, ident
                          indexing_maps, iterator_kinds, iterator_types_attr, loop_sizes,
                          ops_of_kind)
 from .outline import is_kernel
-from .transforms import ScriptCache, interpreter, transform_script
+from .transforms import ScriptCache, apply_script, transform_script
 
 
 def _defined_outside(value, loop) -> bool:
@@ -295,8 +295,8 @@ class Parallelize(ThreadedPass):
         for op in targets:
             threads = _thread_split(op, n)
             if threads is not None:
-                script, seq = scripts.get(threads, lambda: _forall_script(threads))
-                interpreter.apply_named_sequence(op, seq, script)
+                apply_script(op, scripts.get(threads, lambda: _forall_script(threads)),
+                             "thread split")
 
 
 @register

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref, transform
 from mlir.dialects.transform import gpu as tgpu
-from mlir.dialects.transform import interpreter, structured
+from mlir.dialects.transform import structured
 
 from . import gpu_kernels
 from ..dialects.ops.indexing import SCATTER_ADD_ATTR
@@ -21,7 +21,7 @@ from .base import ModulePass, fail, register
 from ..dialects.ir_helpers import (identity_layout, ops_of_kind, public_functions, set_symbol_name,
                          symbol_name, top_level_ops)
 from .outline import kernel_functions
-from .transforms import transform_script, vectorize_register_tiles
+from .transforms import apply_script, transform_script, vectorize_register_tiles
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 
@@ -142,11 +142,8 @@ class GpuMatmulSchedule(ModulePass):
             tiles = shape and matmul_tiles(*shape)
             if tiles is None:
                 continue  # mapped later as a thread-reduction kernel
-            script, seq = matmul_schedule(tiles, self.opts["map-to-gpu"])
-            try:
-                interpreter.apply_named_sequence(fn.operation, seq, script)
-            except ValueError as e:
-                fail(fn, f"GPU matmul schedule {tiles} failed: {str(e).splitlines()[-1]}")
+            apply_script(fn, matmul_schedule(tiles, self.opts["map-to-gpu"]),
+                         f"GPU matmul schedule {tiles}")
             for launch in ops_of_kind(fn, "gpu.launch"):  # none without map-to-gpu
                 allocs_to_workgroup_attributions(launch)
 

@@ -11,7 +11,7 @@ from ..runtime.calls import CallError
 from .context import default_target
 from .keys import generalized_parts, parts_fit, static_key
 from .location import located_error, user_location
-from .state import active_tapes, active_traces, compiler_lock
+from .state import active_tapes, active_traces, compiler_lock, gc_paused
 from .tensor import Tensor
 
 _EAGER_CACHE: dict = {}
@@ -148,6 +148,11 @@ def _loose_part(p):
 
 
 def _compile_single_op(op_name, operands, attrs, consts, target, specs=None):
+    with gc_paused():
+        return _trace_and_compile_op(op_name, operands, attrs, consts, target, specs)
+
+
+def _trace_and_compile_op(op_name, operands, attrs, consts, target, specs):
     global eager_compiles
     from ..passes.compiler import compile_module
     from .trace import Trace

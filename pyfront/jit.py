@@ -23,7 +23,7 @@ from . import pytree
 from .context import _context, default_target
 from .keys import generalized_parts, parts_fit, static_key
 from .location import user_api, user_location
-from .state import active_tapes, active_traces, compiler_lock, jit_options
+from .state import active_tapes, active_traces, compiler_lock, gc_paused, jit_options
 from ..runtime.calls import CallError
 from ..runtime import fastcall
 from ..runtime.fastcall import (JitBase, array_key as _array_key, jit_setup,
@@ -530,6 +530,10 @@ class JitFunction(JitBase):
         return Lowered(tr, self.target or default_target())
 
     def _compile(self, args, leaves, key):
+        with gc_paused():
+            return self._trace_and_compile(args, leaves, key)
+
+    def _trace_and_compile(self, args, leaves, key):
         from ..passes.compiler import compile_module
         t0 = time.perf_counter()
         tr, out_tree, tensor_leaves, n_out = self.trace(args, leaves)

@@ -369,3 +369,32 @@ def test_lowering_a_training_step_after_calling_it():
     for _ in range(3):
         text = f.lower(x, y).as_text("ms-opt")
         assert text.count("func.func") == 1 and '"ms.assign"' in text
+
+
+def test_compiles_run_without_the_cyclic_collector(monkeypatch):
+    """A trace and compile pauses the garbage collector (its collections were ~5% of a
+    first call) and restores whatever state the program had set."""
+    import gc
+    from mscc.passes import compiler
+    from mscc.pyfront.state import gc_paused
+    seen, real = [], compiler.compile_module
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(compiler, "compile_module", recording)
+    assert gc.isenabled()
+    ms.jit(lambda x: x * 4.0)(ms.Tensor(np.ones(3, np.float32)))
+    assert seen == [False] and gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # (the outer pause still holds)
+    assert gc.isenabled()
+    gc.disable()  # a program that manages the collector itself keeps it off
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -237,10 +237,9 @@ def _threaded(module, sig: EntrySignature, code, sizes, parts: int, quick=False)
     """The executable of `code` (the module's LLVM bitcode) compiled by `parts` threads
     into objects in memory, which the process links (runtime/jit_code.py): no linker before
     the first call (its ~20-30 ms now runs in the disk cache's background link)."""
-    from ..runtime.cpu import CpuExecutable, load_runtime_library
+    from ..runtime.cpu import CpuExecutable
     from . import cpu_codegen
     from .cpu_target import current
-    load_runtime_library(module)
     objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(sizes, parts),
                                         parts, None, current().cpu, quick)
     return CpuExecutable.from_objects(objects, sig.name, sig.inputs, sig.outputs, code.openmp,

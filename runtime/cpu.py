@@ -39,12 +39,19 @@ def load_runtime_library(llvm_module):
     symbols there) the first time some code needs it: a declared function this process does
     not define (memrefCopy & co.) or a conversion from or to a 16-bit float. Loading it costs
     ~30 ms, passing it to every engine another ~3 ms each; most programs need neither."""
+    if not _runner_utils_loaded and (_calls_outside(llvm_module)
+                                     or _converts_half_floats(llvm_module)):
+        load_runner_utils()
+
+
+def load_runner_utils() -> bool:
+    """Load libmlir_c_runner_utils globally; False if it was loaded already."""
     global _runner_utils_loaded
-    if _runner_utils_loaded or not (_calls_outside(llvm_module)
-                                    or _converts_half_floats(llvm_module)):
-        return
+    if _runner_utils_loaded:
+        return False
     ctypes.CDLL(mlir_lib("libmlir_c_runner_utils.so"), mode=ctypes.RTLD_GLOBAL)
     _runner_utils_loaded = True
+    return True
 
 
 def _calls_outside(llvm_module) -> bool:
@@ -84,6 +91,23 @@ def in_process_executable(llvm_module, entry: str, in_specs, out_specs, opt_leve
     return cls(llvm_module, entry, in_specs, out_specs, opt_level=opt_level, dynamic=dynamic)
 
 
+def link_in_process(objects: list, symbol: str):
+    """(the JitCode of `objects`, the address of `symbol` in it). A symbol the process lacks
+    (memrefCopy, a half-float conversion LLVM made a call of) loads the runtime library and
+    links again: trying costs ~1 ms, and the walks of the module that found such code before
+    compiling it cost 6-20 ms in every compile."""
+    from ..passes.llvm_capi import LLVMError
+    from .jit_code import JitCode
+    try:
+        code = JitCode(objects)
+        return code, code.address(symbol)
+    except LLVMError:
+        if not load_runner_utils():  # (loaded already: the symbol is nowhere)
+            raise
+    code = JitCode(objects)
+    return code, code.address(symbol)
+
+
 class CpuExecutable(CpuLibraryExecutable):
     """A compiled entry point: `exe(*arrays) -> list of numpy arrays`. LLVM's C API optimizes
     and compiles the module into an object in memory (passes/cpu_codegen.compile_object, as
@@ -100,7 +124,6 @@ class CpuExecutable(CpuLibraryExecutable):
                  dynamic=None):
         from ..passes import cpu_codegen
         from ..passes.cpu_target import current
-        load_runtime_library(llvm_module)
         code = cpu_codegen.translate(llvm_module)
         objects = [cpu_codegen.compile_object(code.bitcode, current().cpu, opt_level)]
         self._load(objects, entry, in_specs, out_specs, code.openmp, code.prints, dynamic)
@@ -109,8 +132,7 @@ class CpuExecutable(CpuLibraryExecutable):
     def from_objects(cls, objects: list, entry: str, in_specs, out_specs, openmp: bool,
                      prints: bool, dynamic=None):
         """The executable of object files in memory that together define the entry
-        (passes/cpu_codegen.compile_parts; the process has the runtime library they need:
-        load_runtime_library)."""
+        (passes/cpu_codegen.compile_parts)."""
         exe = cls.__new__(cls)
         exe._load(objects, entry, in_specs, out_specs, openmp, prints, dynamic)
         return exe
@@ -119,7 +141,6 @@ class CpuExecutable(CpuLibraryExecutable):
         from ..passes.diagnostics import CompileError, Diagnostic
         from ..passes.llvm_capi import LLVMError
         from .debug_print import HOOK, install_at
-        from .jit_code import JitCode
         from .malloc import keep_freed_memory
         keep_freed_memory()
         self.entry, self.openmp, self.objects = entry, openmp, list(objects)
@@ -128,8 +149,7 @@ class CpuExecutable(CpuLibraryExecutable):
         if openmp:
             _preload_openmp(entry)  # (the JIT resolves symbols in the process)
         try:
-            self._code = JitCode(self.objects)
-            address = self._code.address("_mlir_ciface_" + entry)
+            self._code, address = link_in_process(self.objects, "_mlir_ciface_" + entry)
         except LLVMError as e:  # (a symbol the code calls is not in the process)
             raise CompileError([Diagnostic("error", "", 0, 0, f"cannot link '{entry}': {e}")],
                                "obj") from None

@@ -131,6 +131,42 @@ def test_a_symbol_the_process_lacks_is_an_llvm_error():
         code.address("f")
 
 
+RUNNER_UTILS_PROGRAM = r'''
+import ctypes, numpy as np
+from mscc.passes import cpu_codegen
+from mscc.passes.cpu_target import current
+from mscc.runtime import cpu
+# f(n, a, b): memrefCopy of two rank-0 f32 descriptors, which only the runtime library defines
+text = """
+declare void @memrefCopy(i64, ptr, ptr)
+define void @f(ptr %a, ptr %b) {
+  %da = alloca { i64, ptr }
+  %db = alloca { i64, ptr }
+  %pa = getelementptr { i64, ptr }, ptr %da, i32 0, i32 1
+  %pb = getelementptr { i64, ptr }, ptr %db, i32 0, i32 1
+  store i64 0, ptr %da
+  store i64 0, ptr %db
+  store ptr %a, ptr %pa
+  store ptr %b, ptr %pb
+  call void @memrefCopy(i64 4, ptr %da, ptr %db)
+  ret void
+}
+"""
+obj = cpu_codegen.compile_object(text.encode(), current().cpu)
+assert not cpu._runner_utils_loaded
+code, address = cpu.link_in_process([obj], "f")
+print(cpu._runner_utils_loaded)
+'''
+
+
+def test_code_that_calls_the_runtime_library_loads_it():
+    """memrefCopy & co. are in libmlir_c_runner_utils, loaded the first time linked code
+    needs it (a fresh process: nothing loaded it before)."""
+    out = subprocess.run([sys.executable, "-c", RUNNER_UTILS_PROGRAM], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.split() == ["True"]
+
+
 def test_collected_code_is_freed(monkeypatch):
     """An executable's JIT goes with it (its finalizer disposes of the session)."""
     import gc

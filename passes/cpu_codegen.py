@@ -131,15 +131,24 @@ def function_sizes(module) -> dict[str, FunctionWork] | None:
 
 def share_out(sizes: dict[str, FunctionWork | int], parts: int) -> dict[str, int]:
     """Function name -> part: costliest first, each to the part with the least cost so far
-    (`sizes`: function_sizes, or plain costs)."""
+    (`sizes`: function_sizes, or plain costs). An entry's body goes with its C interface,
+    into which LLVM inlines it (ms-cpu-private-entry-bodies): apart, the C interface would
+    call it with every memref field as an argument."""
+    from .symbols import C_INTERFACE, entry_body
     load = [0] * parts
     assignment = {}
     costs = {name: getattr(work, "cost", work) for name, work in sizes.items()}
+    with_body = {name: entry_body(name) for name in costs
+                 if name.startswith(C_INTERFACE) and entry_body(name) in costs}
+    for name, body in with_body.items():
+        costs[name] += costs.pop(body)
     for name, cost in sorted(costs.items(), key=lambda kv: -kv[1]):
         if name:
             part = load.index(min(load))
             assignment[name] = part
             load[part] += cost
+    for name, body in with_body.items():
+        assignment[body] = assignment[name]
     return assignment
 
 
@@ -260,7 +269,9 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
             keep(module)
         # (the C API's code generation levels are LLVM's: None 0 ... Aggressive 3)
         machine = llvm_capi.target_machine(lib, triple, cpu, opt_level)
-        llvm_capi.optimize(lib, module, machine, f"default<O{opt_level}>")
+        # (globaldce at O0 too: the bodies of what other parts define, OpenMP's outlined
+        # regions of their functions and an entry's inlined body are dead here)
+        llvm_capi.optimize(lib, module, machine, f"default<O{opt_level}>,globaldce")
         if path is None:
             return llvm_capi.emit_to_memory(lib, module, machine)
         llvm_capi.emit(lib, module, machine, path)
@@ -274,11 +285,17 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
 
 
 def _keep_part(lib, module, index, assignment):
-    """Part `index` of the module: its functions defined (external, hidden, when local:
-    other parts call them), the others' declared; global variables that are not private
+    """Part `index` of the module: its functions defined (external, hidden, when local and
+    another part calls them), the others' declared; global variables that are not private
     constants defined in part 0 only (hidden where they were local)."""
     from . import llvm_capi as c
     local = (c.INTERNAL_LINKAGE, c.PRIVATE_LINKAGE)
+    # (read before any body is removed: a local function that only this part calls stays
+    # local, so LLVM may drop it once inlined, as it does an entry's body)
+    called_here = {c.name_of(lib, f) for f in c.functions(lib, module)
+                   if assignment.get(c.name_of(lib, f)) == index
+                   and lib.LLVMGetLinkage(f) in local
+                   and _only_called_in(lib, f, index, assignment)}
     for f in c.functions(lib, module):
         name = c.name_of(lib, f)
         part = assignment.get(name)
@@ -286,7 +303,7 @@ def _keep_part(lib, module, index, assignment):
             continue  # (a declaration, or what the translation added: with its caller)
         if part != index:
             _declare_instead(lib, module, f, name, hidden=lib.LLVMGetLinkage(f) in local)
-        elif lib.LLVMGetLinkage(f) in local:
+        elif lib.LLVMGetLinkage(f) in local and name not in called_here:
             lib.LLVMSetLinkage(f, c.EXTERNAL_LINKAGE)
             lib.LLVMSetVisibility(f, c.HIDDEN_VISIBILITY)
     for g in c.globals_of(lib, module):
@@ -301,6 +318,16 @@ def _keep_part(lib, module, index, assignment):
             # external one keeps its visibility, which the most hidden reference would set
             # for the library: the Print hook must stay exportable)
             lib.LLVMSetVisibility(g, c.HIDDEN_VISIBILITY)
+
+
+def _only_called_in(lib, function, index, assignment) -> bool:
+    """Whether every use of `function` is a call from a function of part `index` (not from
+    what the translation added, such as OpenMP's outlined bodies, which are in every part
+    with their callers' calls)."""
+    from . import llvm_capi as c
+    callers = c.calling_functions(lib, function)
+    return callers is not None and all(
+        assignment.get(c.name_of(lib, caller)) == index for caller in callers)
 
 
 def _declare_instead(lib, module, function, name: str, hidden: bool):

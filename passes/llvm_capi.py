@@ -63,6 +63,12 @@ _SIGNATURES = [
     ("LLVMSetFunctionCallConv", None, [P, ctypes.c_uint]),
     ("LLVMReplaceAllUsesWith", None, [P, P]),
     ("LLVMDeleteFunction", None, [P]),
+    ("LLVMGetFirstUse", P, [P]),
+    ("LLVMGetNextUse", P, [P]),
+    ("LLVMGetUser", P, [P]),
+    ("LLVMIsAInstruction", P, [P]),
+    ("LLVMGetInstructionParent", P, [P]),
+    ("LLVMGetBasicBlockParent", P, [P]),
     ("LLVMTargetMachineEmitToMemoryBuffer", _int, [P, P, _int, ctypes.POINTER(P),
                                                    ctypes.POINTER(P)]),
     # ORC: a JIT that links object files into this process (runtime/jit_code.py)
@@ -149,6 +155,20 @@ def functions(lib, module):
         following = lib.LLVMGetNextFunction(f)  # (f may be deleted by the caller)
         yield f
         f = following
+
+
+def calling_functions(lib, function) -> list | None:
+    """The functions whose instructions use `function` (its callers), or None if something
+    else uses it (a constant, a global's initializer)."""
+    callers = []
+    use = lib.LLVMGetFirstUse(function)
+    while use:
+        user = lib.LLVMGetUser(use)
+        if not lib.LLVMIsAInstruction(user):
+            return None
+        callers.append(lib.LLVMGetBasicBlockParent(lib.LLVMGetInstructionParent(user)))
+        use = lib.LLVMGetNextUse(use)
+    return callers
 
 
 def globals_of(lib, module):

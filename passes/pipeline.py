@@ -100,7 +100,7 @@ _CPU_STAGES = _FRONT_STAGES + (
               "func.func(convert-scf-to-cf,convert-vector-to-llvm)", "convert-to-llvm",
               "reconcile-unrealized-casts",
               "ms-cpu-c-interface-names", "ms-cpu-private-entry-bodies",
-              "inline{default-pipeline=}", "ms-cpu-target-attributes")),
+              "ms-cpu-target-attributes")),
 )
 
 # The GPU architecture the CUDA target compiles for (PTX ISA 8.0: CUDA 12 and later drivers).

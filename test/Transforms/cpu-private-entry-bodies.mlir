@@ -1,23 +1,16 @@
 // RUN: ms-opt %s --split-input-file --ms-cpu-private-entry-bodies | FileCheck %s
-// RUN: ms-opt %s --split-input-file --ms-cpu-private-entry-bodies --inline="default-pipeline=" | FileCheck %s --check-prefix=INLINED
 
-// The entry's body, called only from its C interface with the memref's fields as
-// arguments, becomes private and internal; a function LLVM must not inline (passthrough
-// noinline: a kernel, an outlined loop) gets the no_inline MLIR's inliner reads. The inliner
-// then merges the body into the C interface and keeps the kernel a call.
+// The entry's body, called from its C interface with the memref's fields as arguments,
+// becomes private, internal and always inlined: LLVM merges it into the C interface (and
+// drops it). A kernel keeps its noinline; the C interface itself is left as it is.
 // CHECK-LABEL: llvm.func internal @mscc.step(
+// CHECK-SAME:    passthrough = ["alwaysinline"]
 // CHECK-SAME:    sym_visibility = "private"
 // CHECK-LABEL: llvm.func @_mlir_ciface_step(
+// CHECK-NOT:     alwaysinline
 // CHECK:         llvm.call @mscc.step(
 // CHECK-LABEL: llvm.func internal @mscc.step__matmul0(
-// CHECK-SAME:    no_inline
-// INLINED-NOT:   llvm.func internal @mscc.step(
-// INLINED-LABEL: llvm.func @_mlir_ciface_step(
-// INLINED:         %[[D:.+]] = llvm.load %arg0
-// INLINED:         %[[P:.+]] = llvm.extractvalue %[[D]][1]
-// INLINED:         llvm.call @mscc.step__matmul0(%[[P]])
-// INLINED-NEXT:    llvm.return
-// INLINED-LABEL: llvm.func internal @mscc.step__matmul0(
+// CHECK-SAME:    passthrough = ["noinline"]
 llvm.func @mscc.step(%base: !llvm.ptr, %data: !llvm.ptr, %offset: i64) {
   llvm.call @mscc.step__matmul0(%data) : (!llvm.ptr) -> ()
   llvm.return
@@ -36,14 +29,15 @@ llvm.func internal @mscc.step__matmul0(%p: !llvm.ptr) attributes {passthrough = 
 
 // -----
 
-// A body that another function calls too stays public, a function of its own (the inliner
-// copies it into its callers and keeps it).
-// CHECK-LABEL: llvm.func @mscc.shared(
+// A body another function calls too is inlined there as well (internal: nothing outside
+// the module calls it); its other attributes stay.
+// CHECK-LABEL: llvm.func internal @mscc.shared(
+// CHECK-SAME:    passthrough = ["nounwind", "alwaysinline"]
 // CHECK-LABEL: llvm.func @_mlir_ciface_shared(
 // CHECK:         llvm.call @mscc.shared(
-// INLINED-LABEL: llvm.func @mscc.shared(
-// INLINED-LABEL: llvm.func @_mlir_ciface_shared(
-llvm.func @mscc.shared(%x: i64) {
+// CHECK-LABEL: llvm.func @mscc.other(
+// CHECK:         llvm.call @mscc.shared(
+llvm.func @mscc.shared(%x: i64) attributes {passthrough = ["nounwind"]} {
   llvm.return
 }
 llvm.func @_mlir_ciface_shared(%x: i64) {
@@ -52,5 +46,16 @@ llvm.func @_mlir_ciface_shared(%x: i64) {
 }
 llvm.func @mscc.other(%x: i64) {
   llvm.call @mscc.shared(%x) : (i64) -> ()
+  llvm.return
+}
+
+// -----
+
+// A C interface whose body is not in the module (declared elsewhere) is left alone.
+// CHECK-LABEL: llvm.func @mscc.gone(
+// CHECK-NOT:     alwaysinline
+llvm.func @mscc.gone(i64)
+llvm.func @_mlir_ciface_gone(%x: i64) {
+  llvm.call @mscc.gone(%x) : (i64) -> ()
   llvm.return
 }

@@ -9,6 +9,8 @@
 // CHECK:       {{vmaxps|vmaxnumps|vmaxss}} {{.*}}%zmm
 // CHECK:       vfmadd{{[0-9]+}}ps {{.*}}%zmm
 // LLVM-LABEL:  llvm.func internal @mscc.softmax_rows(
+// LLVM-SAME:     passthrough = ["alwaysinline", ["prefer-vector-width", "512"]]
+// LLVM-LABEL:  llvm.func @_mlir_ciface_softmax_rows(
 // LLVM-SAME:     passthrough = {{\[\[}}"prefer-vector-width", "512"]]
 func.func @softmax_rows(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %y = "ms.softmax"(%x) {axis = -1 : i64} : (tensor<64x1024xf32>) -> tensor<64x1024xf32>

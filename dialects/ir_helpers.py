@@ -130,6 +130,19 @@ def ops_of_kind(root, *names: str, post_order: bool = False) -> list:
     return found
 
 
+def has_op_of_kind(root, *names: str) -> bool:
+    """Whether an op named one of `names` is nested in `root` (the walk stops at the first)."""
+    found = [False]
+
+    def visit(op):
+        if op.name in names:
+            found[0] = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    root.operation.walk(visit)
+    return found[0]
+
+
 def nested_blocks(op) -> list:
     """The blocks of the control-flow regions inside `op` (at any depth, not those of
     ms.fused), innermost first."""

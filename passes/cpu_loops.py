@@ -29,9 +29,9 @@ from mlir.dialects import arith, memref, scf
 from ..dialects.upstream import linalg
 
 from .base import ModulePass, PatternPass, register
-from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, identity_layout,
-                         indexing_maps, iterator_kinds, iterator_types_attr, loop_sizes,
-                         ops_of_kind)
+from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, has_op_of_kind,
+                         identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
+                         loop_sizes, ops_of_kind)
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
 
@@ -309,7 +309,7 @@ class LowerForall(ModulePass):
         from mlir import passmanager
 
         from ..runtime.openmp import num_threads
-        if not ops_of_kind(module, "scf.forall"):
+        if not has_op_of_kind(module, "scf.forall"):
             return
         n = num_threads()
         if n > 1:

@@ -1,8 +1,11 @@
-"""In-process CPU executables: an LLVM-dialect module in the MLIR ExecutionEngine.
+"""In-process CPU executables of an LLVM-dialect module: its code compiled by LLVM's C API
+and linked into the process by ORC (CpuExecutable), or, where the C API cannot be loaded,
+run by the MLIR ExecutionEngine (EngineExecutable).
 
 The entry follows the destination-passing convention of passes/destination_passing.py: inputs
-then outputs, all memrefs, C interface. Calls go through a prebuilt argument block and a ctypes function
-pointer to the packed wrapper.
+then outputs, all memrefs, C interface. Calls go through prebuilt memref descriptors and the C
+interface (CpuExecutable, as a library's: runtime/cpu_aot.py), or a ctypes function pointer
+to the engine's packed wrapper (EngineExecutable).
 """
 from __future__ import annotations
 

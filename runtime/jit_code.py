@@ -1,7 +1,7 @@
 """Object code linked into this process by LLVM's ORC JIT (an LLJIT through LLVM's C API,
 passes/llvm_capi.py): the in-process form of a module's code (runtime/cpu.CpuExecutable).
 
-One LLJIT per object: creating one costs ~0.7 ms, and each keeps its object's symbols (every
+One LLJIT per module (its objects): creating one costs ~0.7 ms, and each keeps its symbols (every
 module defines `_mlir_ciface_<entry>`, and eager ops compile one module per shape under the
 same name) apart from every other's. Undefined symbols resolve to what the process has loaded
 globally (libc, libm, the OpenMP runtime and libmlir_c_runner_utils where the code needs

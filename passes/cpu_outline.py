@@ -125,9 +125,10 @@ class LocalFunctions(ModulePass):
     name = "ms-cpu-local-functions"
     summary = ("kernel functions and outlined loop nests get internal linkage and noinline: "
                "nothing outside the module calls them")
-    # The ExecutionEngine gives every external function a packed-argument wrapper: for the
-    # 135 kernels and loop nests of a ViT step these wrappers took 0.9 s of code generation.
-    # Internal, a function called once would be inlined back into its caller (noinline).
+    # The ExecutionEngine (now the fallback where LLVM's C API is missing) gives every
+    # external function a packed-argument wrapper: for the 135 kernels and loop nests of a
+    # ViT step these wrappers took 0.9 s of code generation. Internal, a function called
+    # once would be inlined back into its caller (noinline).
 
     def run(self, module):
         internal = ir.Attribute.parse(INTERNAL_LINKAGE)

@@ -94,27 +94,28 @@ def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=Non
 
 
 def code_artifact(code, sizes, parts: int, sig: EntrySignature, manifest, mcpu="native",
-                  quick=False) -> Artifact:
+                  features=None) -> Artifact:
     """The Artifact of a module translated to LLVM (cpu_codegen.translate: `code`, with its
     function_sizes `sizes` and its manifest, dynamic sizes included), compiled by `parts`
-    threads (`quick`: -O0, cpu_codegen.compile_parts). Touches no MLIR object: it runs in
-    the background tier-up of passes/tiering.py too."""
+    threads (cpu_codegen.compile_parts) for `mcpu` with `features` (None: the target's
+    now). Touches no MLIR object: it runs in the background tier-up of passes/tiering.py
+    too, which names the target its compile was for (the environment may change meanwhile)."""
     from . import cpu_codegen
     cpu_name, _ = _llvm_target(mcpu)
     with tempfile.TemporaryDirectory(prefix="mscc-cpu-") as d:
         objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(
-            sizes, parts), parts, d, cpu_name, quick)
+            sizes, parts), parts, d, cpu_name)
         library = link_shared(objects, code.openmp, sig.name, sig.inputs, sig.outputs)
-    return _library_artifact(library, cpu_name, code.openmp, sig, manifest)
+    return _library_artifact(library, cpu_name, code.openmp, sig, manifest, features)
 
 
 def _library_artifact(library: bytes, cpu_name: str, openmp: bool, sig: EntrySignature,
-                      manifest) -> Artifact:
+                      manifest, features=None) -> Artifact:
     lib_name = f"lib/{sig.name}.so"
+    features = current_target().features if features is None else features
     manifest = {**manifest, "cpu": {"library": lib_name, "symbol": entry_symbol(sig.name),
                                     "machine": platform.machine(), "mcpu": cpu_name,
-                                    "features": list(current_target().features),
-                                    "openmp": openmp}}
+                                    "features": list(features), "openmp": openmp}}
     return Artifact(manifest, {lib_name: library})
 
 

@@ -251,11 +251,14 @@ def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
     with its `tier_up` compiling the optimized one on `parts` threads in the background."""
     from . import cpu_codegen, tiering
     from .artifact import code_artifact
+    from .cpu_target import current
     manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
     code = cpu_codegen.translate(module)
     exe = _threaded(module, sig, code, sizes, parts, quick=True)
     exe.artifact = None
-    exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest),
+    target = current()  # (now: the environment may change before the background compile)
+    exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest,
+                                                       target.cpu, target.features),
                                  tier_store)
     return exe
 

@@ -199,6 +199,18 @@ class TierUp:
         threading.Thread(target=self._run, args=(build, store), name="mscc-tier-up").start()
 
     def _run(self, build, store):
+        exe = None
+        try:
+            exe = self._optimized(build, store)
+        finally:  # (whatever happened, the calls waiting for it go on, with the quick code
+            # if there is no optimized one: a warning turned into an error by the program's
+            # filters left them waiting for ever before)
+            self.future.set_result(exe)
+            with _lock:
+                _pending.discard(self.future)
+
+    @staticmethod
+    def _optimized(build, store):
         t0 = time.perf_counter()
         _yield_to_the_program()
         try:
@@ -207,13 +219,11 @@ class TierUp:
             exe.artifact, exe.pass_times = artifact, []
             exe.compile_times = {"tier-up": time.perf_counter() - t0}
             store(artifact)
+            return exe
         except Exception as e:  # noqa: BLE001 - reported, and the quick code stays in use
             warnings.warn(f"mscc: the optimized compile failed; the unoptimized code stays "
                           f"in use ({type(e).__name__}: {e})", RuntimeWarning)
-            exe = None
-        self.future.set_result(exe)
-        with _lock:
-            _pending.discard(self.future)
+            return None
 
     def result(self):
         return self.future.result()

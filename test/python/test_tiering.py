@@ -145,12 +145,9 @@ def test_a_long_quick_run_is_not_tiered(monkeypatch):
 
 def test_a_failed_optimized_compile_keeps_the_quick_code(tiered_all, monkeypatch):
     from mscc.passes import artifact
-    real = artifact.code_artifact
 
-    def failing(*args, quick=False, **kwargs):
-        if not quick:
-            raise RuntimeError("LLVM ran out of luck")
-        return real(*args, quick=quick, **kwargs)
+    def failing(*args, **kwargs):  # (the optimized compile: the quick one makes no library)
+        raise RuntimeError("LLVM ran out of luck")
     monkeypatch.setattr(artifact, "code_artifact", failing)
     fn, reference, shapes = _softmax_program()
     inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
@@ -165,6 +162,47 @@ def test_a_failed_optimized_compile_keeps_the_quick_code(tiered_all, monkeypatch
     for _ in range(2):
         _check(f(*map(ms.Tensor, inputs)), reference, inputs)
         assert _entry(f).exe is quick and _entry(f).tier_up is None
+
+
+def test_a_failed_optimized_compile_under_warnings_as_errors_does_not_hang(tiered_all,
+                                                                           monkeypatch):
+    """A program that turns warnings into errors (-W error) makes the background thread's
+    report raise: the calls waiting for the optimized code still go on, with the quick."""
+    import threading
+    from mscc.passes import artifact
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("LLVM ran out of luck")
+    monkeypatch.setattr(artifact, "code_artifact", failing)
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda info: raised.append(info.exc_type))
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+        quick = _entry(f).exe
+        assert ms.wait_optimized(timeout=60)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert _entry(f).exe is quick and raised == [RuntimeWarning]
+
+
+def test_the_optimized_compile_keeps_the_target_of_its_compile(tiered_all, monkeypatch):
+    """The background compile is for the CPU the compile was for, even when the environment
+    names another (or a CPU LLVM does not know) before it runs."""
+    from mscc.passes import cpu_target, tiering as tiers
+    monkeypatch.setattr(tiers, "_yield_to_the_program", lambda: monkeypatch.setenv(
+        cpu_target.CPU_ENV, "pentium-9000"))  # (set in the background thread, first thing)
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a failed optimized compile warns)
+        _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+        ms.wait_optimized()
+        _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert _entry(f).exe.artifact.manifest["cpu"]["mcpu"] != "pentium-9000"
 
 
 # ------------------------------------------------------------ the quick run's estimate

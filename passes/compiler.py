@@ -33,6 +33,7 @@ from ..dialects.builders import mlir_context, spec_of
 from ..runtime.artifact import FORMAT, FORMAT_VERSION, spec_to_json
 from . import pipeline
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
+from .cpu_target import current
 from ..dialects.ir_helpers import function_type, public_functions, symbol_name
 from .source_checks import check_source
 
@@ -223,7 +224,8 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
         if sizes is not None:
             return _tiered(module, sig, sizes, max(1, parts), tier_store)
     if parts > 1:
-        exe = _threaded(module, sig, cpu_codegen.translate(module), sizes, parts)
+        exe = _threaded(module, sig, cpu_codegen.translate(module), sizes, parts,
+                        current().cpu)
     else:
         with module.context:
             exe = in_process_executable(module, sig.name, sig.inputs, sig.outputs,
@@ -233,15 +235,15 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
     return exe
 
 
-def _threaded(module, sig: EntrySignature, code, sizes, parts: int, quick=False):
-    """The executable of `code` (the module's LLVM bitcode) compiled by `parts` threads
-    into objects in memory, which the process links (runtime/jit_code.py): no linker before
-    the first call (its ~20-30 ms now runs in the disk cache's background link)."""
+def _threaded(module, sig: EntrySignature, code, sizes, parts: int, cpu: str, quick=False):
+    """The executable of `code` (the module's LLVM bitcode) compiled for `cpu` by `parts`
+    threads into objects in memory, which the process links (runtime/jit_code.py): no
+    linker before the first call (its ~20-30 ms now runs in the disk cache's background
+    link)."""
     from ..runtime.cpu import CpuExecutable
     from . import cpu_codegen
-    from .cpu_target import current
     objects = cpu_codegen.compile_parts(code.bitcode, cpu_codegen.share_out(sizes, parts),
-                                        parts, None, current().cpu, quick)
+                                        parts, None, cpu, quick)
     return CpuExecutable.from_objects(objects, sig.name, sig.inputs, sig.outputs, code.openmp,
                                       code.prints, dynamic_description(module, sig.name))
 
@@ -251,12 +253,11 @@ def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
     with its `tier_up` compiling the optimized one on `parts` threads in the background."""
     from . import cpu_codegen, tiering
     from .artifact import code_artifact
-    from .cpu_target import current
     manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
     code = cpu_codegen.translate(module)
-    exe = _threaded(module, sig, code, sizes, parts, quick=True)
+    target = current()  # (both tiers: the environment may change before the background one)
+    exe = _threaded(module, sig, code, sizes, parts, target.cpu, quick=True)
     exe.artifact = None
-    target = current()  # (now: the environment may change before the background compile)
     exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest,
                                                        target.cpu, target.features),
                                  tier_store)

@@ -6,8 +6,8 @@ a digest of its code) and of the MLIR/LLVM wheels, the host CPU, and the OpenMP 
 (threads compiled for). An entry
 is a CPU .msx artifact (runtime/artifact.py: a shared library plus manifest).
 
-A miss compiles in process as usual; a small module's object code (runtime/cpu.CpuExecutable)
-is then linked into the entry's shared library (cc, ~40 ms) in one background worker, niced, one entry
+A miss compiles in process as usual; the objects that code was made of (runtime/cpu.py) are
+then linked into the entry's shared library (cc, ~40 ms) in one background worker, niced, one entry
 at a time (a PyNative run compiles many single ops), so the first process does not wait for
 it; each file appears atomically. Re-using that machine code rather than compiling the
 module again (opt + llc, up to a second of a core) matters: a background compile on one of two

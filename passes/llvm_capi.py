@@ -246,5 +246,9 @@ def emit_to_memory(lib, module, machine) -> bytes:
 def check(lib, error):
     """Raise LLVMError for an LLVMErrorRef that is not success (consuming it)."""
     if error:
-        raise LLVMError(message(lib, lib.LLVMGetErrorMessage(error),
-                                "LLVMDisposeErrorMessage"))
+        raise LLVMError(error_text(lib, error))
+
+
+def error_text(lib, error) -> str:
+    """The message of an LLVMErrorRef (failure), which this consumes."""
+    return message(lib, lib.LLVMGetErrorMessage(error), "LLVMDisposeErrorMessage")

@@ -17,7 +17,8 @@ import numpy as np
 from ..dialects.dtypes import TensorSpec
 from . import fastcall
 from .calls import CallError, check_dtypes
-from .cpu_aot import CpuLibraryExecutable, _preload_openmp
+from .artifact import entry_symbol
+from .cpu_aot import CpuLibraryExecutable, preload_openmp
 from .dynamic import DynamicCalls
 from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays, ReusedOutputs
@@ -150,9 +151,9 @@ class CpuExecutable(CpuLibraryExecutable):
         self.in_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in in_specs]
         self.out_specs = [TensorSpec(tuple(s.shape), s.dtype) for s in out_specs]
         if openmp:
-            _preload_openmp(entry)  # (the JIT resolves symbols in the process)
+            preload_openmp(entry)  # (the JIT resolves symbols in the process)
         try:
-            self._code, address = link_in_process(self.objects, "_mlir_ciface_" + entry)
+            self._code, address = link_in_process(self.objects, entry_symbol(entry))
         except LLVMError as e:  # (a symbol the code calls is not in the process)
             raise CompileError([Diagnostic("error", "", 0, 0, f"cannot link '{entry}': {e}")],
                                "obj") from None
@@ -193,7 +194,7 @@ class EngineExecutable(DynamicCalls, ReusedOutputs):
             from .openmp import openmp_library
             libs.append(openmp_library())
         self.engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=libs)
-        addr = self.engine.raw_lookup("_mlir_ciface_" + entry)
+        addr = self.engine.raw_lookup(entry_symbol(entry))
         if not addr:
             raise CallError(f"entry point '{entry}' not found in the compiled module")
         self._fn = _PACKED(addr)

@@ -33,7 +33,7 @@ from .memref import ArgBlock, data_pointer
 from .outputs import OutputArrays, ReusedOutputs
 
 
-def _preload_openmp(entry):
+def preload_openmp(entry):
     """Parallel code needs the OpenMP runtime's symbols: load it globally before the library
     (which names it by soname)."""
     from .openmp import openmp_library
@@ -157,7 +157,7 @@ class CpuLibraryExecutable(DynamicCalls, ReusedOutputs):
         _check_features(artifact.entry, cpu)
         check_elf(artifact.blobs[cpu["library"]], artifact.entry)
         if cpu.get("openmp"):
-            _preload_openmp(artifact.entry)
+            preload_openmp(artifact.entry)
         # dlopen needs a file: the library goes to a private temporary folder, removed when
         # the executable is collected (the mapping stays valid after unlinking on Linux).
         folder = tempfile.mkdtemp(prefix="mscc-")

@@ -58,12 +58,12 @@ def _reporter(lib, reported: list):
     from ..passes import llvm_capi
 
     def report(_context, error):
-        reported.append(llvm_capi.message(lib, lib.LLVMGetErrorMessage(error),
-                                          "LLVMDisposeErrorMessage"))
+        reported.append(llvm_capi.error_text(lib, error))
     return llvm_capi.ERROR_REPORTER(report)
 
 
 def _dispose(lib, jit, _kept):  # (_kept: the reporter, alive until the session ends)
+    from ..passes import llvm_capi
     error = lib.LLVMOrcDisposeLLJIT(jit)
     if error:  # (nothing to report at collection time, but the error must be consumed)
-        lib.LLVMDisposeErrorMessage(lib.LLVMGetErrorMessage(error))
+        llvm_capi.error_text(lib, error)

@@ -99,6 +99,13 @@ _CPU_STAGES = _FRONT_STAGES + (
               "finalize-memref-to-llvm", "ms-cpu-loop-hints",
               "func.func(convert-scf-to-cf,convert-vector-to-llvm)", "convert-to-llvm",
               "reconcile-unrealized-casts",
+              # The lowerings build a memref descriptor (a struct of insertvalues) for every
+              # view and take it apart again at each use: folded here, LLVM translates,
+              # optimizes and compiles a quarter to a third less IR (a LeNet5 step's -O0
+              # code: insert/extractvalue 6.3K -> 1.1K, its quick compile ~8% sooner), and
+              # the OpenMP fork wrappers, whose packed arguments LLVM does not fold, shrink
+              # by half. (Region simplification finds nothing here and costs a third more.)
+              "llvm.func(canonicalize{region-simplify=disabled},cse)",
               "ms-cpu-c-interface-names", "ms-cpu-private-entry-bodies",
               "ms-cpu-target-attributes")),
 )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import inspect
 import os
 import re
@@ -148,6 +149,8 @@ def _convert_function(fn):
                                                          inspect.CO_COROUTINE |
                                                          inspect.CO_ASYNC_GENERATOR):
         return fn
+    if not _may_branch(code):
+        return fn  # (its source is not read: nothing in it could be rewritten)
     try:
         node, first_line = _parse(fn)
     except (OSError, TypeError, SyntaxError, IndexError) as e:
@@ -163,6 +166,20 @@ def _convert_function(fn):
     if converter.refused:
         _refused[fn] = converter.refused
     return _build(fn, node)
+
+
+# Every if/while/for/conditional expression compiles to a jump (or FOR_ITER, a jump too).
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _may_branch(code) -> bool:
+    """Whether the bytecode of `code` or of a function, lambda or comprehension defined in
+    it has a jump: without one it has no statement to rewrite, and its source need not be
+    read (inspect.getsourcelines tokenizes it: ~7 ms of a process's first jit compile, most
+    of it compiling tokenize's patterns)."""
+    if not _JUMPS.isdisjoint(code.co_code[::2]):  # (opcodes; CACHE entries are 0)
+        return True
+    return any(isinstance(c, types.CodeType) and _may_branch(c) for c in code.co_consts)
 
 
 def _parse(fn):

@@ -533,6 +533,31 @@ def test_function_without_control_flow_is_not_rewritten():
     assert convert(if_else) is not if_else and convert(if_else).__wrapped__ is if_else
 
 
+def _nested_branch(x):
+    def inner(y):
+        return y if y else 0
+    return inner(x)
+
+
+@pytest.mark.parametrize("fn, branches", [
+    (lambda x: x * 2 + 1, False),
+    (lambda x: x * 2 if x else -x, True),
+    (lambda x: [y if y else 0 for y in x], True),  # in the comprehension's own code
+    (lambda x: x and 1, True),  # a jump without a statement to rewrite: read anyway
+    (_nested_branch, True),  # in a function defined inside
+    (if_else, True),
+])
+def test_only_functions_whose_bytecode_may_branch_have_their_source_read(fn, branches,
+                                                                          monkeypatch):
+    from mscc.pyfront import autograph
+    assert autograph._may_branch(fn.__code__) is branches
+    read = []
+    monkeypatch.setattr(autograph, "_parse", lambda f: read.append(f) or (None, 0))
+    monkeypatch.setattr(autograph, "_converted", type(autograph._converted)())
+    assert autograph.convert(fn) is fn  # (_parse found nothing to rewrite)
+    assert read == ([fn] if branches else [])
+
+
 def test_lambda_with_tensor_condition_says_source_is_unavailable():
     fn = eval("lambda x: x * 2 if x.sum() > 0 else -x")
     with pytest.raises(TypeError, match="could not read the source") as info:

@@ -22,7 +22,6 @@ import dataclasses
 import functools
 import math
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 
@@ -184,6 +183,7 @@ attributes #0 = { "prefer-vector-width"="512" "min-legal-vector-width"="512" }
 def probe_vector_bits(cpu_name: str) -> int:
     """The widest vector registers llc uses for `cpu_name` (a product of 16 floats in zmm,
     ymm or xmm registers); CpuTargetError for a name LLVM does not know."""
+    import subprocess  # (only for a named CPU: not imported by every first compile)
     from .artifact import host_triple, llvm_tool
     with tempfile.TemporaryDirectory(prefix="mscc-probe-") as d:
         path = os.path.join(d, "probe.ll")

@@ -30,13 +30,16 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..dialects import dtypes as dt
 from ..dialects.dtypes import TensorSpec
 from ..dialects.symdim import ANY, Dim
-from .plan import LaunchPlan, PlanError
+
+if TYPE_CHECKING:  # (imported where a plan is read: _validate_cuda says why)
+    from .plan import LaunchPlan
 
 FORMAT = "mscc-executable"
 FORMAT_VERSION = 2  # 2: blob and manifest digests, the library's signature
@@ -112,6 +115,7 @@ class Artifact:
         return [spec_from_json(d) for d in self.manifest["outputs"]]
 
     def plan(self) -> LaunchPlan:
+        from .plan import LaunchPlan
         return LaunchPlan.from_json(self.manifest["cuda"]["plan"])
 
     def save(self, path: str) -> str:
@@ -272,6 +276,9 @@ def _validate_cpu(entry, cpu: dict, blobs):
 
 
 def _validate_cuda(manifest, blobs):
+    # (the launch plan's module, ~5 ms of dataclasses to import, only where a plan is read:
+    # a CPU program's first compile imports this module for its disk cache entry)
+    from .plan import LaunchPlan, PlanError
     cuda = manifest["cuda"]
     try:
         plan = LaunchPlan.from_json(cuda["plan"])

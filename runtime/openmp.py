@@ -9,7 +9,6 @@ threads (default: the CPUs this process may run on). This module does not import
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import sys
@@ -30,6 +29,7 @@ def _candidates():
             pass
     except ImportError:
         pass
+    import ctypes.util  # (it imports subprocess: only where the wheel's runtime is missing)
     for name in ("iomp5", "omp"):
         found = ctypes.util.find_library(name)
         if found:

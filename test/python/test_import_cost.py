@@ -24,3 +24,25 @@ def test_import_loads_neither_mlir_nor_ml_dtypes_and_bfloat16_still_works():
     assert out[0] == "False False"
     assert out[1] == "mscc.bfloat16 bfloat16 True"
     assert out[2] == "mscc.bfloat16 [2.0, 2.0]"
+
+
+FIRST_COMPILE = """
+import sys
+import numpy as np
+import mscc as ms
+f = ms.jit(lambda t: t * 2 + 1)
+print(f(ms.Tensor(np.arange(4, dtype=np.float32))).asnumpy().tolist())
+print(sorted(m for m in ('subprocess', 'ctypes.util', 'mscc.runtime.plan') if m in sys.modules))
+"""
+
+
+def test_a_first_cpu_compile_imports_no_subprocess_module_and_no_launch_plan():
+    # (each ~3-5 ms of a process's first compile: subprocess serves tools the in-process
+    # compile does not run, the launch plan CUDA artifacts only; the disk cache, off here,
+    # links its entries with `cc` in the background)
+    import os
+    env = dict(os.environ, MSCC_CACHE_DIR="")
+    out = subprocess.run([sys.executable, "-c", FIRST_COMPILE], capture_output=True,
+                         text=True, check=True, env=env).stdout.split("\n")
+    assert out[0] == "[1.0, 3.0, 5.0, 7.0]"
+    assert out[1] == "[]"

@@ -79,3 +79,32 @@ def test_invalid_ir_left_by_a_pass_is_a_compile_error(verify_each):
         pipeline.run_steps(_invalid_after_python_edit(), steps, stage="ms-opt",
                            verify_each=verify_each)
     assert "i32" in str(info.value) and info.value.stage == "ms-opt"
+
+
+def _plain_walk(root, names):
+    from mlir import ir
+    found = []
+
+    def visit(o):
+        if o.name in names:
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+    root.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+@pytest.mark.parametrize("names, in_a_body", [
+    (("math.tanh",), True),  # linalg bodies are searched for what can be in them
+    (("linalg.yield",), True),
+    (("linalg.generic",), False),  # ...and skipped for what cannot
+    (("func.func", "func.return"), False),
+    (("linalg.generic", "math.tanh"), True),
+])
+def test_searches_skip_linalg_bodies_only_for_ops_that_cannot_be_in_one(names, in_a_body):
+    from mscc.dialects.ir_helpers import has_op_of_kind, ops_of_kind
+    module = _tanh_module()
+    pipeline.run_pipeline(module, "cpu", stop_after="linalg")
+    found = ops_of_kind(module, *names)
+    assert found == _plain_walk(module, names) and found
+    assert has_op_of_kind(module, *names)
+    assert any(o.parent.name.startswith("linalg.") for o in found) is in_a_body

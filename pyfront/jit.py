@@ -102,12 +102,19 @@ class CompiledEntry:
             return t
         return fast
 
+    def _quick_call(self, leaves, arrays):
+        """The first call of a tiered entry: the unoptimized code runs, then the optimized
+        compile starts (passes/tiering.TierUp says why not before)."""
+        self.quick_call_done = True
+        try:
+            return self._run(leaves, arrays)
+        finally:
+            self.tier_up.start()
+
     def _next_tier(self):
         """Tiered compiles (passes/tiering.py): the unoptimized executable serves the first
-        call; the second waits for the optimized one, which serves every call from then on."""
-        if not self.quick_call_done:
-            self.quick_call_done = True
-            return
+        call (_quick_call); the second waits for the optimized one, which serves every call
+        from then on."""
         optimized = self.tier_up.result()
         self.tier_up = None
         if optimized is not None:  # (None: its compile failed, and a warning said why)
@@ -116,7 +123,12 @@ class CompiledEntry:
 
     def run(self, leaves, arrays=None):
         if self.tier_up is not None:
+            if not self.quick_call_done:
+                return self._quick_call(leaves, arrays)
             self._next_tier()
+        return self._run(leaves, arrays)
+
+    def _run(self, leaves, arrays):
         if self.on_device:
             return self.run_on_device(leaves)
         if arrays is None:

@@ -111,6 +111,51 @@ def test_the_quick_code_serves_only_the_first_call(tiered_all):
     np.testing.assert_array_equal(f(*map(ms.Tensor, inputs)).asnumpy(), second.asnumpy())
 
 
+def test_the_optimized_compile_starts_when_the_quick_call_returns(tiered_all, monkeypatch):
+    """Run beside LLVM's threads, the quick code's OpenMP loops waited for descheduled
+    threads: the optimized compile starts after the first call's run, not before."""
+    from mscc.passes import artifact
+    from mscc.runtime import cpu
+    events = []
+    optimize, quick_run = artifact.code_artifact, cpu.CpuExecutable.run
+
+    def code_artifact(*args, **kwargs):
+        events.append("optimized compile")
+        return optimize(*args, **kwargs)
+
+    def run(self, arrays):
+        events.append("quick run starts")
+        try:
+            return quick_run(self, arrays)
+        finally:
+            events.append("quick run ends")
+    monkeypatch.setattr(artifact, "code_artifact", code_artifact)
+    monkeypatch.setattr(cpu.CpuExecutable, "run", run)
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    ms.wait_optimized()
+    assert events == ["quick run starts", "quick run ends", "optimized compile"]
+
+
+def test_a_tier_up_nobody_called_starts_when_waited_for():
+    import types
+    built = []
+
+    class Artifact:
+        def load(self):
+            return types.SimpleNamespace()
+
+    def build():
+        built.append(Artifact())
+        return built[-1]
+    tier_up = tiering.TierUp(build, lambda artifact: None)
+    assert not built  # (not started: jit starts it after the quick call)
+    assert ms.wait_optimized(timeout=60)  # (it would wait for ever for one never started)
+    assert len(built) == 1 and tier_up.result().artifact is built[0]
+
+
 def test_untiered_compiles_optimize_at_once(monkeypatch):
     monkeypatch.setenv(tiering.ENV, "0")
     fn, reference, shapes = _mlp_step_program()

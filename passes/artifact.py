@@ -73,20 +73,17 @@ def _cpu_artifact(module, sig: EntrySignature, manifest, mcpu, start_after) -> A
     return cpu_artifact(module, sig, manifest, mcpu)
 
 
-def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native", parts=None,
-                 sizes=None) -> Artifact:
+def cpu_artifact(module, sig: EntrySignature, manifest, mcpu="native") -> Artifact:
     """The Artifact of a module at the `llvm` stage: a shared library of its machine code,
-    compiled in this process by `parts` threads (None: as many as cpu_codegen.parts_for
-    says, at least one) where LLVM's C API is at hand, else by opt and llc. `sizes`: the
-    module's cpu_codegen.function_sizes where the caller has them."""
+    compiled in this process by as many threads as cpu_codegen.parts_for says (at least
+    one) where LLVM's C API is at hand, else by opt and llc."""
     from . import cpu_codegen
     dynamic = dynamic_description(module, sig.name)
     if dynamic is not None:
         manifest["dynamic"] = dynamic
-    if sizes is None and cpu_codegen.available():
-        sizes = cpu_codegen.function_sizes(module)
+    sizes = cpu_codegen.function_sizes(module) if cpu_codegen.available() else None
     if sizes is not None:
-        parts = max(1, cpu_codegen.parts_for(module, sizes) if parts is None else parts)
+        parts = max(1, cpu_codegen.parts_for(module, sizes))
         return code_artifact(cpu_codegen.translate(module), sizes, parts, sig, manifest, mcpu)
     llvm_ir = pipeline.translate_to_llvm_ir(module)
     library, cpu_name = shared_library(llvm_ir, sig.name, sig.inputs, sig.outputs, mcpu)

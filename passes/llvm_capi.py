@@ -232,7 +232,8 @@ def emit(lib, module, machine, path: str, filetype: int = OBJECT_FILE):
 
 
 def emit_to_memory(lib, module, machine) -> bytes:
-    """`llc -O3` of the module: the object file's bytes."""
+    """`llc` of the module at the machine's code generation level: the object file's
+    bytes."""
     error, buffer = P(), P()
     if lib.LLVMTargetMachineEmitToMemoryBuffer(machine, module, OBJECT_FILE,
                                                ctypes.byref(error), ctypes.byref(buffer)):

@@ -166,6 +166,8 @@ def record_dynamic_sizes(fn, sizes, origin):
     if "sym_visibility" in fn.attributes and \
             ir.StringAttr(fn.attributes["sym_visibility"]).value == "private":
         return
+    from .destination_passing import check_entry_types
+    check_entry_types(fn)  # (a memref result has no size to record)
     ret = fn.regions[0].blocks[0].operations[len(fn.regions[0].blocks[0].operations) - 1]
     n_inputs = len(fn.regions[0].blocks[0].arguments)
     results = []

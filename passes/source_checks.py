@@ -19,7 +19,9 @@ stderr, exit code 1):
   `dense<0.5> : tensor<99999999999x99999999xf32>` asserts "integer overflow in element
   count"; byte sizes are the verifier's, after parsing);
 - an ms op written in custom form (`%0 = ms.add %a ...`): ms ops have only the generic form,
-  and the parser fails on them without any diagnostic.
+  and the parser fails on them without any diagnostic;
+- an `llvm.extractvalue` / `llvm.insertvalue` position of 2**32 or more (the parser's bounds
+  check sees it truncated to 32 bits, and the type lookup then asserts "Invalid index!").
 """
 from __future__ import annotations
 
@@ -47,6 +49,9 @@ _INT_LIST = re.compile(r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
 # The static dimensions at the start of a shaped type literal (`[4]` is a scalable one).
 _SHAPED_DIMS = re.compile(r"\b(?:tensor|memref|vector)\s*<\s*((?:(?:\d+|\?|\[\d+\])\s*x\s*)+)")
 _INT64_MAX = 2 ** 63 - 1
+# The position list of llvm.extractvalue / llvm.insertvalue in custom form.
+_VALUE_POSITION = re.compile(r"\bllvm\.(?:extract|insert)value\b[^\[\n]*\[([^\]\n]*)\]")
+_INT32_LIMIT = 2 ** 31
 _HEX_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2})|\\(.)")
 
 
@@ -83,6 +88,11 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
             if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:
                 problems.append(error(items.start() + v.start(), f"integer {v.group(0)} does "
                                       "not fit in 64 bits"))
+    for m in _VALUE_POSITION.finditer(masked):
+        for v in re.finditer(r"-?\d+", m.group(1)):
+            if abs(int(v.group(0))) >= _INT32_LIMIT:
+                problems.append(error(m.start(1) + v.start(), f"position {v.group(0)} is out "
+                                      "of range for an LLVM struct or array (32 bits)"))
     for m in _CUSTOM_MS_OP.finditer(masked):
         name = m.group(1)
         problems.append(error(m.start(1), f"'{name}' has no custom assembly format: write ms "

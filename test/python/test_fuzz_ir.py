@@ -46,6 +46,12 @@ HOSTILE = [
     f'func.func @f(%a: tensor<6xf32>) -> tensor<2x3xf32> {{\n  %0 = "ms.reshape"(%a) '
     '{shape = array<i128: 2, 3>} : (tensor<6xf32>) -> tensor<2x3xf32>\n'
     "  return %0 : tensor<2x3xf32>\n}\n",
+    # a memref result beside a dynamic argument (the dynamic sizes' record read its spec)
+    "func.func @buffers(%a: tensor<?xf32>) -> memref<4xf32> {\n  %0 = memref.alloc() : "
+    "memref<4xf32>\n  return %0 : memref<4xf32>\n}\n",
+    # a struct position beyond 32 bits (the parser's bounds check truncates it, then asserts)
+    "llvm.func @f(%p: !llvm.ptr) {\n  %d = llvm.load %p : !llvm.ptr -> !llvm.struct<(ptr, i64)>\n"
+    "  %x = llvm.extractvalue %d[4294967296] : !llvm.struct<(ptr, i64)>\n  llvm.return\n}\n",
     # an element type numpy cannot hold (bf16 was one: it is an ms dtype now)
     'func.func @f() -> tensor<2xf8E4M3FN> {\n  %0 = "ms.constant"() {value = dense<0.5> : '
     "tensor<2xf8E4M3FN>} : () -> tensor<2xf8E4M3FN>\n  return %0 : tensor<2xf8E4M3FN>\n}\n",

@@ -3,8 +3,10 @@
 - ms-cpu-materialize-transposes (tensors): a matmul reading a transposed operand reads a
   transposed copy instead, so the schedule's register tiles read rows of B.
 - ms-cpu-matmul-schedule (memrefs): each matmul kernel tiled for threads, caches and
-  registers, then vectorized (transform dialect); B packed into column strips where its
-  rows would conflict in the cache; ragged edges split off as static pieces.
+  registers (transform dialect), its register tiles and epilogue tiles then built as vector
+  code (passes/cpu_register_tiles.py; what that does not take, the generic vectorizer's);
+  B packed into column strips where its rows would conflict in the cache; ragged edges split
+  off as static pieces.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, 
                          identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions
+from .cpu_register_tiles import build_register_tiles
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vectorize_register_tiles)
 
@@ -510,7 +513,7 @@ def _tile_epilogues(fn, scripts):
 class CpuMatmulSchedule(ModulePass):
     name = "ms-cpu-matmul-schedule"
     summary = ("tile (threads, cache, registers) and vectorize matmul kernels and their "
-               "epilogues (transform dialect); ragged edges are split off as static pieces")
+               "epilogues; ragged edges are split off as static pieces")
 
     options = dict(cpu_target.TARGET_OPTIONS)
     choices = dict(cpu_target.TARGET_CHOICES)
@@ -534,7 +537,13 @@ class CpuMatmulSchedule(ModulePass):
             _tile_epilogues(fn, scripts)
             fn.attributes[_TILED] = ir.UnitAttr.get()
             tiled.append(fn)
-        if tiled:
+        # Register tiles and epilogues as vector code (passes/cpu_register_tiles.py); what
+        # that leaves, the generic vectorizer's (mixed element types, other bodies).
+        generic = [fn for fn in tiled if not build_register_tiles(fn)]
+        for fn in tiled:
+            if fn not in generic:
+                del fn.attributes[_TILED]
+        if generic:
             apply_script(module, vectorize_script(), "matmul vectorization")
-            for fn in tiled:
+            for fn in generic:
                 del fn.attributes[_TILED]

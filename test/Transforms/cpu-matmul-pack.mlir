@@ -181,7 +181,7 @@ func.func private @in_parallel_loop__matmul0(%a: memref<128x128xf32>, %b: memref
 // CHECK:         scf.forall
 // CHECK:           vector.load %[[KB]]
 // CHECK:           vector.load %[[KC]]
-// CHECK:           arith.maximumf {{.*}} : vector<1x64xf32>
+// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
 // CHECK:           vector.store {{.+}}, %[[KC]]
 // CHECK-NOT:     linalg.generic
 func.func @with_epilogue(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) {

@@ -1,8 +1,8 @@
 // ms-cpu-matmul-schedule on a kernel whose only dynamic size is its depth K (a weight
 // gradient summing over a batch): tiled as a static kernel, only the loop over K's panels
 // of 256 takes a run-time bound (memref.dim of B, the last panel cut by affine.min); the
-// 8x32 register tile of C stays in registers across k (iter_args), the epilogue runs once
-// after the product. A kernel with a dynamic row count is not the schedule's.
+// 8x32 register tile of C stays in registers across k (its eight rows the loop's iter_args),
+// the epilogue runs once after the product. A kernel with a dynamic row count is not the schedule's.
 // RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=512 l1d-bytes=49152 l1d-ways=12" | FileCheck %s
 // RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=512 l1d-bytes=49152 l1d-ways=12" | ms-opt --split-input-file > /dev/null
 
@@ -13,7 +13,7 @@
 // CHECK:             %[[PANEL:.+]] = affine.min #{{.+}}(%[[P]])[%[[K]]]
 // CHECK:             scf.for
 // CHECK:               scf.for
-// CHECK:                 scf.for %{{.+}} = %{{.+}} to %[[PANEL]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>) {
+// CHECK:                 %{{.+}}:8 = scf.for %{{.+}} = %{{.+}} to %[[PANEL]] step %{{.+}} iter_args({{.+}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
 // CHECK:                   vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT:       linalg.matmul
 // CHECK:         %[[VR:.+]] = vector.load %[[V]]

@@ -1,0 +1,413 @@
+"""The matmul schedule's register tiles built as vector code directly.
+
+After tiling (passes/cpu.py), a matmul kernel holds two kinds of small static linalg ops:
+- products of an MR x 1 column of A by a 1 x NR row of B into an MR x NR tile of C (a
+  packed product: by a 1 x 1 x NR strip into MR x 1 x NR), in a loop over k of step 1;
+- epilogue tiles: elementwise linalg.generic ops over a 1 x COLS piece of rows.
+Both have one vector form: C's MR rows loaded into vector registers before the loop over k,
+one FMA per row of A's broadcast element with B's row in it, the rows stored after it; an
+epilogue's body applied to vectors of COLS elements. The generic vectorizer reached the same
+code through vector.contract, canonicalization, hoisting, contraction and transfer lowering
+(transform dialect): ~23 ms of an MLP step's compile, ~50 of LeNet5's (AMD EPYC). Anything
+else (mixed element types, other maps or bodies) is left to it: build_register_tiles says
+whether a kernel still needs it.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf, vector
+
+from ..dialects.ir_helpers import indexing_maps, iterator_kinds, ops_of_kind, projection
+
+# The maps of a packed product (passes/cpu.py pack_b): C[i][s][j] += A[i][k] * Bp[s][k][j]
+# over the loops (i, s, j, k).
+_PACKED_DIMS = ((0, 3), (1, 3, 2), (0, 1, 2))
+_MATMUL_DIMS = ((0, 2), (2, 1), (0, 1))
+
+
+def build_register_tiles(fn) -> bool:
+    """Replace the register tiles and epilogue tiles of the tiled kernel `fn` by vector code;
+    True when no linalg op is left in it (else the generic vectorizer must run on it)."""
+    indexes = _Indexes(fn)
+    left = False
+    for op in _linalg_ops(fn):
+        tile = _product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
+        if tile is not None:
+            _build_product(op, indexes, *tile)
+        elif op.name == "linalg.generic" and _row_epilogue(op):
+            _build_epilogue(op, indexes)
+        else:
+            left = True
+    _erase_unused_views(fn)
+    if not left:
+        _inline_single_iterations(fn)
+    return not left
+
+
+def _linalg_ops(fn):
+    found = []
+
+    def visit(op):
+        if op.name.startswith("linalg."):
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+    fn.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _erase_unused_views(fn):
+    """The tiles' subviews that nothing reads any more (innermost first)."""
+    for view in reversed(ops_of_kind(fn, "memref.subview")):
+        if not len(list(view.result.uses)):
+            view.erase()
+
+
+def _inline_single_iterations(fn):
+    """Loops of one iteration replaced by their bodies, as the generic vectorizer's
+    canonicalization did: tiles as large as their operand make them, and an scf.forall of
+    one iteration would still fork the threads (ms-cpu-lower-forall)."""
+    for loop in ops_of_kind(fn, "scf.for", "scf.forall"):
+        starts = _single_iteration(loop)
+        if starts is None:
+            continue
+        body = loop.regions[0].blocks[0]
+        with ir.InsertionPoint(loop), loop.location:
+            for iv, start in zip(body.arguments, starts):
+                iv.replace_all_uses_with(
+                    arith.constant(ir.IndexType.get(), start) if isinstance(start, int)
+                    else start)
+        for op in list(body.operations)[:-1]:  # (not the terminator)
+            op.move_before(loop)
+        loop.erase()
+
+
+def _single_iteration(loop):
+    """The start of each dimension of a loop without results that runs once, else None."""
+    if len(loop.results):
+        return None
+    if loop.name == "scf.for":
+        bounds = [_constant_index(v) for v in loop.operands]
+        if None in bounds:
+            return None
+        (start, stop, step), starts = bounds, [loop.operands[0]]
+        return starts if start < stop <= start + step else None
+    if len(loop.operands):
+        return None  # (dynamic bounds or shared outputs)
+    starts, stops, steps = (list(ir.DenseI64ArrayAttr(loop.attributes[name])) for name in (
+        "staticLowerBound", "staticUpperBound", "staticStep"))
+    once = all(a < b <= a + c for a, b, c in zip(starts, stops, steps))
+    return starts if once else None
+
+
+def _constant_index(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+class _Indexes:
+    """Index arithmetic of one kernel: constants made once, at its entry."""
+
+    def __init__(self, fn):
+        self.entry, self.made = fn.regions[0].blocks[0], {}
+
+    def constant(self, n: int):
+        if n not in self.made:
+            with ir.InsertionPoint.at_block_begin(self.entry):
+                self.made[n] = arith.constant(ir.IndexType.get(), n)
+        return self.made[n]
+
+    def sum(self, n: int, values):
+        """n + sum(values), made at the insertion point."""
+        return self.rows(n, values, 1)[0]
+
+    def rows(self, n: int, values, count: int):
+        """n + i + sum(values) for i < count (the values added once)."""
+        if not values:
+            return [self.constant(n + i) for i in range(count)]
+        total = values[0]
+        for v in values[1:]:
+            total = arith.addi(total, v)
+        return [arith.addi(total, self.constant(n + i)) if n + i else total
+                for i in range(count)]
+
+
+# ------------------------------------------------------------------ views
+
+_DYNAMIC = -(1 << 63)  # ShapedType's dynamic offset
+
+
+def _chain(view):
+    """(root, offsets): `view` is element `offsets` of `root` under a chain of unit-stride
+    subviews of one rank; each offset a pair (int, [index values]) of the parts to add up.
+    None for any other view."""
+    rank = ir.MemRefType(view.type).rank
+    offsets = [(0, []) for _ in range(rank)]
+    owner = view.owner
+    while not isinstance(owner, ir.Block) and owner.name == "memref.subview":
+        attrs = owner.attributes
+        if any(s != 1 for s in ir.DenseI64ArrayAttr(attrs["static_strides"])):
+            return None
+        static = list(ir.DenseI64ArrayAttr(attrs["static_offsets"]))
+        if len(static) != rank:
+            return None  # (rank-reducing)
+        operands = owner.operands
+        dynamic = iter(list(operands)[1:])
+        for d, offset in enumerate(static):
+            n, values = offsets[d]
+            if offset == _DYNAMIC:
+                offsets[d] = (n, values + [next(dynamic)])
+            else:
+                offsets[d] = (n + offset, values)
+        view = operands[0]
+        owner = view.owner
+    return view, offsets
+
+
+def _element(indexes, chain):
+    """(root, index values) of element 0 of a chained view."""
+    root, offsets = chain
+    return root, [indexes.sum(n, values) for n, values in offsets]
+
+
+# ------------------------------------------------------------------ products
+
+def _float_type(values):
+    """The one float element type of static memrefs `values`, else None."""
+    types = [ir.MemRefType(v.type) for v in values if isinstance(v.type, ir.MemRefType)]
+    if len(types) != len(values) or not all(t.has_static_shape for t in types):
+        return None
+    elem = types[0].element_type
+    if not isinstance(elem, (ir.F32Type, ir.F64Type)):
+        return None
+    return elem if all(t.element_type == elem for t in types) else None
+
+
+def _maps_are(op, dims) -> bool:
+    n = len(iterator_kinds(op)) if "iterator_types" in op.attributes else 3
+    return indexing_maps(op) == [projection(n, d, op.context) for d in dims]
+
+
+def _multiply_add_body(op) -> bool:
+    """A generic whose body is `acc + x * y` (x, y, acc its block arguments)."""
+    ops = list(op.regions[0].blocks[0].operations)
+    if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    x, y, acc = op.regions[0].blocks[0].arguments
+    mul, add, yld = ops
+    return (list(mul.operands) in ([x, y], [y, x]) and list(add.operands) in (
+        [acc, mul.result], [mul.result, acc]) and list(yld.operands) == [add.result])
+
+
+def _product_tile(op):
+    """(A, B, C, MR, NR) of a register tile: a product of one float type whose shapes are
+    MR x 1, 1 x NR, MR x NR (packed: MR x 1, 1 x 1 x NR, MR x 1 x NR), alone in a loop over k
+    of step 1 with the subviews it reads, which k offsets in A's columns and in one
+    dimension of B only; else None."""
+    if op.name == "linalg.matmul":
+        plain = "indexing_maps" not in op.attributes or _maps_are(op, _MATMUL_DIMS)
+        if not plain or len(op.operands) != 3:
+            return None
+    elif not (len(op.operands) == 3 and iterator_kinds(op) == ["parallel"] * 3 + ["reduction"]
+              and _maps_are(op, _PACKED_DIMS) and _multiply_add_body(op)):
+        return None
+    a, b, c = op.operands
+    if _float_type([a, b, c]) is None:
+        return None
+    (mr, one), b_shape, c_shape = (ir.MemRefType(v.type).shape for v in (a, b, c))
+    nr = b_shape[-1]
+    wanted = ([1, nr], [mr, nr]) if len(b_shape) == 2 else ([1, 1, nr], [mr, 1, nr])
+    if one != 1 or (list(b_shape), list(c_shape)) != wanted or not _alone_in_k_loop(op):
+        return None
+    loop = op.operation.parent
+    k = loop.regions[0].blocks[0].arguments[0]
+    chains = [_chain(v) for v in (a, b, c)]
+    if None in chains or any(_inside(root, loop) for root, _ in chains):
+        return None
+    moving = [_moving(offsets, k, loop) for _, offsets in chains]
+    if moving[0] != [1] or moving[2] != [] or len(moving[1] or ()) != 1:
+        return None
+    return chains, mr, nr
+
+
+def _alone_in_k_loop(op) -> bool:
+    loop = op.operation.parent
+    if loop.name != "scf.for" or len(loop.results) or _constant_index(loop.operands[2]) != 1:
+        return False
+    body = loop.regions[0].blocks[0].operations
+    return all(o.name in ("memref.subview", "scf.yield") or o == op for o in body)
+
+
+def _moving(offsets, k, loop):
+    """The dimensions whose offset adds k (once, as a value of its own), when no other part
+    of an offset is defined in k's loop; else None."""
+    moving = []
+    for d, (_, values) in enumerate(offsets):
+        if any(v == k for v in values):
+            moving.append(d)
+        if sum(v == k for v in values) > 1 or any(
+                v != k and _inside(v, loop) for v in values):
+            return None
+    return moving
+
+
+
+
+def _inside(value, loop) -> bool:
+    """Whether `value` is defined in the body of `loop` (its induction variable included)."""
+    owner = value.owner
+    block = owner if isinstance(owner, ir.Block) else owner.operation.block
+    return block == loop.regions[0].blocks[0]
+
+
+def _build_product(op, indexes, chains, mr, nr):
+    """C's rows in registers across the loop over k: a loop carrying MR vectors of NR, each
+    step one row of B and MR broadcast elements of A, then the rows stored. The loads and
+    stores index the memrefs under the tiles' subviews (as the vectorizer's alias folding
+    did), their offsets added up before the loop, only k inside it."""
+    loop = op.operation.parent
+    k = loop.regions[0].blocks[0].arguments[0]
+    (a_root, a_at), (b_root, b_at), (c_root, c_at) = (
+        (root, [(n, [v for v in values if v != k]) for n, values in offsets])
+        for root, offsets in chains)
+    b_moves = _moving(chains[1][1], k, loop)[0]
+    row_type = ir.VectorType.get([nr], ir.MemRefType(c_root.type).element_type)
+    with ir.InsertionPoint(loop), op.location:
+        c_rest = [indexes.sum(n, values) for n, values in c_at[1:]]
+        c_rows = [[row] + c_rest for row in indexes.rows(*c_at[0], mr)]
+        a_rows = indexes.rows(*a_at[0], mr)
+        a_col = _base(indexes, a_at[1])
+        b_fixed = [_base(indexes, at) if d == b_moves else indexes.sum(*at)
+                   for d, at in enumerate(b_at)]
+        accumulators = [vector.load(row_type, c_root, at) for at in c_rows]
+        new = scf.ForOp(loop.operands[0], loop.operands[1], loop.operands[2], accumulators)
+    with ir.InsertionPoint(new.body), op.location:
+        kk = new.induction_variable
+        b_fixed[b_moves] = _plus(b_fixed[b_moves], kk)
+        b_row = vector.load(row_type, b_root, b_fixed)
+        a_k = _plus(a_col, kk)
+        sums = [vector.fma(b_row, vector.broadcast(row_type, memref.load(a_root, [row, a_k])),
+                           acc) for row, acc in zip(a_rows, new.inner_iter_args)]
+        scf.YieldOp(sums)
+    with ir.InsertionPoint.after(new), op.location:
+        for row, at in zip(new.results, c_rows):
+            vector.store(row, c_root, at)
+    loop.erase()
+
+
+def _base(indexes, offset):
+    """An offset that k is added to: None for 0."""
+    return None if offset == (0, []) else indexes.sum(*offset)
+
+
+def _plus(base, k):
+    return k if base is None else arith.addi(base, k)
+
+
+# ------------------------------------------------------------------ epilogues
+
+_ELEMENTWISE_DIALECTS = ("arith.", "math.")
+
+
+def _row_epilogue(op) -> bool:
+    """A linalg.generic over 1 x ... x 1 x COLS (parallel), on static memrefs of one float
+    type, whose inputs each read a row segment along the last loop or one element, and whose
+    body is arith and math ops on scalars."""
+    if op.name != "linalg.generic":
+        return False
+    kinds = iterator_kinds(op)
+    if not kinds or any(k != "parallel" for k in kinds):
+        return False
+    n_in = len(op.opview.inputs)
+    outs = list(op.operands)[n_in:]
+    maps = indexing_maps(op)
+    if any(not isinstance(v.type, ir.MemRefType) or not ir.MemRefType(v.type).has_static_shape
+           for v in op.operands):
+        return False
+    shape = list(ir.MemRefType(outs[0].type).shape)
+    if any(d != 1 for d in shape[:-1]) or len(shape) != len(kinds):
+        return False
+    ident = ir.AffineMap.get_identity(len(kinds), context=op.context)
+    if any(m != ident or list(ir.MemRefType(v.type).shape) != shape
+           for m, v in zip(maps[n_in:], outs)):
+        return False
+    if any(_read_kind(m, v, len(kinds)) is None or _chain(v) is None
+           for m, v in zip(maps, op.operands)):
+        return False
+    for body_op in op.regions[0].blocks[0].operations:
+        name = body_op.name
+        if name == "linalg.yield":
+            continue
+        if not name.startswith(_ELEMENTWISE_DIALECTS) or len(body_op.regions):
+            return False
+        if any(not _scalar(r.type) for r in body_op.results):
+            return False
+    return True
+
+
+def _scalar(t) -> bool:
+    return isinstance(t, (ir.FloatType, ir.IntegerType, ir.IndexType))
+
+
+def _read_kind(amap, value, n_loops):
+    """"row" when the operand's last index is the last loop (its other indexes loops of size
+    1), "element" when no index uses the last loop; None otherwise."""
+    dims = []
+    for expr in amap.results:
+        expr = expr.maybe_downcast()
+        if not isinstance(expr, ir.AffineDimExpr):
+            return None
+        dims.append(expr.position)
+    last = n_loops - 1
+    if last not in dims:
+        return "element"
+    return "row" if dims.index(last) == len(dims) - 1 else None
+
+
+def _build_epilogue(op, indexes):
+    """The generic's body on vectors of the row's COLS elements: inputs loaded as rows (or
+    one element broadcast), every body op made again with vector results, each yielded value
+    stored as the output's row."""
+    body = op.regions[0].blocks[0]
+    n_in = len(op.opview.inputs)
+    maps = indexing_maps(op)
+    n_loops = maps[0].n_dims
+    cols = ir.MemRefType(op.operands[n_in].type).shape[-1]
+
+    def vec(t):
+        return ir.VectorType.get([cols], t)
+
+    with ir.InsertionPoint(op), op.location:
+        values = {}
+        for arg, amap, operand in zip(body.arguments, maps, op.operands):
+            if not len(list(arg.uses)):
+                continue
+            root, at = _element(indexes, _chain(operand))
+            if _read_kind(amap, operand, n_loops) == "row":
+                values[arg] = vector.load(vec(arg.type), root, at)
+            else:
+                values[arg] = vector.broadcast(vec(arg.type), memref.load(root, at))
+
+        def vector_of(v):
+            if v not in values:  # a scalar from outside the generic
+                values[v] = vector.broadcast(vec(v.type), v)
+            return values[v]
+
+        for body_op in body.operations:
+            if body_op.name == "linalg.yield":
+                for value, out in zip(body_op.operands, list(op.operands)[n_in:]):
+                    vector.store(vector_of(value), *_element(indexes, _chain(out)))
+                continue
+            if body_op.name == "arith.constant":
+                values[body_op.result] = vector.broadcast(
+                    vec(body_op.result.type), body_op.clone().result)
+                continue
+            made = ir.Operation.create(
+                body_op.name, results=[vec(r.type) for r in body_op.results],
+                operands=[vector_of(v) for v in body_op.operands],
+                attributes={name: body_op.attributes[name] for name in body_op.attributes})
+            for old, new in zip(body_op.results, made.results):
+                values[old] = new
+    op.erase()

@@ -1,0 +1,93 @@
+// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=512 l1d-bytes=49152 l1d-ways=12" | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-matmul-schedule="vector-bits=512 l1d-bytes=49152 l1d-ways=12" | ms-opt --split-input-file > /dev/null
+
+// The register tiles ms-cpu-matmul-schedule builds as vector code itself
+// (passes/cpu_register_tiles.py): C's 8 rows of 32 loaded before the loop over k and carried
+// by it, one row of B and 8 broadcast elements of A per k, the rows stored after it; loads
+// and stores index the kernel's arguments (the tiles' subviews folded away), only k's offset
+// added inside the loop.
+// CHECK-LABEL: func.func private @small__matmul0(
+// CHECK-SAME:    %[[A:[^:]+]]: memref<16x24xf32>, %[[B:[^:]+]]: memref<24x64xf32>, %[[C:[^:]+]]: memref<16x64xf32>)
+// CHECK-NOT:     memref.subview
+// CHECK:         %[[C0:.+]] = vector.load %[[C]][%[[R0:.+]], %[[COL:.+]]] : memref<16x64xf32>, vector<32xf32>
+// CHECK-COUNT-7: vector.load %[[C]][%{{.+}}, %[[COL]]] : memref<16x64xf32>, vector<32xf32>
+// CHECK:         %[[ROWS:.+]]:8 = scf.for %[[K:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC0:[^ ]+]] = %[[C0]], {{.+}}) -> (vector<32xf32>, {{.+}}) {
+// CHECK:           %[[BK:.+]] = arith.addi %{{.+}}, %[[K]] : index
+// CHECK:           %[[BROW:.+]] = vector.load %[[B]][%[[BK]], %{{.+}}] : memref<24x64xf32>, vector<32xf32>
+// CHECK:           %[[AK:.+]] = arith.addi %{{.+}}, %[[K]] : index
+// CHECK:           %[[A0:.+]] = memref.load %[[A]][%{{.+}}, %[[AK]]] : memref<16x24xf32>
+// CHECK:           %[[A0V:.+]] = vector.broadcast %[[A0]] : f32 to vector<32xf32>
+// CHECK:           %[[S0:.+]] = vector.fma %[[BROW]], %[[A0V]], %[[ACC0]] : vector<32xf32>
+// CHECK-COUNT-7:   vector.fma %[[BROW]], %{{.+}}, %{{.+}} : vector<32xf32>
+// CHECK:           scf.yield %[[S0]],
+// CHECK:         vector.store %[[ROWS]]#0, %[[C]][%[[R0]], %[[COL]]] : memref<16x64xf32>, vector<32xf32>
+// CHECK-COUNT-7: vector.store %[[ROWS]]#{{[1-7]}}, %[[C]]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @small(%a: memref<16x24xf32>, %b: memref<24x64xf32>, %c: memref<16x64xf32>) {
+  call @small__matmul0(%a, %b, %c) : (memref<16x24xf32>, memref<24x64xf32>, memref<16x64xf32>) -> ()
+  return
+}
+func.func private @small__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, %c: memref<16x64xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<16x24xf32>, memref<24x64xf32>) outs(%c : memref<16x64xf32>)
+  return
+}
+
+// -----
+
+// An epilogue tile (one row, 32 columns) is its body on vectors: the row's input loaded, an
+// input of one element per row and a scalar from outside broadcast, every op on vector<32>.
+// Loops of one iteration (here all but the epilogue's rows and the product's k) are gone,
+// as the generic vectorizer's canonicalization left them.
+// CHECK-LABEL: func.func private @epilogue__matmul0(
+// CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>, %[[T:[^:]+]]: f32)
+// CHECK-NOT:     scf.for
+// CHECK:         scf.for {{.+}} iter_args
+// CHECK:           vector.fma
+// CHECK-NOT:     scf.for
+// CHECK:         scf.for %[[I:[^ ]+]] =
+// CHECK-NEXT:      %[[SI:.+]] = memref.load %[[S]][%[[I]]] : memref<8xf32>
+// CHECK-NEXT:      %[[SV:.+]] = vector.broadcast %[[SI]] : f32 to vector<32xf32>
+// CHECK-NEXT:      %[[OUT:.+]] = vector.load %[[C]][%[[I]], %[[J:.+]]] : memref<8x32xf32>, vector<32xf32>
+// CHECK-NEXT:      %[[TWO:.+]] = arith.constant 2.0{{0*}}e+00 : f32
+// CHECK-NEXT:      %[[TWOV:.+]] = vector.broadcast %[[TWO]] : f32 to vector<32xf32>
+// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[OUT]], %[[SV]] : vector<32xf32>
+// CHECK-NEXT:      %[[P:.+]] = arith.addf %[[M]], %[[TWOV]] : vector<32xf32>
+// CHECK-NEXT:      %[[TV:.+]] = vector.broadcast %[[T]] : f32 to vector<32xf32>
+// CHECK-NEXT:      %[[Q:.+]] = arith.subf %[[P]], %[[TV]] fastmath<contract> : vector<32xf32>
+// CHECK-NEXT:      vector.store %[[Q]], %[[C]][%[[I]], %[[J]]] : memref<8x32xf32>, vector<32xf32>
+// CHECK-NOT:     linalg.generic
+func.func @epilogue(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) {
+  call @epilogue__matmul0(%a, %b, %s, %c, %t) : (memref<8x16xf32>, memref<16x32xf32>, memref<8xf32>, memref<8x32xf32>, f32) -> ()
+  return
+}
+func.func private @epilogue__matmul0(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %out, %in : f32
+    %p = arith.addf %m, %two : f32
+    %q = arith.subf %p, %t fastmath<contract> : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// A product the builder does not take (bfloat16 operands, a float32 result) is vectorized
+// by the generic vectorizer: its register tile is one vector<8x32> carried across k.
+// CHECK-LABEL: func.func private @mixed__matmul0(
+// CHECK:         scf.for {{.+}} iter_args({{.+}}) -> (vector<8x32xf32>) {
+// CHECK:           arith.extf {{.+}} : vector<8x1xbf16> to vector<8x1xf32>
+// CHECK:           vector.fma {{.+}} : vector<32xf32>
+// CHECK-NOT:     linalg.matmul
+func.func @mixed(%a: memref<16x24xbf16>, %b: memref<24x64xbf16>, %c: memref<16x64xf32>) {
+  call @mixed__matmul0(%a, %b, %c) : (memref<16x24xbf16>, memref<24x64xbf16>, memref<16x64xf32>) -> ()
+  return
+}
+func.func private @mixed__matmul0(%a: memref<16x24xbf16>, %b: memref<24x64xbf16>, %c: memref<16x64xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<16x24xbf16>, memref<24x64xbf16>) outs(%c : memref<16x64xf32>)
+  return
+}

@@ -285,8 +285,8 @@ def store_artifact(key: str, artifact):
     """Write the entry `artifact` (a CPU library compiled for this process already,
     passes/cpu_codegen.py) now: there is nothing left to link."""
     path = path_for(key)
-    if path is None:
-        return
+    if path is None or os.path.exists(path):
+        return  # (an entry of the same key holds the same code; load() removed damaged ones)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _save(path, artifact)

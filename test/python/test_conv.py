@@ -425,9 +425,13 @@ def test_grad_of_grad_matches_central_differences():
 @pytest.mark.parametrize("case_id", ["conv1d-valid-s2-d2-bias", "conv2d-g2-bias",
                                      "conv2d-nhwc-bias", "conv3d-same", "conv2dT-pad-outpad-bias",
                                      "ops.conv_transpose2d-s2-outpad"])
-def test_float16_and_float32_forward_within_their_precision(case_id, dtype, tol):
+def test_float16_and_float32_forward_within_their_precision(case_id, dtype, tol,
+                                                           monkeypatch):
     """The same program in dtype (float16 accumulates in float32 and rounds once) against the
-    float64 definition of its own rounded inputs: within tol of the output's scale."""
+    float64 definition of its own rounded inputs: within tol of the output's scale; and
+    bitwise what PyNative computes (untiered: a tiered first call runs -O0 code, which rounds
+    in its own way)."""
+    monkeypatch.setenv("MSCC_TIERED", "0")
     case = BY_ID[case_id]
     net = case.build(dtype)
     x = case.input(np.random.default_rng(4), dtype.np)

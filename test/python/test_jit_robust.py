@@ -211,12 +211,14 @@ _RSS_PROGRAM = textwrap.dedent("""
 
     warm = ms.jit(lambda x: ops.exp(x) * 2.0 + 1.0)  # one-time setup is not the cache's
     warm(ms.Tensor(np.ones((1, 3), np.float32)))
+    ms.wait_optimized()  # (MSCC_TIERED=all: the background compile's own setup too)
     del warm
     gc.collect()
     before = rss_mib()
     f = ms.jit(lambda x: ops.exp(x) * 2.0 + 1.0, cache_size=1000)
     for n in range(2, 202):
         f(ms.Tensor(np.ones((n, 3), np.float32)))
+    ms.wait_optimized()
     peak = rss_mib()
     del f
     gc.collect()

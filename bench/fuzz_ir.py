@@ -39,11 +39,13 @@ JOB_TIMEOUT_S = 60.0
 
 def seeds(repo=REPO) -> list[str]:
     """Every `// -----` chunk of the repository's test and example .mlir files, in a fixed
-    order (the mutants of one seed are the same on every machine)."""
+    order (the mutants of one seed are the same on every machine). Not lit's scratch folders
+    (`Output`: what earlier runs dumped there made the seeds, and so the mutants, of a
+    working tree differ from a clean clone's)."""
     paths = []
     for top in ("test", "examples"):
         for root, dirs, files in os.walk(os.path.join(repo, top)):
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if d != "Output")
             paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".mlir")]
     chunks = []
     for p in paths:

@@ -42,9 +42,14 @@ _ARRAY_INDEX = re.compile(r"\barray\s*<\s*index\b")
 # are followed by `=`, `,` or `}`) nor part of a longer name (`%x.ms.y`, `#ms.z`).
 _CUSTOM_MS_OP = re.compile(r"(?:^|=)[ \t]*(?<![\w$.%#!@^])(ms\.[\w$.]+)(?![\w$.]*[ \t]*[=,}])",
                            re.M)
-# The value of a custom-form linalg integer list: where it starts like a list (`[`, a digit,
-# `-`, `,`) it must be one; other values (array<...>, aliases) belong to attribute dicts.
-_INT_LIST_KEY = re.compile(r"\b(?:permutation|dimensions)\s*=\s*(?=[\[\d,\]-])")
+# The value of a linalg integer list: in the custom form of linalg.transpose, broadcast and
+# reduce (the key on the op's line) it must be a list; elsewhere (attribute dictionaries,
+# where array<...> and aliases are values too) wherever it starts like no attribute can (not
+# a name, an alias, a type, a string, a dictionary or a symbol): `. [1, 0]` and `x [1, 0]`
+# asserted like `[1,, 0]` did.
+_INT_LIST_KEY = re.compile(r"\b(?:permutation|dimensions)\s*=\s*(?=[^\w#!\"{@\s])")
+_CUSTOM_LIST_KEY = re.compile(r"\blinalg\.(?:transpose|broadcast|reduce)\b[^\n]*?"
+                              r"\b(?:permutation|dimensions)\s*=\s*")
 _INT_LIST = re.compile(r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
 # The static dimensions at the start of a shaped type literal (`[4]` is a scalable one).
 _SHAPED_DIMS = re.compile(r"\b(?:tensor|memref|vector)\s*<\s*((?:(?:\d+|\?|\[\d+\])\s*x\s*)+)")
@@ -79,10 +84,12 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
         if count > _INT64_MAX:
             problems.append(error(m.start(), f"type with {count} elements: more than int64 "
                                   "can count (2**63-1)"))
-    for m in _INT_LIST_KEY.finditer(masked):
-        items = _INT_LIST.match(masked, m.end())
+    starts = sorted({m.end() for m in _INT_LIST_KEY.finditer(masked)}
+                    | {m.end() for m in _CUSTOM_LIST_KEY.finditer(masked)})
+    for start in starts:
+        items = _INT_LIST.match(masked, start)
         if not items:
-            problems.append(error(m.end(), "expected a list of integers, like [1, 0]"))
+            problems.append(error(start, "expected a list of integers, like [1, 0]"))
             continue
         for v in re.finditer(r"-?\d+", items.group(0)):
             if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:

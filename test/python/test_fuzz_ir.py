@@ -27,6 +27,11 @@ HOSTILE = [
     'func.func private @f() attributes {x = array<index: 1>}\n',
     "func.func @f(%x: memref<2x3xf32>, %y: memref<3x2xf32>) {\n  linalg.transpose ins(%x : "
     "memref<2x3xf32>) outs(%y : memref<3x2xf32>) permutation = [1,, 0]\n  return\n}\n",
+    # the same list after something no attribute starts with, or after a name
+    "func.func @f(%x: memref<2x3xf32>, %y: memref<3x2xf32>) {\n  linalg.transpose ins(%x : "
+    "memref<2x3xf32>) outs(%y : memref<3x2xf32>) permutation = . [1, 0]\n  return\n}\n",
+    "func.func @f(%x: memref<2x3xf32>, %y: memref<3x2xf32>) {\n  linalg.transpose ins(%x : "
+    "memref<2x3xf32>) outs(%y : memref<3x2xf32>) permutation = x [1, 0]\n  return\n}\n",
     fuzz_ir.deep_nesting("attr", 10000),
     fuzz_ir.deep_nesting("type", 10000),
     fuzz_ir.deep_nesting("region", 3000),

@@ -91,12 +91,23 @@ def _read_attr(opattrs, name):
         raise AttrError(f"has an unsupported form ({e})") from None
 
 
+# The largest constant mscc reads into memory (and would embed in the code): a splat such as
+# `dense<1> : tensor<4294967296xi64>` is a few bytes of text and 32 GiB as an array.
+MAX_CONSTANT_BYTES = 2**31
+
+
 def _convert(kind, a):
-    """attr_to_py, with AttrError (not TypeError from numpy) for a dense attribute of an
-    element type mscc does not support."""
-    if kind == "dense" and isinstance(a, ir.DenseElementsAttr) and spec_of(a.type) is None:
-        raise AttrError(f"must have a statically shaped tensor type of a supported element "
-                        f"type, got {a.type}")
+    """attr_to_py, with AttrError (not TypeError from numpy, nor MemoryError) for a dense
+    attribute of an element type mscc does not support or of more than MAX_CONSTANT_BYTES."""
+    if kind == "dense" and isinstance(a, ir.DenseElementsAttr):
+        spec = spec_of(a.type)
+        if spec is None:
+            raise AttrError(f"must have a statically shaped tensor type of a supported "
+                            f"element type, got {a.type}")
+        size = _element_count(a.type) * spec.dtype.np.itemsize
+        if size > MAX_CONSTANT_BYTES:
+            raise AttrError(f"holds {size} bytes ({a.type}); constants are limited to "
+                            f"{MAX_CONSTANT_BYTES} bytes")
     return attr_to_py(kind, a)
 
 

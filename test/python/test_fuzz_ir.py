@@ -51,6 +51,9 @@ HOSTILE = [
     f'func.func @f(%a: tensor<6xf32>) -> tensor<2x3xf32> {{\n  %0 = "ms.reshape"(%a) '
     '{shape = array<i128: 2, 3>} : (tensor<6xf32>) -> tensor<2x3xf32>\n'
     "  return %0 : tensor<2x3xf32>\n}\n",
+    # a splat of 2**32 elements: a few bytes of text, 32 GiB as the array the verifier read
+    'func.func @f() -> tensor<4xi64> {\n  %0 = "ms.constant"() {value = dense<1> : '
+    "tensor<4294967296xi64>} : () -> tensor<4xi64>\n  return %0 : tensor<4xi64>\n}\n",
     # a memref result beside a dynamic argument (the dynamic sizes' record read its spec)
     "func.func @buffers(%a: tensor<?xf32>) -> memref<4xf32> {\n  %0 = memref.alloc() : "
     "memref<4xf32>\n  return %0 : memref<4xf32>\n}\n",

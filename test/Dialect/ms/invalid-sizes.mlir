@@ -74,3 +74,13 @@ func.func @const_input_element_type(%a: tensor<6xf32>, %s: tensor<1xi128>) -> te
   %0 = "ms.reshape"(%a, %s) : (tensor<6xf32>, tensor<1xi128>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }
+
+// -----
+
+// A splat is a few bytes of text; read into an array (the verifier's attribute check) this
+// one is 32 GiB (a MemoryError, an internal error before): constants are limited to 2 GiB.
+func.func @huge_splat() -> tensor<4xi64> {
+  // expected-error@+1 {{'ms.constant' op attribute 'value' holds 34359738368 bytes (tensor<4294967296xi64>); constants are limited to 2147483648 bytes}}
+  %0 = "ms.constant"() {value = dense<1> : tensor<4294967296xi64>} : () -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}

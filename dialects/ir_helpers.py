@@ -219,6 +219,24 @@ def projection(n_dims: int, dims, context=None) -> ir.AffineMap:
                             context=context)
 
 
+def constant_int(value) -> int | None:
+    """The integer an arith.constant of an integer or index type gives `value`, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return None
+    attr = owner.operation.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def static_trip_count(loop) -> int | None:
+    """The number of iterations of an scf.for whose bounds and step are constants, else
+    None."""
+    lb, ub, step = (constant_int(v) for v in list(loop.operation.operands)[:3])
+    if None in (lb, ub, step) or step <= 0:
+        return None
+    return max(0, -(-(ub - lb) // step))
+
+
 def is_identity_map(m: ir.AffineMap) -> bool:
     return m == ir.AffineMap.get_identity(m.n_dims, context=m.context)
 

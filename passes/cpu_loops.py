@@ -29,8 +29,8 @@ from mlir.dialects import arith, memref, scf
 from ..dialects.upstream import linalg
 
 from .base import ModulePass, PatternPass, register
-from ..dialects.ir_helpers import (PARALLEL, REDUCTION, defined_functions, has_op_of_kind,
-                         identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
+from ..dialects.ir_helpers import (PARALLEL, REDUCTION, constant_int, defined_functions,
+                         has_op_of_kind, identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
                          loop_sizes, ops_of_kind)
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
@@ -358,12 +358,9 @@ SHORT_TRIP_COUNT = 32  # iterations: below this an innermost loop asks for maske
 
 def _short_trip_count(loop) -> bool:
     """Whether the scf.for runs a constant number of iterations below SHORT_TRIP_COUNT."""
-    bounds = []
-    for v in (loop.operands[0], loop.operands[1], loop.operands[2]):
-        owner = v.owner
-        if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-            return False
-        bounds.append(ir.IntegerAttr(owner.attributes["value"]).value)
+    bounds = [constant_int(v) for v in list(loop.operands)[:3]]
+    if None in bounds:
+        return False
     lo, hi, step = bounds
     return step > 0 and 1 < (hi - lo) // step < SHORT_TRIP_COUNT
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
-from ..dialects.ir_helpers import indexing_maps, iterator_kinds, ops_of_kind, projection
+from ..dialects.ir_helpers import (constant_int, indexing_maps, iterator_kinds, ops_of_kind,
+                                   projection, static_trip_count)
 
 # The maps of a packed product (passes/cpu.py pack_b): C[i][s][j] += A[i][k] * Bp[s][k][j]
 # over the loops (i, s, j, k).
@@ -32,10 +33,11 @@ def build_register_tiles(fn) -> bool:
     left = False
     for op in _linalg_ops(fn):
         tile = _product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
+        reads = _row_reads(op) if tile is None and op.name == "linalg.generic" else None
         if tile is not None:
             _build_product(op, indexes, *tile)
-        elif op.name == "linalg.generic" and _row_epilogue(op):
-            _build_epilogue(op, indexes)
+        elif reads is not None:
+            _build_epilogue(op, indexes, reads)
         else:
             left = True
     _erase_unused_views(fn)
@@ -87,24 +89,13 @@ def _single_iteration(loop):
     if len(loop.results):
         return None
     if loop.name == "scf.for":
-        bounds = [_constant_index(v) for v in loop.operands]
-        if None in bounds:
-            return None
-        (start, stop, step), starts = bounds, [loop.operands[0]]
-        return starts if start < stop <= start + step else None
+        return [loop.operands[0]] if static_trip_count(loop) == 1 else None
     if len(loop.operands):
         return None  # (dynamic bounds or shared outputs)
     starts, stops, steps = (list(ir.DenseI64ArrayAttr(loop.attributes[name])) for name in (
         "staticLowerBound", "staticUpperBound", "staticStep"))
     once = all(a < b <= a + c for a, b, c in zip(starts, stops, steps))
     return starts if once else None
-
-
-def _constant_index(value):
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 class _Indexes:
@@ -202,10 +193,10 @@ def _multiply_add_body(op) -> bool:
 
 
 def _product_tile(op):
-    """(A, B, C, MR, NR) of a register tile: a product of one float type whose shapes are
-    MR x 1, 1 x NR, MR x NR (packed: MR x 1, 1 x 1 x NR, MR x 1 x NR), alone in a loop over k
-    of step 1 with the subviews it reads, which k offsets in A's columns and in one
-    dimension of B only; else None."""
+    """(the _chain of A, B and C, the dimension of B that k offsets, MR, NR) of a register
+    tile: a product of one float type whose shapes are MR x 1, 1 x NR, MR x NR (packed:
+    MR x 1, 1 x 1 x NR, MR x 1 x NR), alone in a loop over k of step 1 with the subviews it
+    reads, which k offsets in A's columns and in one dimension of B only; else None."""
     if op.name == "linalg.matmul":
         plain = "indexing_maps" not in op.attributes or _maps_are(op, _MATMUL_DIMS)
         if not plain or len(op.operands) != 3:
@@ -229,12 +220,12 @@ def _product_tile(op):
     moving = [_moving(offsets, k, loop) for _, offsets in chains]
     if moving[0] != [1] or moving[2] != [] or len(moving[1] or ()) != 1:
         return None
-    return chains, mr, nr
+    return chains, moving[1][0], mr, nr
 
 
 def _alone_in_k_loop(op) -> bool:
     loop = op.operation.parent
-    if loop.name != "scf.for" or len(loop.results) or _constant_index(loop.operands[2]) != 1:
+    if loop.name != "scf.for" or len(loop.results) or constant_int(loop.operands[2]) != 1:
         return False
     body = loop.regions[0].blocks[0].operations
     return all(o.name in ("memref.subview", "scf.yield") or o == op for o in body)
@@ -253,8 +244,6 @@ def _moving(offsets, k, loop):
     return moving
 
 
-
-
 def _inside(value, loop) -> bool:
     """Whether `value` is defined in the body of `loop` (its induction variable included)."""
     owner = value.owner
@@ -262,7 +251,7 @@ def _inside(value, loop) -> bool:
     return block == loop.regions[0].blocks[0]
 
 
-def _build_product(op, indexes, chains, mr, nr):
+def _build_product(op, indexes, chains, b_moves, mr, nr):
     """C's rows in registers across the loop over k: a loop carrying MR vectors of NR, each
     step one row of B and MR broadcast elements of A, then the rows stored. The loads and
     stores index the memrefs under the tiles' subviews (as the vectorizer's alias folding
@@ -272,7 +261,6 @@ def _build_product(op, indexes, chains, mr, nr):
     (a_root, a_at), (b_root, b_at), (c_root, c_at) = (
         (root, [(n, [v for v in values if v != k]) for n, values in offsets])
         for root, offsets in chains)
-    b_moves = _moving(chains[1][1], k, loop)[0]
     row_type = ir.VectorType.get([nr], ir.MemRefType(c_root.type).element_type)
     with ir.InsertionPoint(loop), op.location:
         c_rest = [indexes.sum(n, values) for n, values in c_at[1:]]
@@ -311,47 +299,44 @@ def _plus(base, k):
 _ELEMENTWISE_DIALECTS = ("arith.", "math.")
 
 
-def _row_epilogue(op) -> bool:
-    """A linalg.generic over 1 x ... x 1 x COLS (parallel), on static memrefs of one float
-    type, whose inputs each read a row segment along the last loop or one element, and whose
-    body is arith and math ops on scalars."""
-    if op.name != "linalg.generic":
-        return False
+def _row_reads(op):
+    """How an epilogue tile reads each of its operands, [("row" or "element", its _chain)],
+    where the linalg.generic runs over 1 x ... x 1 x COLS (parallel) on static memrefs, its
+    inputs each read a row segment along the last loop or one element, and its body is arith
+    and math ops on scalars; else None."""
     kinds = iterator_kinds(op)
     if not kinds or any(k != "parallel" for k in kinds):
-        return False
+        return None
     n_in = len(op.opview.inputs)
     outs = list(op.operands)[n_in:]
     maps = indexing_maps(op)
     if any(not isinstance(v.type, ir.MemRefType) or not ir.MemRefType(v.type).has_static_shape
            for v in op.operands):
-        return False
+        return None
     shape = list(ir.MemRefType(outs[0].type).shape)
     if any(d != 1 for d in shape[:-1]) or len(shape) != len(kinds):
-        return False
+        return None
     ident = ir.AffineMap.get_identity(len(kinds), context=op.context)
     if any(m != ident or list(ir.MemRefType(v.type).shape) != shape
            for m, v in zip(maps[n_in:], outs)):
-        return False
-    if any(_read_kind(m, v, len(kinds)) is None or _chain(v) is None
-           for m, v in zip(maps, op.operands)):
-        return False
+        return None
     for body_op in op.regions[0].blocks[0].operations:
         name = body_op.name
         if name == "linalg.yield":
             continue
         if not name.startswith(_ELEMENTWISE_DIALECTS) or len(body_op.regions):
-            return False
+            return None
         if any(not _scalar(r.type) for r in body_op.results):
-            return False
-    return True
+            return None
+    reads = [(_read_kind(m, len(kinds)), _chain(v)) for m, v in zip(maps, op.operands)]
+    return None if any(kind is None or chain is None for kind, chain in reads) else reads
 
 
 def _scalar(t) -> bool:
     return isinstance(t, (ir.FloatType, ir.IntegerType, ir.IndexType))
 
 
-def _read_kind(amap, value, n_loops):
+def _read_kind(amap, n_loops):
     """"row" when the operand's last index is the last loop (its other indexes loops of size
     1), "element" when no index uses the last loop; None otherwise."""
     dims = []
@@ -366,14 +351,12 @@ def _read_kind(amap, value, n_loops):
     return "row" if dims.index(last) == len(dims) - 1 else None
 
 
-def _build_epilogue(op, indexes):
+def _build_epilogue(op, indexes, reads):
     """The generic's body on vectors of the row's COLS elements: inputs loaded as rows (or
     one element broadcast), every body op made again with vector results, each yielded value
-    stored as the output's row."""
+    stored as the output's row (`reads`: _row_reads)."""
     body = op.regions[0].blocks[0]
     n_in = len(op.opview.inputs)
-    maps = indexing_maps(op)
-    n_loops = maps[0].n_dims
     cols = ir.MemRefType(op.operands[n_in].type).shape[-1]
 
     def vec(t):
@@ -381,11 +364,11 @@ def _build_epilogue(op, indexes):
 
     with ir.InsertionPoint(op), op.location:
         values = {}
-        for arg, amap, operand in zip(body.arguments, maps, op.operands):
+        for arg, (kind, chain) in zip(body.arguments, reads):
             if not len(list(arg.uses)):
                 continue
-            root, at = _element(indexes, _chain(operand))
-            if _read_kind(amap, operand, n_loops) == "row":
+            root, at = _element(indexes, chain)
+            if kind == "row":
                 values[arg] = vector.load(vec(arg.type), root, at)
             else:
                 values[arg] = vector.broadcast(vec(arg.type), memref.load(root, at))
@@ -397,8 +380,8 @@ def _build_epilogue(op, indexes):
 
         for body_op in body.operations:
             if body_op.name == "linalg.yield":
-                for value, out in zip(body_op.operands, list(op.operands)[n_in:]):
-                    vector.store(vector_of(value), *_element(indexes, _chain(out)))
+                for value, (_, chain) in zip(body_op.operands, reads[n_in:]):
+                    vector.store(vector_of(value), *_element(indexes, chain))
                 continue
             if body_op.name == "arith.constant":
                 values[body_op.result] = vector.broadcast(

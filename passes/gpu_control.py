@@ -34,7 +34,7 @@ from mlir.dialects import arith, func
 
 from .base import ModulePass, fail, register
 from ..dialects.ops.control import api_name, free_values
-from ..dialects.ir_helpers import public_functions, remap_operands, symbol_name
+from ..dialects.ir_helpers import constant_int, public_functions, remap_operands, symbol_name
 
 CTL_ATTR = "ms.ctl"            # on the private declaration standing for a region op
 RESULTS_ATTR = "ms.plan_results"  # on outlined functions: how many results they have
@@ -51,10 +51,7 @@ def _defining(v):
 
 
 def _constant_index(v):
-    op = _defining(v)
-    if op is not None and op.name == "arith.constant" and isinstance(v.type, ir.IndexType):
-        return ir.IntegerAttr(op.attributes["value"]).value
-    return None
+    return constant_int(v) if isinstance(v.type, ir.IndexType) else None
 
 
 def _tensor_source(v, loop, what):

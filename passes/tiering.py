@@ -45,6 +45,8 @@ from concurrent.futures import Future, wait
 
 from mlir import ir
 
+from ..dialects.ir_helpers import indexing_maps, loop_sizes, static_trip_count
+
 ENV = "MSCC_TIERED"
 # Iteration-space points per second of -O0 code, measured on the AMD EPYC (MLP, LeNet5,
 # ResNet-block and ViT training steps): matmul kernels (vectorized by the MLIR schedule,
@@ -138,7 +140,6 @@ def _linalg_points(op) -> int | None:
     """The iteration-space size of a linalg op on memrefs: a generic's loops from its
     indexing maps, a matmul's m * n * k; any other op's output elements (times the
     contracted size for a batch matmul)."""
-    from ..dialects.ir_helpers import indexing_maps, loop_sizes
     from .cpu import matmul_ranges
     if op.name == "linalg.generic":
         sizes = loop_sizes(indexing_maps(op), op.operands)
@@ -161,10 +162,7 @@ def _trip_count(op) -> int | None:
     """How often the regions of a loop run (1 for any other op with regions; None for a
     loop whose bounds are not constants)."""
     if op.name == "scf.for":
-        bounds = [_constant(v) for v in list(op.operands)[:3]]
-        if None in bounds or bounds[2] <= 0:
-            return None
-        return max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+        return static_trip_count(op)
     if op.name == "scf.forall":
         if "staticUpperBound" not in op.attributes:
             return None
@@ -177,13 +175,6 @@ def _trip_count(op) -> int | None:
     if op.name in ("scf.while", "scf.parallel"):
         return None
     return 1
-
-
-def _constant(value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 class TierUp:

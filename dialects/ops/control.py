@@ -58,7 +58,7 @@ from .. import shape_rules as rules
 from ..builders import build_op, constant, spec_of, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each
-from ..ir_helpers import remap_operands
+from ..ir_helpers import remap_operands, static_trip_count
 from ..registry import ControlFlowError, DTypeError, ShapeError, define, define_upstream
 from ..symdim import DynamicDimError, has_dynamic, is_dynamic
 
@@ -273,22 +273,6 @@ def holds_ms_ops(op) -> bool:
 def is_float(v) -> bool:
     spec = spec_of(v.type)
     return spec is not None and spec.dtype.is_float
-
-
-def _constant_index(v):
-    owner = v.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.operation.attributes["value"]).value
-
-
-def static_trip_count(loop):
-    """The number of iterations of an scf.for whose bounds and step are constants, else
-    None."""
-    lb, ub, step = (_constant_index(v) for v in (loop.lowerBound, loop.upperBound, loop.step))
-    if None in (lb, ub, step) or step <= 0:
-        return None
-    return max(0, -(-(ub - lb) // step))
 
 
 def clone_body(block, mapping):

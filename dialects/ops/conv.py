@@ -13,7 +13,8 @@ Each lowers to one im2col gather (a parallel linalg.generic whose input map is t
 affine window map, `p*s + k*d`), one contraction (a linalg.matmul for one group, so the CPU and
 CUDA matmul schedules tile it, or a batched generic over the groups) and one copy into the
 output layout: three kernels per convolution whatever the kernel size, where composing it from
-ms ops took one matmul per kernel offset.
+ms ops took one matmul per kernel offset. On the CPU, grouped convolutions with one input
+channel per group (depthwise ones) are one direct loop nest each instead (conv_direct.py).
 """
 from typing import NamedTuple
 
@@ -28,6 +29,8 @@ from ..dtypes import TensorSpec
 from ..grad import each
 from ..symdim import Dim
 from ..registry import FusionRole, ShapeError, define
+from .conv_direct import (direct_filter_grad, direct_grouped, direct_grouped_applies,
+                          phase_padding)
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
           "groups": "int"}
@@ -359,11 +362,14 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
     out, acc = lc.out, _accumulator(lc.out.dtype)
     n = sx.shape[0]
     root = epilogue[0] if epilogue else None
-    if ((not isinstance(n, Dim) and (groups > 1 or n == 1))
+    direct = direct_grouped_applies(lc, sx, groups, win.kernel)
+    if ((not isinstance(n, Dim) and ((groups > 1 and not direct) or n == 1))
             or lc.options.get("conv") != "per-image"
             or (root is not None and root.spec.shape != out.shape)):
         if weight is not None and implicit_gemm_applies(lc, sx, groups):
             y = _direct_product(x, sx, weight, win, out, acc)
+        elif direct:
+            y = _cast_to(direct_grouped(x, sx, wm, win, groups, acc), acc, out)
         else:
             c = _image_product(x, sx, wm, win, groups, acc, out)
             y = _to_output(c, acc, out, groups, n, win.spatial)
@@ -379,15 +385,27 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
             x, sx, wm, win, rows, acc, out, epilogue, i, _image(shared, final, i)))
 
     def image(i, shared):
-        c = _image_product(_image(x, sx, i), TensorSpec((1,) + sx.shape[1:], sx.dtype), wm,
-                           win, groups, acc, out)
-        if groups > 1:  # (g, Og, P): the image's (1, O, P), channels in group order
+        one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
+        if direct:
+            c = lowering.reshape(direct_grouped(_image(x, sx, i), one, wm, win, groups, acc),
+                                 (1, m) + tuple(win.spatial), (1, m, npix), acc)
+        else:
+            c = _image_product(_image(x, sx, i), one, wm, win, groups, acc, out)
+        if groups > 1 and not direct:  # (g, Og, P): the image's (1, O, P), channels in group order
             c = lowering.reshape(c, (groups, m // groups, npix), (1, m, npix), acc)
         # (a cast or an epilogue writes the output's slice for the image directly)
         return lowering.reshape(_image_epilogue(c, acc, out, epilogue, i,
                                                 _image(shared, final, i)),
                                 (1, m, npix), (1,) + out.shape[1:], final.dtype)
     return _over_images(final, image)
+
+
+def _cast_to(y, acc, out: TensorSpec):
+    """y (out's shape, in acc) as out's dtype."""
+    if acc is out.dtype:
+        return y
+    return lowering.elementwise([y], [TensorSpec(out.shape, acc)], out,
+                                lambda v: lowering.cast_scalar(v, acc, out.dtype))
 
 
 def _block_rows(lc, sx, ckk, win: _Windows, groups):
@@ -550,6 +568,8 @@ def _lower_conv(lc, x, w, epilogue=None):
     og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
     win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation)
+    if direct_grouped_applies(lc, sx, groups, win.kernel) and any(e > 1 for e in stride):
+        win = win._replace(prepare=_padded(lo, phase_padding(sx.shape[2:], lo, hi, win)))
     return _windows_product(lc, x, sx, wm, win, groups, epilogue, weight=(w, sw))
 
 
@@ -566,9 +586,9 @@ def _lower_input_grad(lc, dy, w):
         zp = _dilate(v, spec, sizes, [e - a for e, a in zip(reach, lo)], stride)
         return zp, TensorSpec(spec.shape[:2] + sizes, spec.dtype)
     wt, wt_shape = _flipped_per_group(w, sw, groups)       # (g, Cg, Og, *K)
+    win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation)
     okk = (sw.shape[0] // groups) * rules.prod(kernel)
     wt = lowering.reshape(wt, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
-    win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation)
     weight = None
     if groups == 1:  # the flipped weight as a convolution's (C, O, *K)
         flipped = TensorSpec(wt_shape[1:], sw.dtype)
@@ -684,6 +704,10 @@ def _lower_filter_grad(lc, x, dy):
     per_image = lc.options.get("conv") == "per-image" and (
         isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
         or (groups == 1 and n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
+    if direct_grouped_applies(lc, sx, groups, win.kernel):
+        if any(e > 1 for e in stride):
+            win = win._replace(prepare=_padded(lo, phase_padding(sx.shape[2:], lo, hi, win)))
+        return direct_filter_grad(x, sx, dy, sdy, win, groups, acc, out)
     if per_image:
         c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out,
                                    _block_rows(lc, sx, ckk, win, groups))

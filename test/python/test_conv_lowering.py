@@ -22,6 +22,15 @@ GEOMETRIES = [  # (x shape, weight shape, stride, dilation, pad_lo, pad_hi, grou
     ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 2), (1, 0), (2, 1), 2),
     ((4, 3, 10), (5, 3, 4), (3,), (2,), (3,), (0,), 1),
     ((1, 16, 64, 64), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
+    # depthwise (one input channel per group: the direct loop nests of conv_direct.py),
+    # per image and for one image, strided (read by phases), dilated, multiplier 2 (whose
+    # input gradient, two channels per group, takes the product again), 1-D and 3-D
+    ((3, 4, 9, 8), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 4),
+    ((1, 3, 8, 7), (3, 1, 3, 2), (2, 2), (1, 1), (1, 0), (0, 1), 3),
+    ((2, 4, 10, 9), (4, 1, 3, 2), (2, 3), (2, 1), (2, 0), (1, 2), 4),
+    ((2, 3, 11, 10), (6, 1, 3, 3), (2, 2), (1, 1), (1, 1), (1, 0), 3),
+    ((3, 2, 13), (2, 1, 5), (2,), (1,), (2,), (2,), 2),
+    ((2, 2, 5, 6, 5), (2, 1, 3, 3, 2), (1, 2, 1), (1, 1, 1), (1, 1, 0), (1, 0, 1), 2),
 ]
 
 
@@ -94,11 +103,13 @@ def test_both_schedules_compute_the_convolution_and_its_gradients(case, schedule
 
 def _epilogue_program(n, groups):
     """relu(conv(x, w) + bias) * 2 + residual, the bias (1, O, 1, 1) and the residual
-    (N, O, H, W): a bias, an activation and a skip connection after the convolution."""
-    xs, ws = (n, 4, 9, 9), (6, 4 // groups, 3, 3)
+    (N, O, H, W): a bias, an activation and a skip connection after the convolution. With 4
+    groups (depthwise, multiplier 2: the direct loop nest) O is 8, else 6."""
+    o = 8 if groups == 4 else 6
+    xs, ws = (n, 4, 9, 9), (o, 4 // groups, 3, 3)
     g = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=groups)
-    specs = [spec(xs, "float64"), spec(ws, "float64"), spec((1, 6, 1, 1), "float64"),
-             spec((n, 6, 9, 9), "float64")]
+    specs = [spec(xs, "float64"), spec(ws, "float64"), spec((1, o, 1, 1), "float64"),
+             spec((n, o, 9, 9), "float64")]
 
     def body(x, w, b, r):
         y = op("ms.relu", op("ms.add", op("ms.conv", x, w, **g), b))
@@ -110,7 +121,7 @@ def _epilogue_program(n, groups):
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
-@pytest.mark.parametrize("n,groups", [(4, 1), (1, 1), (3, 2)])
+@pytest.mark.parametrize("n,groups", [(4, 1), (1, 1), (3, 2), (3, 4), (1, 4)])
 def test_fused_epilogues_compute_bias_activation_and_residual(n, groups, schedule):
     specs, body, ref = _epilogue_program(n, groups)
     exe = compile_fn(specs, body, linalg_options=schedule)

@@ -256,3 +256,71 @@ func.func @conv_filter_grad_blocks(%x: tensor<3x4x9x8xf32>, %dy: tensor<3x6x9x8x
   %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 1, 1>, groups = 1 : i64, kernel_shape = array<i64: 6, 4, 3, 3>} : (tensor<3x4x9x8xf32>, tensor<3x6x9x8xf32>) -> tensor<6x4x3x3xf32>
   return %0 : tensor<6x4x3x3xf32>
 }
+
+// -----
+
+// Depthwise (one input channel per group), one image: no im2col matrix and no product, one
+// generic parallel over the output whose six terms read views of the padded input, one per
+// kernel offset (kh, kw), and the weight at (g, 0, 0, kh, kw).
+// CHECK-DAG:   #[[$ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[$W00:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0, 0, 0)>
+// CHECK-DAG:   #[[$W12:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0, 1, 2)>
+// CHECK-LABEL: func.func @conv2d_depthwise(
+// CHECK-SAME:    %[[X:.+]]: tensor<1x2x6x6xf32>, %[[W:.+]]: tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32>
+// CHECK:         %[[XP:.+]] = tensor.insert_slice %[[X]] into %{{.+}}[0, 0, 1, 1] [1, 2, 6, 6] [1, 1, 1, 1] : tensor<1x2x6x6xf32> into tensor<1x2x7x8xf32>
+// CHECK:         %[[V00:.+]] = tensor.extract_slice %[[XP]][0, 0, 0, 0] [1, 2, 6, 6] [1, 1, 1, 1]
+// CHECK:         %[[V12:.+]] = tensor.extract_slice %[[XP]][0, 0, 1, 2] [1, 2, 6, 6] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.matmul
+// CHECK:         %[[Y:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$W00]], {{.+}}, #[[$W12]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[V00]], {{.+}}, %[[V12]], %[[WG:.+]], {{.+}} : tensor<1x2x6x6xf32>, {{.+}}, tensor<2x1x1x2x3xf32>) outs(%{{.+}} : tensor<1x2x6x6xf32>)
+// CHECK-NEXT:    ^bb0(%[[A:[a-z0-9_]+]]: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %[[B:[a-z0-9_]+]]: f32,
+// CHECK-NEXT:      arith.mulf %[[A]], %[[B]] fastmath<reassoc,contract> : f32
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return %[[Y]] : tensor<1x2x6x6xf32>
+// BATCHED-LABEL: func.func @conv2d_depthwise(
+// BATCHED:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @conv2d_depthwise(%x: tensor<1x2x6x6xf32>, %w: tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 0, 1>, groups = 2 : i64} : (tensor<1x2x6x6xf32>, tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// Depthwise, stride 2, multiplier 2, two images: per image (an scf.forall), the image padded
+// high to 10 (5 positions per phase) and split into its two phases, xph[n, c, a, q] =
+// xp[n, c, q*2 + a], whose unit-stride views the three terms read: offset k at phase k % 2,
+// position p + k / 2. The result is (1, g, m, p): the multiplier is a loop of its own.
+// CHECK-DAG:   #[[$PHASE_IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + d3)>
+// CHECK-DAG:   #[[$PHASE_OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+// CHECK-LABEL: func.func @conv1d_depthwise_strided(
+// CHECK:         scf.forall (%[[I:.+]]) in (2)
+// CHECK:           %[[XP:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [1, 2, 9] [1, 1, 1] : tensor<1x2x9xf64> into tensor<1x2x10xf64>
+// CHECK:           %[[XPH:.+]] = linalg.generic {indexing_maps = [#[[$PHASE_IN]], #[[$PHASE_OUT]]], {{.+}} ins(%[[XP]] : tensor<1x2x10xf64>) outs(%{{.+}} : tensor<1x2x2x5xf64>)
+// CHECK:           tensor.extract_slice %[[XPH]][0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x2x5xf64> to tensor<1x2x4xf64>
+// CHECK:           tensor.extract_slice %[[XPH]][0, 0, 1, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x2x5xf64> to tensor<1x2x4xf64>
+// CHECK:           tensor.extract_slice %[[XPH]][0, 0, 0, 1] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x2x5xf64> to tensor<1x2x4xf64>
+// CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} {{.+}} outs(%{{.+}} : tensor<1x2x2x4xf64>)
+// CHECK-NOT:       linalg.matmul
+// CHECK:           tensor.parallel_insert_slice
+func.func @conv1d_depthwise_strided(%x: tensor<2x2x9xf64>, %w: tensor<4x1x3xf64>) -> tensor<2x4x4xf64> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 2>, dilation = array<i64: 1>, pad_lo = array<i64: 0>, pad_hi = array<i64: 0>, groups = 2 : i64} : (tensor<2x2x9xf64>, tensor<4x1x3xf64>) -> tensor<2x4x4xf64>
+  return %0 : tensor<2x4x4xf64>
+}
+
+// -----
+
+// A depthwise weight gradient: partial sums per output position q, loops (g, o, c, n, k, q),
+// n reduced and q kept (dy read at (n, g + o, q), x at (n, g + c, q + k)), then one
+// reduction over q.
+// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d1, d5)>
+// CHECK-DAG:   #[[$XW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d2, d4 + d5)>
+// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d5)>
+// CHECK-LABEL: func.func @conv_filter_grad_depthwise(
+// CHECK-SAME:    %[[X:.+]]: tensor<2x2x6xf32>, %[[DY:.+]]: tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
+// CHECK:         %[[PARTS:.+]] = linalg.generic {indexing_maps = [#[[$DY]], #[[$XW]], #[[$PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%[[DY]], %[[X]] : tensor<2x2x4xf32>, tensor<2x2x6xf32>) outs(%{{.+}} : tensor<2x1x1x3x4xf32>)
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<2x1x1x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return
+func.func @conv_filter_grad_depthwise(%x: tensor<2x2x6xf32>, %dy: tensor<2x2x4xf32>) -> tensor<2x1x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1>, dilation = array<i64: 1>, pad_lo = array<i64: 0>, pad_hi = array<i64: 0>, groups = 2 : i64, kernel_shape = array<i64: 2, 1, 3>} : (tensor<2x2x6xf32>, tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
+  return %0 : tensor<2x1x3xf32>
+}

@@ -35,7 +35,7 @@ import harness  # noqa: E402
 import nets  # noqa: E402
 
 PROGRAMS = ("conv3x3_forward", "resnet_block_forward", "resnet_block_train_step",
-            "lenet5_train_step")
+            "lenet5_train_step", "depthwise3x3_forward", "mobilenet_block_train_step")
 
 
 def spec(name, small):
@@ -53,6 +53,18 @@ def spec(name, small):
         kind = "forward" if name.endswith("forward") else "step"
         return (f"ResNet basic block {kind}, {batch}x64x{size}x{size}", kind, p, x, y,
                 lambda p: nets.ms_block(p, 64), lambda p: nets.torch_block(p, 64), "mse")
+    if name == "depthwise3x3_forward":
+        c = 32 if small else 128
+        p = nets.conv_params(rng, 1, c)
+        x = rng.standard_normal((32, c, 28, 28)).astype(np.float32)
+        return (f"depthwise 3x3 forward, 32x{c}x28x28, same, bias", "forward", p, x, None,
+                nets.ms_depthwise, nets.torch_depthwise, None)
+    if name == "mobilenet_block_train_step":
+        batch, size = (8, 28) if small else (32, 28)
+        p = nets.inverted_residual_params(rng, 32)
+        x, y = nets.regression_data(rng, (batch, 32, size, size))
+        return (f"MobileNetV2 block step, {batch}x32x{size}x{size} (x6 expand)", "step", p,
+                x, y, nets.ms_inverted_residual, nets.torch_inverted_residual, "mse")
     if name == "lenet5_train_step":
         p = nets.lenet_params(rng)
         x, y = nets.classifier_data(rng, (32, 1, 32, 32))

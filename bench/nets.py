@@ -39,6 +39,14 @@ def block_params(rng, channels):
             "conv2": _he(rng, channels, channels, 3, 3)}
 
 
+def inverted_residual_params(rng, channels, expand=6):
+    """MobileNetV2's inverted residual block: a 1x1 expansion, a 3x3 depthwise conv and a
+    1x1 projection, without bias (each BatchNorm's beta is the bias)."""
+    wide = channels * expand
+    return {"expand": _he(rng, wide, channels, 1, 1), "depthwise": _he(rng, wide, 1, 3, 3),
+            "project": _he(rng, channels, wide, 1, 1)}
+
+
 def mlp_params(rng, sizes=(784, 512, 10)):
     return {"fc1.w": _he(rng, sizes[1], sizes[0]), "fc1.b": _bias(rng, sizes[1]),
             "fc2.w": _he(rng, sizes[2], sizes[1]), "fc2.b": _bias(rng, sizes[2])}
@@ -117,6 +125,30 @@ def ms_block(p, channels):
             return self.relu(out + x)
 
     return BasicBlock()
+
+
+def ms_inverted_residual(p):
+    from mscc import nn
+    wide, channels = p["expand"].shape[:2]
+
+    class InvertedResidual(nn.Cell):
+        """MobileNetV2's block (stride 1, identity shortcut), as in MindSpore's model zoo."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.SequentialCell([
+                nn.Conv2d(channels, wide, 1, weight_init=p["expand"]), nn.BatchNorm2d(wide),
+                nn.ReLU6(),
+                nn.Conv2d(wide, wide, 3, pad_mode="same", group=wide,
+                          weight_init=p["depthwise"]),
+                nn.BatchNorm2d(wide), nn.ReLU6(),
+                nn.Conv2d(wide, channels, 1, weight_init=p["project"]),
+                nn.BatchNorm2d(channels)])
+
+        def construct(self, x):
+            return x + self.conv(x)
+
+    return InvertedResidual()
 
 
 def ms_mlp(p):
@@ -223,6 +255,26 @@ def torch_block(p, channels):
     net = BasicBlock()
     _load(torch, [net.conv1.weight, net.conv2.weight], p.values())
     return net
+
+
+def torch_inverted_residual(p):
+    import torch
+    from torch import nn
+    wide, channels = p["expand"].shape[:2]
+    conv = nn.Sequential(
+        nn.Conv2d(channels, wide, 1, bias=False), nn.BatchNorm2d(wide), nn.ReLU6(),
+        nn.Conv2d(wide, wide, 3, padding=1, groups=wide, bias=False), nn.BatchNorm2d(wide),
+        nn.ReLU6(), nn.Conv2d(wide, channels, 1, bias=False), nn.BatchNorm2d(channels))
+    _load(torch, [conv[0].weight, conv[3].weight, conv[6].weight], p.values())
+
+    class InvertedResidual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = conv
+
+        def forward(self, x):
+            return x + self.conv(x)
+    return InvertedResidual()
 
 
 def _load(torch, params, arrays):
@@ -369,5 +421,21 @@ def torch_conv(p):
     import torch
     c_out, c_in, k, _ = p["w"].shape
     conv = torch.nn.Conv2d(c_in, c_out, k, padding="same")
+    _load(torch, [conv.weight, conv.bias], [p["w"], p["b"]])
+    return conv
+
+
+def ms_depthwise(p):
+    """A depthwise 3x3 Conv2d with bias (group = channels)."""
+    from mscc import nn
+    c = p["w"].shape[0]
+    return nn.Conv2d(c, c, 3, pad_mode="same", group=c, has_bias=True, weight_init=p["w"],
+                     bias_init=p["b"])
+
+
+def torch_depthwise(p):
+    import torch
+    c = p["w"].shape[0]
+    conv = torch.nn.Conv2d(c, c, 3, padding="same", groups=c)
     _load(torch, [conv.weight, conv.bias], [p["w"], p["b"]])
     return conv

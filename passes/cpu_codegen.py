@@ -1,9 +1,11 @@
 """CPU machine code of a large module on every core, in this process: the module is
-translated to LLVM IR once (as bitcode), each of `parts` threads parses its own copy into an
-LLVMContext of its own, keeps the bodies of its share of the functions (the others become
-declarations), optimizes it (`default<O3>`) and compiles it into an object file through
-LLVM's C API (passes/llvm_capi.py: the calls release the GIL), and the objects are linked
-into the process (runtime/jit_code.py) or into one shared library (artifact.link_shared).
+translated to LLVM IR once (as bitcode) and cut into `parts`; a thread per core takes one
+part at a time, parses its own copy into an LLVMContext of its own, keeps the bodies of the
+part's functions (the others become declarations), optimizes it (`default<O3>`) and
+compiles it into an object file through LLVM's C API (passes/llvm_capi.py: the calls
+release the GIL), and the objects are linked into the process (runtime/jit_code.py) or
+into one shared library (artifact.link_shared). A large network's entry compiles with
+FastISel (FAST_ISEL_INSTRUCTIONS).
 
 One thread optimizes and compiles a small module into an object in memory
 (`compile_object`, linked into the process by runtime/jit_code.py). LLVM's time grows with
@@ -61,18 +63,34 @@ def parts_for(module, sizes=None) -> int:
     return plan(module, sizes)[0]
 
 
+# A large module is cut into more parts than threads, each thread taking the next part
+# when it finishes one: the estimated costs (FunctionWork) are off by up to ~40% for a
+# part of a large network, and with one part per thread the other waited (MobileNetV2's
+# training step: parts of 4.7 and 2.8 s). Each part beyond the threads costs a parse of the
+# module and a link (~60 ms for MobileNetV2's 0.6 MB of bitcode), so only parts of at least
+# PIECE_COST, and at most PARTS_PER_THREAD per thread.
+PIECE_COST = 50_000
+PARTS_PER_THREAD = 3
+
+
+def _threads() -> int:
+    """The most threads machine code may use (MSCC_CODEGEN_THREADS, else the cores)."""
+    limit = os.environ.get(ENV, "").strip()
+    return int(limit) if limit.isdigit() else _cores()
+
+
 def plan(module, sizes=None) -> tuple[int, dict | None]:
     """(parts_for(module), the function_sizes it read, None where it read none): one walk
     of the module for both (17 ms for a ViT step's 18,000 operations)."""
-    limit = os.environ.get(ENV, "").strip()
-    cap = int(limit) if limit.isdigit() else _cores()
+    cap = _threads()
     if cap < 2 or not available():
         return 0, sizes
     sizes = function_sizes(module) if sizes is None else sizes
     cost = sum(work.cost for work in sizes.values()) if sizes is not None else 0
     if cost < 2 * MIN_PART_COST:
         return 0, sizes
-    return min(cap, cost // MIN_PART_COST), sizes
+    threads = min(cap, cost // MIN_PART_COST)
+    return max(threads, min(threads * PARTS_PER_THREAD, cost // PIECE_COST)), sizes
 
 
 def available() -> bool:
@@ -226,10 +244,20 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int,
         except llvm_capi.LLVMError as e:
             failures.append(f"LLVM failed on part {index}: {e}")
     host_triple()  # (its first call loads nothing in the threads)
-    threads = [threading.Thread(target=compile_part, args=(i,)) for i in range(1, parts)]
+    pending = iter(range(parts))
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                index = next(pending, None)
+            if index is None:
+                return
+            compile_part(index)
+    threads = [threading.Thread(target=worker) for _ in range(1, min(parts, _threads()))]
     for t in threads:
         t.start()
-    compile_part(0)
+    worker()
     for t in threads:
         t.join()
     if failures:
@@ -270,8 +298,14 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
         # (the C API's code generation levels are LLVM's: None 0 ... Aggressive 3)
         machine = llvm_capi.target_machine(lib, triple, cpu, opt_level)
         # (globaldce at O0 too: the bodies of what other parts define, OpenMP's outlined
-        # regions of their functions and an entry's inlined body are dead here)
-        llvm_capi.optimize(lib, module, machine, f"default<O{opt_level}>,globaldce")
+        # regions of their functions and an entry's inlined body are dead here.
+        # always-inline first: the entry's body, thousands of descriptor fields as its
+        # parameters, is inlined before O3's interprocedural passes see it; there,
+        # CalledValuePropagation took 1 s of MobileNetV2's step, 0.35 s in all after)
+        llvm_capi.optimize(lib, module, machine,
+                           f"always-inline,default<O{opt_level}>,globaldce")
+        if opt_level:
+            _entries_with_fast_isel(lib, module)
         if path is None:
             return llvm_capi.emit_to_memory(lib, module, machine)
         llvm_capi.emit(lib, module, machine, path)
@@ -282,6 +316,24 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
         if module:
             lib.LLVMDisposeModule(module)
         lib.LLVMContextDispose(context)
+
+
+# Instructions of an optimized entry (its C interface, the body inlined) from which code
+# generation selects its instructions with FastISel. A large network's entry is one basic
+# block of descriptor fields, allocations and calls, and SelectionDAG's time grows faster
+# than the block (MobileNetV2's training step: 7,300 instructions, 2,000 calls, llc 1.6 s
+# against 0.37 s with FastISel, while the other thread waited). What the entry runs is the
+# kernels' and loops' code, compiled as before (the step's time did not change).
+FAST_ISEL_INSTRUCTIONS = 3000
+
+
+def _entries_with_fast_isel(lib, module):
+    from . import llvm_capi
+    from .symbols import C_INTERFACE
+    for f in llvm_capi.functions(lib, module):
+        if (not lib.LLVMIsDeclaration(f) and llvm_capi.name_of(lib, f).startswith(C_INTERFACE)
+                and llvm_capi.has_instructions(lib, f, FAST_ISEL_INSTRUCTIONS)):
+            llvm_capi.set_optnone(lib, f)
 
 
 def _keep_part(lib, module, index, assignment):

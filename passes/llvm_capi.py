@@ -69,6 +69,16 @@ _SIGNATURES = [
     ("LLVMIsAInstruction", P, [P]),
     ("LLVMGetInstructionParent", P, [P]),
     ("LLVMGetBasicBlockParent", P, [P]),
+    ("LLVMGetFirstBasicBlock", P, [P]),
+    ("LLVMGetNextBasicBlock", P, [P]),
+    ("LLVMGetFirstInstruction", P, [P]),
+    ("LLVMGetNextInstruction", P, [P]),
+    ("LLVMGetModuleContext", P, [P]),
+    ("LLVMGetGlobalParent", P, [P]),
+    ("LLVMGetEnumAttributeKindForName", ctypes.c_uint, [_str, _size]),
+    ("LLVMCreateEnumAttribute", P, [P, ctypes.c_uint, ctypes.c_uint64]),
+    ("LLVMAddAttributeAtIndex", None, [P, ctypes.c_uint, P]),
+    ("LLVMRemoveEnumAttributeAtIndex", None, [P, ctypes.c_uint, ctypes.c_uint]),
     ("LLVMTargetMachineEmitToMemoryBuffer", _int, [P, P, _int, ctypes.POINTER(P),
                                                    ctypes.POINTER(P)]),
     # ORC: a JIT that links object files into this process (runtime/jit_code.py)
@@ -169,6 +179,36 @@ def calling_functions(lib, function) -> list | None:
         callers.append(lib.LLVMGetBasicBlockParent(lib.LLVMGetInstructionParent(user)))
         use = lib.LLVMGetNextUse(use)
     return callers
+
+
+def has_instructions(lib, function, count: int) -> bool:
+    """Whether `function` has at least `count` instructions (walks at most that many)."""
+    block = lib.LLVMGetFirstBasicBlock(function)
+    while block:
+        inst = lib.LLVMGetFirstInstruction(block)
+        while inst:
+            count -= 1
+            if count <= 0:
+                return True
+            inst = lib.LLVMGetNextInstruction(inst)
+        block = lib.LLVMGetNextBasicBlock(block)
+    return False
+
+
+FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex
+
+
+def set_optnone(lib, function):
+    """Mark `function` optnone (and noinline, which optnone requires; not alwaysinline):
+    code generation then selects its instructions with FastISel, not SelectionDAG."""
+    context = lib.LLVMGetModuleContext(lib.LLVMGetGlobalParent(function))
+
+    def kind(name):
+        return lib.LLVMGetEnumAttributeKindForName(name.encode(), len(name))
+    lib.LLVMRemoveEnumAttributeAtIndex(function, FUNCTION_INDEX, kind("alwaysinline"))
+    for name in ("noinline", "optnone"):
+        lib.LLVMAddAttributeAtIndex(function, FUNCTION_INDEX,
+                                    lib.LLVMCreateEnumAttribute(context, kind(name), 0))
 
 
 def globals_of(lib, module):

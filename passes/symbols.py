@@ -33,9 +33,26 @@ class InternalSymbols(ModulePass):
     summary = "rename every defined function to mscc.<name>, a name no C library defines"
 
     def run(self, module):
+        renamed = {}
         for fn in defined_functions(module, "func.func"):
             if not symbol_name(fn).startswith(PREFIX):
-                _rename(module, fn, PREFIX + symbol_name(fn))
+                renamed[symbol_name(fn)] = fn
+        if not renamed:
+            return
+        # One walk for every call (SymbolTable.replace_all_symbol_uses per function walked
+        # the module once each: 0.28 s for MobileNetV2's step, 100 functions). At this
+        # stage func.call is the only op that names a function; a use this missed would
+        # fail verification (a call of an undefined function), not run.
+
+        def visit(op):
+            if op.name == "func.call":
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                if callee in renamed:
+                    op.attributes["callee"] = ir.FlatSymbolRefAttr.get(PREFIX + callee)
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit)
+        for name, fn in renamed.items():
+            set_symbol_name(fn, PREFIX + name)
 
 
 @register

@@ -71,6 +71,48 @@ def test_parts_compute_what_numpy_does(small_parts):
         np.testing.assert_array_equal(g, a)
 
 
+def test_a_large_module_is_cut_into_more_parts_than_threads(small_parts, monkeypatch):
+    """Parts of at least PIECE_COST, up to PARTS_PER_THREAD per thread, each thread taking
+    the next part when it finishes one: here six parts, never more than two at once."""
+    monkeypatch.setattr(cpu_codegen, "PIECE_COST", 500)
+    running, most = [0], [0]
+    lock = threading.Lock()
+    compile_part = cpu_codegen._compile_part
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return compile_part(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(cpu_codegen, "_compile_part", counted)
+    exe = _checked_step()
+    assert len(exe.objects) == 2 * cpu_codegen.PARTS_PER_THREAD
+    assert most[0] <= 2
+
+
+@pytest.mark.parametrize("threshold,marked", [(1, True), (None, False)])
+def test_a_large_entry_is_compiled_with_fast_instruction_selection(small_parts, monkeypatch,
+                                                                    threshold, marked):
+    """An entry of FAST_ISEL_INSTRUCTIONS or more (after O3: its body inlined) is optnone
+    for code generation; the results stay numpy's. This step's entry is far below the
+    default."""
+    from mscc.passes import llvm_capi
+    if threshold is not None:
+        monkeypatch.setattr(cpu_codegen, "FAST_ISEL_INSTRUCTIONS", threshold)
+    names, set_optnone = [], llvm_capi.set_optnone
+
+    def recorded(lib, function):
+        names.append(llvm_capi.name_of(lib, function))
+        set_optnone(lib, function)
+    monkeypatch.setattr(llvm_capi, "set_optnone", recorded)
+    _checked_step()
+    assert names == (["_mlir_ciface__step"] if marked else [])
+
+
 def _checked_step():
     """The executable of a jit compile of _step, its results checked against numpy."""
     f = ms.jit(_step)

@@ -44,6 +44,7 @@ ROWS = {
     "lenet5_train_step": "LeNet5 train step, batch 32",
     "resnet_block_train_step": "ResNet basic block train step, 8x16x16x16",
     "vit_layer_train_step": "ViT encoder layer train step, 8x16 tokens x64, 4 heads",
+    "mobilenet_v2_train_step": "MobileNetV2 train step, 8x3x32x32 (52 convolutions)",
     "lenet5_pynative_first_step": "LeNet5 first PyNative train step, batch 32",
 }
 HEADS = 4
@@ -66,6 +67,10 @@ def row_model(name):
         x, y = nets.regression_data(rng, (8, 16, 64))
         return (nets.vit_params(rng), x, y, lambda p: nets.ms_vit(p, HEADS),
                 lambda p, t: nets.jax_vit(p, t, HEADS), "mse")
+    if name == "mobilenet_v2_train_step":
+        x, y = nets.classifier_data(rng, (8, 3, 32, 32))
+        return (nets.mobilenet_v2_params(rng), x, y, nets.ms_mobilenet_v2,
+                nets.jax_mobilenet_v2, "ce")
     raise SystemExit(f"unknown row {name}")
 
 

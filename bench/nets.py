@@ -47,6 +47,35 @@ def inverted_residual_params(rng, channels, expand=6):
             "project": _he(rng, channels, wide, 1, 1)}
 
 
+# MobileNetV2 (width 1.0): (expansion t, output channels c, blocks n, first stride s) per
+# stage, as MindSpore's model zoo and torchvision build it.
+MOBILENET_V2_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
+
+
+def mobilenet_v2_blocks():
+    """(name, input channels, output channels, expansion, stride) of each inverted residual."""
+    blocks, c_in = [], 32
+    for t, c, n, s in MOBILENET_V2_STAGES:
+        for i in range(n):
+            blocks.append((f"b{len(blocks)}", c_in, c, t, s if i == 0 else 1))
+            c_in = c
+    return blocks
+
+
+def mobilenet_v2_params(rng, classes=10):
+    """Convolutions without bias (each BatchNorm's beta is the bias), a Dense head."""
+    p = {"stem": _he(rng, 32, 3, 3, 3)}
+    for name, c_in, c, t, _ in mobilenet_v2_blocks():
+        if t != 1:
+            p[f"{name}.expand"] = _he(rng, c_in * t, c_in, 1, 1)
+        p[f"{name}.dw"] = _he(rng, c_in * t, 1, 3, 3)
+        p[f"{name}.project"] = _he(rng, c, c_in * t, 1, 1)
+    p["head"] = _he(rng, 1280, 320, 1, 1)
+    p["fc.w"], p["fc.b"] = _he(rng, classes, 1280), _bias(rng, classes)
+    return p
+
+
 def mlp_params(rng, sizes=(784, 512, 10)):
     return {"fc1.w": _he(rng, sizes[1], sizes[0]), "fc1.b": _bias(rng, sizes[1]),
             "fc2.w": _he(rng, sizes[2], sizes[1]), "fc2.b": _bias(rng, sizes[2])}
@@ -149,6 +178,45 @@ def ms_inverted_residual(p):
             return x + self.conv(x)
 
     return InvertedResidual()
+
+
+def ms_mobilenet_v2(p):
+    """MobileNetV2 as MindSpore's model zoo writes it (ConvBNReLU with group, InvertedResidual,
+    a mean over the spatial dims, Dense), weights from `p`."""
+    from mscc import nn, ops
+
+    def conv_bn(name, c_in, c_out, k, stride=1, group=1, relu6=True):
+        layers = [nn.Conv2d(c_in, c_out, k, stride, pad_mode="pad", padding=(k - 1) // 2,
+                            group=group, weight_init=p[name]), nn.BatchNorm2d(c_out)]
+        return layers + [nn.ReLU6()] if relu6 else layers
+
+    class InvertedResidual(nn.Cell):
+        def __init__(self, name, c_in, c, t, stride):
+            super().__init__()
+            wide = c_in * t
+            layers = conv_bn(f"{name}.expand", c_in, wide, 1) if t != 1 else []
+            layers += conv_bn(f"{name}.dw", wide, wide, 3, stride, group=wide)
+            layers += conv_bn(f"{name}.project", wide, c, 1, relu6=False)
+            self.conv = nn.SequentialCell(layers)
+            self.residual = stride == 1 and c_in == c
+
+        def construct(self, x):
+            return x + self.conv(x) if self.residual else self.conv(x)
+
+    class MobileNetV2(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            layers = conv_bn("stem", 3, 32, 3, 2)
+            layers += [InvertedResidual(*b) for b in mobilenet_v2_blocks()]
+            self.features = nn.SequentialCell(layers + conv_bn("head", 320, 1280, 1))
+            self.mean = ops.ReduceMean(keep_dims=False)
+            self.head = nn.Dense(1280, p["fc.w"].shape[0], weight_init=p["fc.w"],
+                                 bias_init=p["fc.b"])
+
+        def construct(self, x):
+            return self.head(self.mean(self.features(x), (2, 3)))
+
+    return MobileNetV2()
 
 
 def ms_mlp(p):
@@ -346,6 +414,27 @@ def jax_block(p, x):
     import jax
     out = jax.nn.relu(_jax_batch_norm(jax_conv(x, p["conv1"], "SAME")))
     return jax.nn.relu(_jax_batch_norm(jax_conv(out, p["conv2"], "SAME")) + x)
+
+
+def jax_mobilenet_v2(p, x):
+    import jax.numpy as jnp
+    from jax import lax
+
+    def conv_bn(name, x, stride=1, groups=1, relu6=True):
+        k = p[name].shape[-1]
+        y = lax.conv_general_dilated(x, p[name], (stride, stride), [((k - 1) // 2,) * 2] * 2,
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                     feature_group_count=groups)
+        y = _jax_batch_norm(y)
+        return jnp.clip(y, 0, 6) if relu6 else y
+    x = conv_bn("stem", x, 2)
+    for name, c_in, c, t, stride in mobilenet_v2_blocks():
+        y = conv_bn(f"{name}.expand", x) if t != 1 else x
+        y = conv_bn(f"{name}.dw", y, stride, groups=c_in * t)
+        y = conv_bn(f"{name}.project", y, relu6=False)
+        x = x + y if stride == 1 and c_in == c else y
+    x = conv_bn("head", x).mean((2, 3))
+    return _jax_dense(p, "fc", x)
 
 
 def jax_mlp(p, x):

@@ -4,8 +4,9 @@ part at a time, parses its own copy into an LLVMContext of its own, keeps the bo
 part's functions (the others become declarations), optimizes it (`default<O3>`) and
 compiles it into an object file through LLVM's C API (passes/llvm_capi.py: the calls
 release the GIL), and the objects are linked into the process (runtime/jit_code.py) or
-into one shared library (artifact.link_shared). A large network's entry compiles with
-FastISel (FAST_ISEL_INSTRUCTIONS).
+into one shared library (artifact.link_shared). A large network's entry (descriptor
+plumbing and calls) gets a part of its own, compiled at O0 (PLAIN_ENTRY_OPS); one that
+shares a part is compiled with FastISel (FAST_ISEL_INSTRUCTIONS).
 
 One thread optimizes and compiles a small module into an object in memory
 (`compile_object`, linked into the process by runtime/jit_code.py). LLVM's time grows with
@@ -160,6 +161,12 @@ def share_out(sizes: dict[str, FunctionWork | int], parts: int) -> dict[str, int
                  if name.startswith(C_INTERFACE) and entry_body(name) in costs}
     for name, body in with_body.items():
         costs[name] += costs.pop(body)
+    if parts > 1:  # a large entry alone in part 0 (compiled at O0 there: _plain_entries)
+        for name, body in with_body.items():
+            if sum(getattr(sizes[n], "ops", 0) for n in (name, body)) >= PLAIN_ENTRY_OPS:
+                assignment[name] = 0
+                load[0] = float("inf")
+                del costs[name]
     for name, cost in sorted(costs.items(), key=lambda kv: -kv[1]):
         if name:
             part = load.index(min(load))
@@ -295,6 +302,8 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
         lib.LLVMSetTarget(module, triple.encode())
         if keep is not None:
             keep(module)
+            if opt_level and _plain_entries(lib, module):
+                opt_level = 0
         # (the C API's code generation levels are LLVM's: None 0 ... Aggressive 3)
         machine = llvm_capi.target_machine(lib, triple, cpu, opt_level)
         # (globaldce at O0 too: the bodies of what other parts define, OpenMP's outlined
@@ -316,6 +325,32 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
         if module:
             lib.LLVMDisposeModule(module)
         lib.LLVMContextDispose(context)
+
+
+# LLVM-dialect operations of an entry (its C interface and body) from which share_out gives
+# it a part of its own, compiled at O0 (_plain_entries): a large network's entry is one
+# basic block of descriptor fields, allocations and calls, and LLVM's O3 took seconds on it
+# (MobileNetV2's training step with BatchNorm in training mode: 18,000 instructions after
+# inlining; O3 0.85 s, then greedy register allocation 1.2 s even with FastISel).
+PLAIN_ENTRY_OPS = 4000
+
+
+def _plain_entries(lib, module) -> bool:
+    """Whether a part defines entries only (C interfaces and their bodies), at least one of
+    FAST_ISEL_INSTRUCTIONS instructions or more: share_out's part of a large entry."""
+    from . import llvm_capi
+    from .symbols import C_INTERFACE, PREFIX
+    local = (llvm_capi.INTERNAL_LINKAGE, llvm_capi.PRIVATE_LINKAGE)
+    # (the OpenMP bodies of functions other parts define are still here, unused: globaldce
+    # drops them after)
+    defined = [f for f in llvm_capi.functions(lib, module) if not lib.LLVMIsDeclaration(f)
+               and not (lib.LLVMGetLinkage(f) in local and not lib.LLVMGetFirstUse(f))]
+    names = [llvm_capi.name_of(lib, f) for f in defined]
+    entries = {n[len(C_INTERFACE):] for n in names if n.startswith(C_INTERFACE)}
+    if not entries or any(not n.startswith(C_INTERFACE) and n[len(PREFIX):] not in entries
+                          for n in names):
+        return False
+    return any(llvm_capi.has_instructions(lib, f, FAST_ISEL_INSTRUCTIONS) for f in defined)
 
 
 # Instructions of an optimized entry (its C interface, the body inlined) from which code

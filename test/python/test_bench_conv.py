@@ -1,4 +1,4 @@
-"""bench/conv.py's models without timing anything: each mscc model (MindSpore-style layers)
+"""bench/conv.py's and bench/compile_time.py's models without timing anything: each mscc model (MindSpore-style layers)
 computes what its torch twin computes from the same weights, the two training steps take the
 same first steps (their losses agree). Skipped without torch (`pip install -e '.[bench]'`)."""
 import importlib.util
@@ -38,3 +38,24 @@ def test_the_mscc_model_computes_what_torch_computes(name):
     # checks the gradients and the update too)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
+
+
+def test_the_mobilenet_v2_of_compile_time_computes_what_jax_computes():
+    """bench/compile_time.py's MobileNetV2 row: mscc's model (MindSpore's layers, BatchNorm
+    in training mode) and the jax function give the same logits from the same weights. (At
+    64x64 the last stages are 2x2: BatchNorm's statistics over 2 images of 1x1 amplify
+    rounding differences without bound.)"""
+    pytest.importorskip("jax")
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax.numpy as jnp
+    import mscc as ms
+    import nets
+    rng = np.random.default_rng(0)
+    p = nets.mobilenet_v2_params(rng)
+    x, _ = nets.classifier_data(rng, (4, 3, 64, 64))
+    net = nets.ms_mobilenet_v2(p)
+    net.set_train(True)
+    got = ms.jit(lambda t: net(t))(ms.Tensor(x)).asnumpy()
+    want = np.asarray(nets.jax_mobilenet_v2({k: jnp.asarray(v) for k, v in p.items()},
+                                            jnp.asarray(x)))
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)

@@ -113,6 +113,36 @@ def test_a_large_entry_is_compiled_with_fast_instruction_selection(small_parts, 
     assert names == (["_mlir_ciface__step"] if marked else [])
 
 
+def test_a_large_entry_gets_a_part_of_its_own():
+    W = cpu_codegen.FunctionWork
+    big = cpu_codegen.PLAIN_ENTRY_OPS
+    sizes = {"_mlir_ciface_f": W(10, 100), "mscc.f": W(big, 9000), "mscc.f__loop0": W(50, 5000),
+             "mscc.f__loop1": W(40, 4000), "mscc.f__matmul0": W(30, 3000)}
+    assignment = cpu_codegen.share_out(sizes, 3)
+    assert assignment["_mlir_ciface_f"] == assignment["mscc.f"] == 0
+    assert all(part != 0 for name, part in assignment.items() if "__" in name)
+    small = dict(sizes, **{"mscc.f": W(10, 9000)})  # (costly, but few operations)
+    assert list(cpu_codegen.share_out(small, 3).values()).count(0) == 2
+
+
+def test_a_large_entrys_part_compiles_at_o0(small_parts, monkeypatch):
+    """The entry alone in part 0 (PLAIN_ENTRY_OPS) compiles at O0, the other parts at O3;
+    the results stay numpy's."""
+    from mscc.passes import llvm_capi
+    monkeypatch.setattr(cpu_codegen, "PLAIN_ENTRY_OPS", 1)
+    monkeypatch.setattr(cpu_codegen, "FAST_ISEL_INSTRUCTIONS", 1)
+    monkeypatch.setattr(cpu_codegen, "PIECE_COST", 500)
+    levels, target_machine = [], llvm_capi.target_machine
+
+    def recorded(lib, triple, cpu, level=llvm_capi.CODEGEN_AGGRESSIVE):
+        levels.append(level)
+        return target_machine(lib, triple, cpu, level)
+    monkeypatch.setattr(llvm_capi, "target_machine", recorded)
+    exe = _checked_step()
+    assert len(exe.objects) == len(levels) == 2 * cpu_codegen.PARTS_PER_THREAD
+    assert sorted(levels) == [0] + [3] * (len(levels) - 1)
+
+
 def _checked_step():
     """The executable of a jit compile of _step, its results checked against numpy."""
     f = ms.jit(_step)

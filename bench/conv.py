@@ -34,8 +34,14 @@ import numpy as np  # noqa: E402
 import harness  # noqa: E402
 import nets  # noqa: E402
 
+# How far the second loss of a step may be from torch's, relative, where 1e-3 is too close:
+# MobileNetV2's chains of BatchNorm amplify float32 rounding (torch's own float32 second
+# loss is 1.1e-3 from its float64 one; mscc's 1.8e-3).
+LOSS_RTOL = {"mobilenet_v2_train_step": 5e-3}
+
 PROGRAMS = ("conv3x3_forward", "resnet_block_forward", "resnet_block_train_step",
-            "lenet5_train_step", "depthwise3x3_forward", "mobilenet_block_train_step")
+            "lenet5_train_step", "depthwise3x3_forward", "mobilenet_block_train_step",
+            "mobilenet_v2_train_step")
 
 
 def spec(name, small):
@@ -65,6 +71,12 @@ def spec(name, small):
         x, y = nets.regression_data(rng, (batch, 32, size, size))
         return (f"MobileNetV2 block step, {batch}x32x{size}x{size} (x6 expand)", "step", p,
                 x, y, nets.ms_inverted_residual, nets.torch_inverted_residual, "mse")
+    if name == "mobilenet_v2_train_step":
+        batch, size = (8, 32) if small else (32, 64)
+        p = nets.mobilenet_v2_params(rng)
+        x, y = nets.classifier_data(rng, (batch, 3, size, size))
+        return (f"MobileNetV2 train step, {batch}x3x{size}x{size}", "step", p, x, y,
+                nets.ms_mobilenet_v2, nets.torch_mobilenet_v2, "ce")
     if name == "lenet5_train_step":
         p = nets.lenet_params(rng)
         x, y = nets.classifier_data(rng, (32, 1, 32, 32))
@@ -141,7 +153,7 @@ def agreement(kind, name, rows, out_dir):
         return f"{'agree' if err < 1e-4 else 'DIFFER'} (max err {err:.1e} of max)"
     # the first two losses: the second one checks the gradients and the update too
     err = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ms_r["losses"], torch_r["losses"]))
-    return f"{'agree' if err < 1e-3 else 'DIFFER'} (losses within {err:.1e})"
+    return f"{'agree' if err < LOSS_RTOL.get(name, 1e-3) else 'DIFFER'} (losses within {err:.1e})"
 
 
 def row_cells(title, rows, check):

@@ -345,6 +345,43 @@ def torch_inverted_residual(p):
     return InvertedResidual()
 
 
+def torch_mobilenet_v2(p):
+    import torch
+    from torch import nn
+
+    def conv_bn(name, c_in, c_out, k, stride=1, groups=1, relu6=True):
+        conv = nn.Conv2d(c_in, c_out, k, stride, (k - 1) // 2, groups=groups, bias=False)
+        _load(torch, [conv.weight], [p[name]])
+        return [conv, nn.BatchNorm2d(c_out)] + ([nn.ReLU6()] if relu6 else [])
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, name, c_in, c, t, stride):
+            super().__init__()
+            wide = c_in * t
+            layers = conv_bn(f"{name}.expand", c_in, wide, 1) if t != 1 else []
+            layers += conv_bn(f"{name}.dw", wide, wide, 3, stride, groups=wide)
+            layers += conv_bn(f"{name}.project", wide, c, 1, relu6=False)
+            self.conv = nn.Sequential(*layers)
+            self.residual = stride == 1 and c_in == c
+
+        def forward(self, x):
+            return x + self.conv(x) if self.residual else self.conv(x)
+
+    class MobileNetV2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layers = conv_bn("stem", 3, 32, 3, 2)
+            layers += [InvertedResidual(*b) for b in mobilenet_v2_blocks()]
+            self.features = nn.Sequential(*layers, *conv_bn("head", 320, 1280, 1))
+            self.head = nn.Linear(1280, p["fc.w"].shape[0])
+            _load(torch, [self.head.weight, self.head.bias], [p["fc.w"], p["fc.b"]])
+
+        def forward(self, x):
+            return self.head(self.features(x).mean((2, 3)))
+
+    return MobileNetV2()
+
+
 def _load(torch, params, arrays):
     with torch.no_grad():
         for param, array in zip(params, arrays):

@@ -59,3 +59,22 @@ def test_the_mobilenet_v2_of_compile_time_computes_what_jax_computes():
     want = np.asarray(nets.jax_mobilenet_v2({k: jnp.asarray(v) for k, v in p.items()},
                                             jnp.asarray(x)))
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_the_torch_mobilenet_v2_computes_what_jax_computes():
+    """bench/conv.py's MobileNetV2 row compares mscc with this torch twin."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax.numpy as jnp
+    import nets
+    rng = np.random.default_rng(1)
+    p = nets.mobilenet_v2_params(rng)
+    x, _ = nets.classifier_data(rng, (4, 3, 64, 64))
+    net = nets.torch_mobilenet_v2(p)
+    net.train()
+    with torch.no_grad():
+        got = net(torch.from_numpy(x)).numpy()
+    want = np.asarray(nets.jax_mobilenet_v2({k: jnp.asarray(v) for k, v in p.items()},
+                                            jnp.asarray(x)))
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)

@@ -22,6 +22,8 @@ GEOMETRIES = [  # (x shape, weight shape, stride, dilation, pad_lo, pad_hi, grou
     ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 2), (1, 0), (2, 1), 2),
     ((4, 3, 10), (5, 3, 4), (3,), (2,), (3,), (0,), 1),
     ((1, 16, 64, 64), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
+    # grouped, several images: per image, a product per group (scf.for of linalg.matmul)
+    ((3, 8, 7, 7), (8, 2, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 4),
     # depthwise (one input channel per group: the direct loop nests of conv_direct.py),
     # per image and for one image, strided (read by phases), dilated, multiplier 2 (whose
     # input gradient, two channels per group, takes the product again), 1-D and 3-D

@@ -53,23 +53,21 @@ func.func @conv1d_strided_dilated(%x: tensor<1x2x11xf64>, %w: tensor<5x2x3xf64>)
 // -----
 
 // Two groups of 2 input and 3 output channels: the gather's g loop picks the channel block
-// (g*2 + c); the contraction is one generic batched over g: (g, m, n, k), k the reduction.
+// (g*2 + c); the contraction is an scf.for over the groups, each group's weight (3 x 18) @
+// its windows (18 x 9) one linalg.matmul (the tuned schedule), inserted into the (g, 3, 9)
+// result.
 // CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
-// CHECK-DAG:   #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG:   #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
-// CHECK-DAG:   #[[$C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv2d_grouped(
 // CHECK-SAME:    %[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
 // CHECK:         %[[WM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 3, 18] : tensor<108xf32> into tensor<2x3x18xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x4x5x5xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x3x3xf32>)
 // CHECK:         %[[COLM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 18, 9] : tensor<324xf32> into tensor<2x18x9xf32>
-// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x3x9xf32>)
-// CHECK:         linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[WM]], %[[COLM]] : tensor<2x3x18xf32>, tensor<2x18x9xf32>) outs(%[[ACC]] : tensor<2x3x9xf32>)
-// CHECK-NEXT:    ^bb0(%[[P:.+]]: f32, %[[Q:.+]]: f32, %[[O:.+]]: f32):
-// CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[P]], %[[Q]]
-// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[O]], %[[M]]
-// CHECK-NEXT:      linalg.yield %[[S]] : f32
-// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<2x3x9xf32>)
+// CHECK:           %[[A:.+]] = tensor.extract_slice %[[WM]][%[[G]], 0, 0] [1, 3, 18] [1, 1, 1] : tensor<2x3x18xf32> to tensor<3x18xf32>
+// CHECK:           %[[B:.+]] = tensor.extract_slice %[[COLM]][%[[G]], 0, 0] [1, 18, 9] [1, 1, 1] : tensor<2x18x9xf32> to tensor<18x9xf32>
+// CHECK:           %[[P:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x18xf32>, tensor<18x9xf32>) outs(%{{.+}} : tensor<3x9xf32>)
+// CHECK:           %[[NEXT:.+]] = tensor.insert_slice %[[P]] into %[[ACC]][%[[G]], 0, 0] [1, 3, 9] [1, 1, 1] : tensor<3x9xf32> into tensor<2x3x9xf32>
+// CHECK:           scf.yield %[[NEXT]] : tensor<2x3x9xf32>
 // CHECK:         return %{{.+}} : tensor<1x6x3x3xf32>
 func.func @conv2d_grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
   %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
@@ -125,14 +123,16 @@ func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) ->
 
 // -----
 
-// Two groups (depthwise, 2 outputs per channel): the batched generic, no matmul.
+// Two groups (depthwise, 2 outputs per channel, so 2 dy channels per group: not a direct
+// nest): per group, the flipped weight (1 x 18) @ the windows of dy (18 x 25), a
+// linalg.matmul in an scf.for over the groups.
 // CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad_grouped(
 // CHECK-SAME:    %[[DY:.+]]: tensor<1x4x3x3xf32>, %[[W:.+]]: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
 // CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x4x7x7xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x7x7xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x5x5xf32>)
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<2x1x18xf32>, tensor<2x18x25xf32>) outs(%{{.+}} : tensor<2x1x25xf32>)
-// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.for
+// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x18xf32>, tensor<18x25xf32>) outs(%{{.+}} : tensor<1x25xf32>)
 // CHECK:         return %{{.+}} : tensor<1x2x5x5xf32>
 func.func @conv_input_grad_grouped(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32> {
   %0 = "ms.conv_input_grad"(%dy, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64, input_shape = array<i64: 1, 2, 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
@@ -276,8 +276,10 @@ func.func @conv_filter_grad_blocks(%x: tensor<3x4x9x8xf32>, %dy: tensor<3x6x9x8x
 // CHECK-NEXT:      arith.mulf %[[A]], %[[B]] fastmath<reassoc,contract> : f32
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return %[[Y]] : tensor<1x2x6x6xf32>
+// Batched (conv=batched): the im2col matrix and a product per group instead.
 // BATCHED-LABEL: func.func @conv2d_depthwise(
-// BATCHED:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// BATCHED:         scf.for
+// BATCHED:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x6xf32>, tensor<6x36xf32>) outs(%{{.+}} : tensor<1x36xf32>)
 func.func @conv2d_depthwise(%x: tensor<1x2x6x6xf32>, %w: tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32> {
   %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 0, 1>, groups = 2 : i64} : (tensor<1x2x6x6xf32>, tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32>
   return %0 : tensor<1x2x6x6xf32>

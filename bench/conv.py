@@ -40,8 +40,8 @@ import nets  # noqa: E402
 LOSS_RTOL = {"mobilenet_v2_train_step": 5e-3}
 
 PROGRAMS = ("conv3x3_forward", "resnet_block_forward", "resnet_block_train_step",
-            "lenet5_train_step", "depthwise3x3_forward", "mobilenet_block_train_step",
-            "mobilenet_v2_train_step")
+            "lenet5_train_step", "depthwise3x3_forward", "grouped3x3_forward",
+            "mobilenet_block_train_step", "mobilenet_v2_train_step")
 
 
 def spec(name, small):
@@ -64,7 +64,13 @@ def spec(name, small):
         p = nets.conv_params(rng, 1, c)
         x = rng.standard_normal((32, c, 28, 28)).astype(np.float32)
         return (f"depthwise 3x3 forward, 32x{c}x28x28, same, bias", "forward", p, x, None,
-                nets.ms_depthwise, nets.torch_depthwise, None)
+                nets.ms_grouped, nets.torch_grouped, None)
+    if name == "grouped3x3_forward":  # ResNeXt's kind: 32 groups of 4 channels
+        c = 32 if small else 128
+        p = nets.conv_params(rng, 4, c)
+        x = rng.standard_normal((32, c, 28, 28)).astype(np.float32)
+        return (f"grouped 3x3 forward, 32x{c}x28x28, {c // 4} groups, same, bias", "forward",
+                p, x, None, nets.ms_grouped, nets.torch_grouped, None)
     if name == "mobilenet_block_train_step":
         batch, size = (8, 28) if small else (32, 28)
         p = nets.inverted_residual_params(rng, 32)

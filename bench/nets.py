@@ -551,17 +551,18 @@ def torch_conv(p):
     return conv
 
 
-def ms_depthwise(p):
-    """A depthwise 3x3 Conv2d with bias (group = channels)."""
+def ms_grouped(p):
+    """A grouped 3x3 Conv2d with bias, C -> C channels (groups = C / the weight's second
+    dim: depthwise for 1)."""
     from mscc import nn
-    c = p["w"].shape[0]
-    return nn.Conv2d(c, c, 3, pad_mode="same", group=c, has_bias=True, weight_init=p["w"],
-                     bias_init=p["b"])
+    c, per_group = p["w"].shape[:2]
+    return nn.Conv2d(c, c, 3, pad_mode="same", group=c // per_group, has_bias=True,
+                     weight_init=p["w"], bias_init=p["b"])
 
 
-def torch_depthwise(p):
+def torch_grouped(p):
     import torch
-    c = p["w"].shape[0]
-    conv = torch.nn.Conv2d(c, c, 3, padding="same", groups=c)
+    c, per_group = p["w"].shape[:2]
+    conv = torch.nn.Conv2d(c, c, 3, padding="same", groups=c // per_group)
     _load(torch, [conv.weight, conv.bias], [p["w"], p["b"]])
     return conv

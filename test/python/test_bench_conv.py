@@ -16,7 +16,8 @@ conv = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(conv)
 
 
-@pytest.mark.parametrize("name", ["depthwise3x3_forward", "mobilenet_block_train_step"])
+@pytest.mark.parametrize("name", ["depthwise3x3_forward", "grouped3x3_forward",
+                                  "mobilenet_block_train_step"])
 def test_the_mscc_model_computes_what_torch_computes(name):
     pytest.importorskip("torch")
     import mscc as ms

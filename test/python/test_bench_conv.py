@@ -41,41 +41,36 @@ def test_the_mscc_model_computes_what_torch_computes(name):
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
 
 
-def test_the_mobilenet_v2_of_compile_time_computes_what_jax_computes():
-    """bench/compile_time.py's MobileNetV2 row: mscc's model (MindSpore's layers, BatchNorm
-    in training mode) and the jax function give the same logits from the same weights. (At
-    64x64 the last stages are 2x2: BatchNorm's statistics over 2 images of 1x1 amplify
-    rounding differences without bound.)"""
+def _mscc_logits(p, x):
+    import mscc as ms
+    import nets
+    net = nets.ms_mobilenet_v2(p)
+    net.set_train(True)
+    return ms.jit(lambda t: net(t))(ms.Tensor(x)).asnumpy()
+
+
+def _torch_logits(p, x):
+    torch = pytest.importorskip("torch")
+    import nets
+    net = nets.torch_mobilenet_v2(p)
+    net.train()
+    with torch.no_grad():
+        return net(torch.from_numpy(x)).numpy()
+
+
+@pytest.mark.parametrize("logits", [_mscc_logits, _torch_logits], ids=["mscc", "torch"])
+def test_mobilenet_v2_computes_what_the_jax_function_computes(logits):
+    """MobileNetV2 as bench/compile_time.py (mscc, MindSpore's layers) and bench/conv.py
+    (mscc against torch.nn) build it: the same logits from the same weights as the jax
+    function, BatchNorm in training mode. (At 64x64 the last stages are 2x2: BatchNorm's
+    statistics over 2 images of 1x1 would amplify rounding differences without bound.)"""
     pytest.importorskip("jax")
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax.numpy as jnp
-    import mscc as ms
     import nets
     rng = np.random.default_rng(0)
     p = nets.mobilenet_v2_params(rng)
     x, _ = nets.classifier_data(rng, (4, 3, 64, 64))
-    net = nets.ms_mobilenet_v2(p)
-    net.set_train(True)
-    got = ms.jit(lambda t: net(t))(ms.Tensor(x)).asnumpy()
     want = np.asarray(nets.jax_mobilenet_v2({k: jnp.asarray(v) for k, v in p.items()},
                                             jnp.asarray(x)))
-    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
-
-
-def test_the_torch_mobilenet_v2_computes_what_jax_computes():
-    """bench/conv.py's MobileNetV2 row compares mscc with this torch twin."""
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("jax")
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import jax.numpy as jnp
-    import nets
-    rng = np.random.default_rng(1)
-    p = nets.mobilenet_v2_params(rng)
-    x, _ = nets.classifier_data(rng, (4, 3, 64, 64))
-    net = nets.torch_mobilenet_v2(p)
-    net.train()
-    with torch.no_grad():
-        got = net(torch.from_numpy(x)).numpy()
-    want = np.asarray(nets.jax_mobilenet_v2({k: jnp.asarray(v) for k, v in p.items()},
-                                            jnp.asarray(x)))
-    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(logits(p, x), want, rtol=1e-3, atol=1e-3)

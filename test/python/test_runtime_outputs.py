@@ -118,8 +118,8 @@ def test_parameter_updates_through_reused_outputs():
 
 
 def test_malloc_keeps_freed_memory_unless_disabled():
-    """Intermediate buffers are malloc'ed on every call (here a grouped convolution's 58 MiB
-    im2col matrix, beyond glibc's largest default mmap threshold):
+    """Intermediate buffers are malloc'ed on every call (here a grouped convolution's im2col
+    matrix of each image, 36 MiB, beyond glibc's largest default mmap threshold):
     with glibc told to keep freed pages (runtime/malloc.py) later calls take almost no page
     faults; MSCC_MALLOC_TUNING=0 leaves the allocator alone and every call faults them in."""
     import os
@@ -128,9 +128,9 @@ def test_malloc_keeps_freed_memory_unless_disabled():
     code = """
 import resource, numpy as np, mscc as ms
 from mscc import nn
-conv = nn.Conv2d(32, 32, 3, group=2)
+conv = nn.Conv2d(64, 64, 3, group=2)
 f = ms.jit(lambda t: conv(t))
-x = ms.Tensor(np.ones((64, 32, 28, 28), np.float32))
+x = ms.Tensor(np.ones((2, 64, 128, 128), np.float32))
 f(x); f(x)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(5):
@@ -143,5 +143,5 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                              capture_output=True, text=True).stdout
         faults[value] = int(out.split()[-1])
-    # 5 calls x ~70 MiB = ~90000 pages when faulted in anew
+    # 5 calls x 2 images x 36 MiB = ~90000 pages when faulted in anew
     assert faults["0"] > 10000 and faults["1"] < faults["0"] / 10, faults

@@ -34,7 +34,9 @@ def _const(v):
 
 
 # Most input channels per group a convolution multiplies directly: a depthwise one (one
-# channel per group) gives the batched product over the groups a matmul row per group.
+# channel per group) gives each group's product a single row. (With 2 channels per group the
+# direct forward was faster than the products too, 1.9 against 4.3 ms for 32x128x28x28,
+# with 4 as fast, with 8 slower: 72 terms; measured once each, so depthwise only.)
 DIRECT_MAX_CHANNELS = 1
 # Most terms (channels per group times kernel elements) of a direct loop nest's output
 # element, each an operand of its own: 7x7 windows at most (more would spill registers

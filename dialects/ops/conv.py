@@ -29,8 +29,8 @@ from ..dtypes import TensorSpec
 from ..grad import each
 from ..symdim import Dim
 from ..registry import FusionRole, ShapeError, define
-from .conv_direct import (direct_filter_grad, direct_grouped, direct_grouped_applies,
-                          phase_padding)
+from .conv_direct import (by_rows, direct_filter_grad, direct_grouped,
+                          direct_grouped_applies, phase_padding)
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
           "groups": "int"}
@@ -721,6 +721,24 @@ def _transposed_image(dyi, og, npix, dtype):
     return lowering.reshape(dyt, (npix, og), (1, npix, og), dtype)
 
 
+def _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out: TensorSpec):
+    """direct_filter_grad image by image (its shifted copy of the image used in cache), the
+    images' partial weight gradients summed after."""
+    n = sx.shape[0]
+    part = TensorSpec(out.shape, acc)
+
+    def image(i, _shared):
+        one_x = TensorSpec((1,) + sx.shape[1:], sx.dtype)
+        one_dy = TensorSpec((1,) + sdy.shape[1:], sdy.dtype)
+        w = direct_filter_grad(_image(x, sx, i), one_x, _image(dy, sdy, i), one_dy, win,
+                               groups, acc, part)
+        return lowering.reshape(w, out.shape, (1,) + out.shape, acc)
+    parts = _over_images(TensorSpec((n,) + out.shape, acc), image)
+    total = lowering.reduce(parts, TensorSpec((n,) + out.shape, acc), (0,), acc, 0,
+                            lambda a, v: lowering.ScalarBuilder(acc).add(a, v))
+    return _cast_to(total, acc, out)
+
+
 def _lower_filter_grad(lc, x, dy):
     """Per image when the images' products are small next to the batch's im2col matrix
     (O output channels against P output positions), else for the batch at once."""
@@ -736,6 +754,8 @@ def _lower_filter_grad(lc, x, dy):
     if direct_grouped_applies(lc, sx, groups, win.kernel):
         if any(e > 1 for e in stride):
             win = win._replace(prepare=_padded(lo, phase_padding(sx.shape[2:], lo, hi, win)))
+        if by_rows(win) and (isinstance(n, Dim) or n > 1):
+            return _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)
         return direct_filter_grad(x, sx, dy, sdy, win, groups, acc, out)
     if per_image:
         c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out,

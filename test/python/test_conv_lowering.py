@@ -160,3 +160,27 @@ def test_the_epilogue_runs_inside_the_loop_over_images():
     # the im2col and the epilogue, both per image; nothing left after the loop
     assert len(_generics(loops[0])) == 2
     assert len(_generics(module)) == 2
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_gradients_take_a_dynamic_batch(stride):
+    """The direct depthwise forms with a batch known only at run time (per image: the weight
+    gradient's long dot products at stride 1, its partial rows at stride 2) give the static
+    compile's numbers, for two batch sizes."""
+    import mscc as ms
+    from mscc import ops
+    rng = np.random.default_rng(stride)
+    x = rng.standard_normal((3, 4, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 1, 3, 3)).astype(np.float32)
+
+    def loss(a, b):
+        y = ops.conv2d(a, b, pad_mode="pad", padding=1, stride=stride, groups=4)
+        return (y * y).sum()
+    grad = ms.grad(loss, grad_position=(0, 1))
+    dynamic = ms.jit(grad, input_signature=(ms.Tensor(shape=(None, 4, 9, 8), dtype=ms.float32),
+                                            ms.Tensor(shape=(4, 1, 3, 3), dtype=ms.float32)))
+    for n in (1, 3):
+        want = [t.asnumpy() for t in ms.jit(grad)(ms.Tensor(x[:n]), ms.Tensor(w))]
+        got = [t.asnumpy() for t in dynamic(ms.Tensor(x[:n]), ms.Tensor(w))]
+        for g, v in zip(got, want):
+            np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-4)

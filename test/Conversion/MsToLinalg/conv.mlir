@@ -310,19 +310,45 @@ func.func @conv1d_depthwise_strided(%x: tensor<2x2x9xf64>, %w: tensor<4x1x3xf64>
 
 // -----
 
-// A depthwise weight gradient: partial sums per output position q, loops (g, o, c, n, k, q),
-// n reduced and q kept (dy read at (n, g + o, q), x at (n, g + c, q + k)), then one
-// reduction over q.
-// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d1, d5)>
-// CHECK-DAG:   #[[$XW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d2, d4 + d5)>
-// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d5)>
+// A depthwise weight gradient of stride 1, two images: per image (an scf.forall), the image
+// shifted by each kernel offset into rows of the output's width, xw[n, c, k, q] = x[n, c,
+// q + k], then long dot products: loops (g, o, c, k, n, j), n and j reduced, dy read at
+// (n, g + o, j), xw at (n, g + c, k, j); the images' sums added after.
+// CHECK-DAG:   #[[$SHIFT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + d3)>
+// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d0 + d1, d5)>
+// CHECK-DAG:   #[[$XW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d0 + d2, d3, d5)>
+// CHECK-DAG:   #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @conv_filter_grad_depthwise(
 // CHECK-SAME:    %[[X:.+]]: tensor<2x2x6xf32>, %[[DY:.+]]: tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
-// CHECK:         %[[PARTS:.+]] = linalg.generic {indexing_maps = [#[[$DY]], #[[$XW]], #[[$PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%[[DY]], %[[X]] : tensor<2x2x4xf32>, tensor<2x2x6xf32>) outs(%{{.+}} : tensor<2x1x1x3x4xf32>)
-// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<2x1x1x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK:         %[[PARTS:.+]] = scf.forall (%[[I:.+]]) in (2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<2x2x1x3xf32>)
+// CHECK:           %[[XI:.+]] = tensor.extract_slice %[[X]][%[[I]], 0, 0] [1, 2, 6] [1, 1, 1]
+// CHECK:           %[[DYI:.+]] = tensor.extract_slice %[[DY]][%[[I]], 0, 0] [1, 2, 4] [1, 1, 1]
+// CHECK:           %[[XW:.+]] = linalg.generic {indexing_maps = [#[[$SHIFT]], #{{.+}}], {{.+}} ins(%[[XI]] : tensor<1x2x6xf32>) outs(%{{.+}} : tensor<1x2x3x4xf32>)
+// CHECK:           linalg.generic {indexing_maps = [#[[$DY]], #[[$XW]], #[[$W]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[DYI]], %[[XW]] : tensor<1x2x4xf32>, tensor<1x2x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK:         linalg.generic {{.+}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[PARTS]] : tensor<2x2x1x3xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return
 func.func @conv_filter_grad_depthwise(%x: tensor<2x2x6xf32>, %dy: tensor<2x2x4xf32>) -> tensor<2x1x3xf32> {
   %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 1>, dilation = array<i64: 1>, pad_lo = array<i64: 0>, pad_hi = array<i64: 0>, groups = 2 : i64, kernel_shape = array<i64: 2, 1, 3>} : (tensor<2x2x6xf32>, tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
+  return %0 : tensor<2x1x3xf32>
+}
+
+// -----
+
+// Strided (2), two images: partial sums per output position q over the input's phases,
+// loops (g, o, c, n, k, q), n reduced and q kept (dy read at (n, g + o, q), the phases at
+// (n, g + c, k mod 2, q + k floordiv 2)), then one reduction over q.
+// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d1, d5)>
+// CHECK-DAG:   #[[$PH:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d2, d4 mod 2, d5 + d4 floordiv 2)>
+// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d5)>
+// CHECK-LABEL: func.func @conv_filter_grad_depthwise_strided(
+// CHECK-SAME:    %[[X:.+]]: tensor<2x2x9xf32>, %[[DY:.+]]: tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
+// CHECK:         %[[PHASES:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2x2x2x5xf32>)
+// CHECK:         %[[PARTS:.+]] = linalg.generic {indexing_maps = [#[[$DY]], #[[$PH]], #[[$PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%[[DY]], %[[PHASES]] : tensor<2x2x4xf32>, tensor<2x2x2x5xf32>) outs(%{{.+}} : tensor<2x1x1x3x4xf32>)
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<2x1x1x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return
+func.func @conv_filter_grad_depthwise_strided(%x: tensor<2x2x9xf32>, %dy: tensor<2x2x4xf32>) -> tensor<2x1x3xf32> {
+  %0 = "ms.conv_filter_grad"(%x, %dy) {stride = array<i64: 2>, dilation = array<i64: 1>, pad_lo = array<i64: 0>, pad_hi = array<i64: 0>, groups = 2 : i64, kernel_shape = array<i64: 2, 1, 3>} : (tensor<2x2x9xf32>, tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
   return %0 : tensor<2x1x3xf32>
 }

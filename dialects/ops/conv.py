@@ -29,8 +29,8 @@ from ..dtypes import TensorSpec
 from ..grad import each
 from ..symdim import Dim
 from ..registry import FusionRole, ShapeError, define
-from .conv_direct import (by_rows, direct_filter_grad, direct_grouped,
-                          direct_grouped_applies, phase_padding)
+from .conv_direct import (direct_filter_grad, direct_grouped, direct_grouped_applies,
+                          per_image_dots, phase_padding)
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
           "groups": "int"}
@@ -752,10 +752,11 @@ def _lower_filter_grad(lc, x, dy):
         isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
         or (n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
     if direct_grouped_applies(lc, sx, groups, win.kernel):
-        if any(e > 1 for e in stride):
+        if per_image_dots(win):
+            if isinstance(n, Dim) or n > 1:
+                return _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)
+        elif any(e > 1 for e in stride):  # (the partial rows read the stride phases)
             win = win._replace(prepare=_padded(lo, phase_padding(sx.shape[2:], lo, hi, win)))
-        if by_rows(win) and (isinstance(n, Dim) or n > 1):
-            return _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)
         return direct_filter_grad(x, sx, dy, sdy, win, groups, acc, out)
     if per_image:
         c = _filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out,

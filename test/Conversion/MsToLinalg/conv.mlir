@@ -335,17 +335,21 @@ func.func @conv_filter_grad_depthwise(%x: tensor<2x2x6xf32>, %dy: tensor<2x2x4xf
 
 // -----
 
-// Strided (2), two images: partial sums per output position q over the input's phases,
-// loops (g, o, c, n, k, q), n reduced and q kept (dy read at (n, g + o, q), the phases at
-// (n, g + c, k mod 2, q + k floordiv 2)), then one reduction over q.
-// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d1, d5)>
-// CHECK-DAG:   #[[$PH:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0 + d2, d4 mod 2, d5 + d4 floordiv 2)>
-// CHECK-DAG:   #[[$PART:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d5)>
+// Strided (2), two images: per image, every window gathered, col[n, c, k, q] =
+// x[n, c, q*2 + k] (the image's im2col matrix per channel), then the same long dot products
+// (n and j reduced); the images' sums added after. (3-D ones keep partial rows per position
+// over the stride phases: the numeric tests in test_conv_lowering.py.)
+// CHECK-DAG:   #[[$COL:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3 * 2 + d2)>
+// CHECK-DAG:   #[[$DY:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d0 + d1, d5)>
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d0 + d2, d3, d5)>
 // CHECK-LABEL: func.func @conv_filter_grad_depthwise_strided(
 // CHECK-SAME:    %[[X:.+]]: tensor<2x2x9xf32>, %[[DY:.+]]: tensor<2x2x4xf32>) -> tensor<2x1x3xf32>
-// CHECK:         %[[PHASES:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2x2x2x5xf32>)
-// CHECK:         %[[PARTS:.+]] = linalg.generic {indexing_maps = [#[[$DY]], #[[$PH]], #[[$PART]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%[[DY]], %[[PHASES]] : tensor<2x2x4xf32>, tensor<2x2x2x5xf32>) outs(%{{.+}} : tensor<2x1x1x3x4xf32>)
-// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<2x1x1x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK:         %[[PARTS:.+]] = scf.forall (%[[I:.+]]) in (2)
+// CHECK:           %[[XI:.+]] = tensor.extract_slice %[[X]][%[[I]], 0, 0] [1, 2, 9] [1, 1, 1]
+// CHECK:           %[[DYI:.+]] = tensor.extract_slice %[[DY]][%[[I]], 0, 0] [1, 2, 4] [1, 1, 1]
+// CHECK:           %[[C:.+]] = linalg.generic {indexing_maps = [#[[$COL]], #{{.+}}], {{.+}} ins(%[[XI]] : tensor<1x2x9xf32>) outs(%{{.+}} : tensor<1x2x3x4xf32>)
+// CHECK:           linalg.generic {indexing_maps = [#[[$DY]], #[[$WIN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[DYI]], %[[C]] : tensor<1x2x4xf32>, tensor<1x2x3x4xf32>) outs(%{{.+}} : tensor<2x1x1x3xf32>)
+// CHECK:         linalg.generic {{.+}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[PARTS]] : tensor<2x2x1x3xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return
 func.func @conv_filter_grad_depthwise_strided(%x: tensor<2x2x9xf32>, %dy: tensor<2x2x4xf32>) -> tensor<2x1x3xf32> {

@@ -29,8 +29,8 @@ from ..dtypes import TensorSpec
 from ..grad import each
 from ..symdim import Dim
 from ..registry import FusionRole, ShapeError, define
-from .conv_direct import (direct_filter_grad, direct_grouped, direct_grouped_applies,
-                          per_image_dots, phase_padding)
+from .conv_direct import (cast_to, direct_filter_grad, direct_grouped,
+                          direct_grouped_applies, per_image_dots, phase_padding)
 
 _ATTRS = {"stride": "ints", "dilation": "ints", "pad_lo": "ints", "pad_hi": "ints",
           "groups": "int"}
@@ -397,7 +397,7 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
         if weight is not None and implicit_gemm_applies(lc, sx, groups):
             y = _direct_product(x, sx, weight, win, out, acc)
         elif direct:
-            y = _cast_to(direct_grouped(x, sx, wm, win, groups, acc), acc, out)
+            y = cast_to(direct_grouped(x, sx, wm, win, groups, acc), acc, out)
         else:
             c = _image_product(x, sx, wm, win, groups, acc, out, _groups_as_loop(lc))
             y = _to_output(c, acc, out, groups, n, win.spatial)
@@ -426,14 +426,6 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
                                                 _image(shared, final, i)),
                                 (1, m, npix), (1,) + out.shape[1:], final.dtype)
     return _over_images(final, image)
-
-
-def _cast_to(y, acc, out: TensorSpec):
-    """y (out's shape, in acc) as out's dtype."""
-    if acc is out.dtype:
-        return y
-    return lowering.elementwise([y], [TensorSpec(out.shape, acc)], out,
-                                lambda v: lowering.cast_scalar(v, acc, out.dtype))
 
 
 def _block_rows(lc, sx, ckk, win: _Windows, groups):
@@ -736,7 +728,7 @@ def _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out: TensorS
     parts = _over_images(TensorSpec((n,) + out.shape, acc), image)
     total = lowering.reduce(parts, TensorSpec((n,) + out.shape, acc), (0,), acc, 0,
                             lambda a, v: lowering.ScalarBuilder(acc).add(a, v))
-    return _cast_to(total, acc, out)
+    return cast_to(total, acc, out)
 
 
 def _lower_filter_grad(lc, x, dy):
@@ -763,10 +755,7 @@ def _lower_filter_grad(lc, x, dy):
                                    _block_rows(lc, sx, ckk, win, groups))
     else:
         c = _filter_grad_batched(x, sx, dy, sdy, win, groups, acc, out, _groups_as_loop(lc))
-    if acc is not out.dtype:
-        flat = TensorSpec((groups, og, ckk), acc)
-        c = lowering.elementwise([c], [flat], TensorSpec(flat.shape, out.dtype),
-                                 lambda v: lowering.cast_scalar(v, acc, out.dtype))
+    c = cast_to(c, acc, TensorSpec((groups, og, ckk), out.dtype))
     return lowering.reshape(c, (groups, og, ckk), out.shape, out.dtype)
 
 

@@ -132,9 +132,9 @@ def direct_grouped(x, sx: TensorSpec, wm, win, groups, acc):
     dims = len(lead) + r
     o = D(2) if m > 1 else _const(0)
     views, w_maps = [], []
+    view = _phase_view if strided else _strided_view
     for c in range(cg):
         for k in itertools.product(*(range(size) for size in win.kernel)):
-            view = _phase_view if strided else _strided_view
             views.append(view(xp, padded, c, cg, groups, k, win, (n,) + spatial))
             w_maps.append(lowering.affine_map(dims, [D(1), o, _const(c)]
                                               + [_const(e) for e in k]))
@@ -154,6 +154,38 @@ def direct_grouped(x, sx: TensorSpec, wm, win, groups, acc):
                          [x_map] * terms + w_maps + [lowering.identity_map(dims)],
                          ["parallel"] * dims, body, [sx.dtype] * (2 * terms) + [acc])
     return lowering.reshape(y, shape, (n, groups * m) + spatial, acc)
+
+
+def _multiply_accumulate(dtypes, acc):
+    """The body of a sum of products: o + a*b, both operands cast from `dtypes` to `acc`."""
+    sb = lowering.ScalarBuilder(acc, reassoc=True)
+    return lambda a, b, o: sb.add(o, sb.mul(lowering.cast_scalar(a, dtypes[0], acc),
+                                            lowering.cast_scalar(b, dtypes[1], acc)))
+
+
+def cast_to(y, acc, out: TensorSpec):
+    """y (out's shape, in acc) as out's dtype."""
+    if acc is out.dtype:
+        return y
+    return lowering.elementwise([y], [TensorSpec(out.shape, acc)], out,
+                                lambda v: lowering.cast_scalar(v, acc, out.dtype))
+
+
+def _as_weight(c, shape, acc, out: TensorSpec):
+    """A weight gradient computed as (g, Og, Cg, *K) in `acc`, as the op's result."""
+    c = cast_to(c, acc, TensorSpec(shape, out.dtype))
+    return lowering.reshape(c, shape, out.shape, out.dtype)
+
+
+def _dots(dy2, sdy: TensorSpec, copy, copy_dtype, maps, groups, acc, out: TensorSpec, kernel):
+    """The weight gradient as dot products of dy's images (n, O, P) with a copy of the
+    input's: loops (g, o, c, k..., n, j), n and j reduced, through `maps`."""
+    shape = (groups, out.shape[0] // groups, out.shape[1]) + tuple(kernel)
+    c = lowering.generic([dy2, copy], [lowering.fill(TensorSpec(shape, acc), 0)], maps,
+                         ["parallel"] * (3 + len(kernel)) + ["reduction"] * 2,
+                         _multiply_accumulate((sdy.dtype, copy_dtype), acc),
+                         [sdy.dtype, copy_dtype, acc])
+    return _as_weight(c, shape, acc, out)
 
 
 def direct_filter_grad(x, sx, dy, sdy, win, groups, acc, out: TensorSpec):
@@ -194,18 +226,13 @@ def direct_filter_grad(x, sx, dy, sdy, win, groups, acc, out: TensorSpec):
     iterators = ["reduction" if i == n_ or i in p[:-1] else "parallel" for i in range(dims)]
     width = win.spatial[-1]
     shape = (groups, og, cg) + tuple(win.kernel)
-    sb = lowering.ScalarBuilder(acc, reassoc=True)
     part = lowering.generic(
         [dy, xp], [lowering.fill(TensorSpec(shape + (width,), acc), 0)], maps, iterators,
-        lambda a, b, o: sb.add(o, sb.mul(lowering.cast_scalar(a, sdy.dtype, acc),
-                                         lowering.cast_scalar(b, sx.dtype, acc))),
-        [sdy.dtype, sx.dtype, acc])
+        _multiply_accumulate((sdy.dtype, sx.dtype), acc), [sdy.dtype, sx.dtype, acc])
+    sb = lowering.ScalarBuilder(acc, reassoc=True)
     c = lowering.reduce(part, TensorSpec(shape + (width,), acc), (len(shape),), acc, 0,
                         lambda a, v: sb.add(a, v))
-    if acc is not out.dtype:
-        c = lowering.elementwise([c], [TensorSpec(shape, acc)], TensorSpec(shape, out.dtype),
-                                 lambda v: lowering.cast_scalar(v, acc, out.dtype))
-    return lowering.reshape(c, shape, out.shape, out.dtype)
+    return _as_weight(c, shape, acc, out)
 
 
 def per_image_dots(win) -> bool:
@@ -255,18 +282,7 @@ def _filter_grad_by_rows(xp, padded: TensorSpec, dy, sdy: TensorSpec, win, group
     maps = [lowering.affine_map(loops, [D(n_), D(0) * og + D(1), D(j_)]),
             lowering.affine_map(loops, [D(n_), D(0) * cg + D(2), D(k_w), D(j_) + shift]),
             lowering.affine_map(loops, [D(0), D(1), D(2)] + [D(i) for i in kh] + [D(k_w)])]
-    shape = (groups, og, cg) + tuple(win.kernel)
-    sb = lowering.ScalarBuilder(acc, reassoc=True)
-    c = lowering.generic(
-        [dy2, xw], [lowering.fill(TensorSpec(shape, acc), 0)], maps,
-        ["parallel"] * (n_) + ["reduction"] * 2,
-        lambda a, b, o: sb.add(o, sb.mul(lowering.cast_scalar(a, sdy.dtype, acc),
-                                         lowering.cast_scalar(b, padded.dtype, acc))),
-        [sdy.dtype, padded.dtype, acc])
-    if acc is not out.dtype:
-        c = lowering.elementwise([c], [TensorSpec(shape, acc)], TensorSpec(shape, out.dtype),
-                                 lambda v: lowering.cast_scalar(v, acc, out.dtype))
-    return lowering.reshape(c, shape, out.shape, out.dtype)
+    return _dots(dy2, sdy, xw, padded.dtype, maps, groups, acc, out, win.kernel)
 
 
 def _filter_grad_by_windows(xp, padded: TensorSpec, dy, sdy: TensorSpec, win, groups, acc,
@@ -297,15 +313,4 @@ def _filter_grad_by_windows(xp, padded: TensorSpec, dy, sdy: TensorSpec, win, gr
     maps = [lowering.affine_map(loops, [D(n_), D(0) * og + D(1), D(j_)]),
             lowering.affine_map(loops, [D(n_), D(0) * cg + D(2)] + [D(i) for i in k] + [D(j_)]),
             lowering.affine_map(loops, [D(0), D(1), D(2)] + [D(i) for i in k])]
-    wshape = (groups, og, cg) + tuple(win.kernel)
-    sb = lowering.ScalarBuilder(acc, reassoc=True)
-    c = lowering.generic(
-        [dy2, col], [lowering.fill(TensorSpec(wshape, acc), 0)], maps,
-        ["parallel"] * n_ + ["reduction"] * 2,
-        lambda a, b, o: sb.add(o, sb.mul(lowering.cast_scalar(a, sdy.dtype, acc),
-                                         lowering.cast_scalar(b, padded.dtype, acc))),
-        [sdy.dtype, padded.dtype, acc])
-    if acc is not out.dtype:
-        c = lowering.elementwise([c], [TensorSpec(wshape, acc)], TensorSpec(wshape, out.dtype),
-                                 lambda v: lowering.cast_scalar(v, acc, out.dtype))
-    return lowering.reshape(c, wshape, out.shape, out.dtype)
+    return _dots(dy2, sdy, col, padded.dtype, maps, groups, acc, out, win.kernel)

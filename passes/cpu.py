@@ -23,6 +23,7 @@ from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, 
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions
 from .cpu_register_tiles import build_register_tiles
+from .cpu_zero_init import is_zero_fill
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vectorize_register_tiles)
 
@@ -387,7 +388,8 @@ def pack_b(sites: CallSites, fn, mm, nr, epilogue=False) -> bool:
     reinterpret_cast, kept C's register tile from staying in registers.)"""
     a, b, c = mm.operands
     calls = sites.of(fn)
-    shared_c = len(list(c.uses)) != 1
+    fills = [use.owner for use in c.uses if is_zero_fill(use.owner)]  # (ms-cpu-kernel-zero-init)
+    shared_c = len(list(c.uses)) != 1 + len(fills)
     if (len(calls) != 1 or any(not isinstance(v.owner, ir.Block) for v in (b, c))
             or len(list(b.uses)) != 1 or (shared_c and not epilogue)):
         return False
@@ -408,6 +410,8 @@ def pack_b(sites: CallSites, fn, mm, nr, epilogue=False) -> bool:
     sites.changed()
     b.set_type(packed)
     c.set_type(strips)
+    for fill in fills:  # (zeroing the strips view zeroes C: the product's tiles see it)
+        fill.operands[1] = c
     inputs[bi], inputs[ci] = packed, strips
     set_function_type(fn, inputs, ftype.results)
     _packed_product(mm, a, b, c)
@@ -539,7 +543,7 @@ class CpuMatmulSchedule(ModulePass):
             tiled.append(fn)
         # Register tiles and epilogues as vector code (passes/cpu_register_tiles.py); what
         # that leaves, the generic vectorizer's (mixed element types, other bodies).
-        generic = [fn for fn in tiled if not build_register_tiles(fn)]
+        generic = [fn for fn in tiled if not build_register_tiles(fn, _static_kernel(fn))]
         for fn in tiled:
             if fn not in generic:
                 del fn.attributes[_TILED]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
+from .cpu_zero_init import is_zero_fill
 from ..dialects.ir_helpers import (constant_int, indexing_maps, iterator_kinds, ops_of_kind,
                                    projection, static_trip_count)
 
@@ -26,24 +27,47 @@ _PACKED_DIMS = ((0, 3), (1, 3, 2), (0, 1, 2))
 _MATMUL_DIMS = ((0, 2), (2, 1), (0, 1))
 
 
-def build_register_tiles(fn) -> bool:
+def build_register_tiles(fn, static: bool = True) -> bool:
     """Replace the register tiles and epilogue tiles of the tiled kernel `fn` by vector code;
-    True when no linalg op is left in it (else the generic vectorizer must run on it)."""
+    True when no linalg op but a fill of C is left in it (else the generic vectorizer must
+    run on it). A fill of zeros of C at the kernel's entry (ms-cpu-kernel-zero-init) is
+    dropped when every product was built, its first tiles starting from zero registers,
+    unless the kernel is not `static` (K may be 0 at run time: no tile would write C)."""
     indexes = _Indexes(fn)
+    fills = zero_filled_outputs(fn)
     left = False
     for op in _linalg_ops(fn):
+        if op in fills.values():
+            continue
         tile = _product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
         reads = _row_reads(op) if tile is None and op.name == "linalg.generic" else None
         if tile is not None:
-            _build_product(op, indexes, *tile)
+            _build_product(op, indexes, *tile, zeroed=fills)
         elif reads is not None:
             _build_epilogue(op, indexes, reads)
         else:
             left = True
+    if static and not left:
+        for fill in fills.values():
+            fill.erase()
     _erase_unused_views(fn)
     if not left:
         _inline_single_iterations(fn)
     return not left
+
+
+def zero_filled_outputs(fn) -> dict:
+    """{argument: its fill}: the arguments of the kernel that a linalg.fill of zeros at its
+    entry writes before any other op (constants aside) runs."""
+    fills = {}
+    for op in fn.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "arith.constant":
+            continue
+        if not is_zero_fill(op) or not isinstance(op.operands[1].owner, ir.Block):
+            break
+        fills[op.operands[1]] = op
+    return fills
 
 
 def _linalg_ops(fn):
@@ -251,11 +275,13 @@ def _inside(value, loop) -> bool:
     return block == loop.regions[0].blocks[0]
 
 
-def _build_product(op, indexes, chains, b_moves, mr, nr):
+def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None):
     """C's rows in registers across the loop over k: a loop carrying MR vectors of NR, each
     step one row of B and MR broadcast elements of A, then the rows stored. The loads and
     stores index the memrefs under the tiles' subviews (as the vectorizer's alias folding
-    did), their offsets added up before the loop, only k inside it."""
+    did), their offsets added up before the loop, only k inside it. Where C is an argument
+    in `zeroed` (zero_filled_outputs), the tile of the first K panel (its loop from k = 0)
+    starts from zeros instead of loading C's rows."""
     loop = op.operation.parent
     k = loop.regions[0].blocks[0].arguments[0]
     (a_root, a_at), (b_root, b_at), (c_root, c_at) = (
@@ -269,7 +295,8 @@ def _build_product(op, indexes, chains, b_moves, mr, nr):
         a_col = _base(indexes, a_at[1])
         b_fixed = [_base(indexes, at) if d == b_moves else indexes.sum(*at)
                    for d, at in enumerate(b_at)]
-        accumulators = [vector.load(row_type, c_root, at) for at in c_rows]
+        accumulators = _first_rows(row_type, c_root, c_rows, (loop.operands[0], a_at[1]),
+                                   c_root in (zeroed or {}), indexes)
         new = scf.ForOp(loop.operands[0], loop.operands[1], loop.operands[2], accumulators)
     with ir.InsertionPoint(new.body), op.location:
         kk = new.induction_variable
@@ -283,6 +310,49 @@ def _build_product(op, indexes, chains, b_moves, mr, nr):
         for row, at in zip(new.results, c_rows):
             vector.store(row, c_root, at)
     loop.erase()
+
+
+def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
+    """A tile's accumulators before its loop over k: C's rows, or zeros where C was `zeroed`
+    and the tile's first k is A's column 0. `k_start`: (the loop's lower bound, A's column
+    offset under the tiles' subviews: (int, [index values]), the K panel's start among them),
+    tested at run time where it is not a constant."""
+    def loads():
+        return [vector.load(row_type, c_root, at) for at in c_rows]
+
+    def zeros():
+        zero = ir.FloatAttr.get(row_type.element_type, 0.0)
+        return [arith.constant(row_type, ir.DenseElementsAttr.get_splat(row_type, zero))] * len(
+            c_rows)
+    lower, (n, values) = k_start
+    parts = [lower] + values
+    known = [_known_index(v) for v in parts]
+    n += sum(k for k in known if k is not None)
+    unknown = [v for v, k in zip(parts, known) if k is None]
+    if not zeroed or n != 0:
+        return loads()  # (offsets are not negative: a nonzero constant part is a later panel)
+    if not unknown:
+        return zeros()
+    is_first = arith.cmpi(arith.CmpIPredicate.eq, indexes.sum(0, unknown), indexes.constant(0))
+    choice = scf.IfOp(is_first, [row_type] * len(c_rows), has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        scf.YieldOp(zeros())
+    with ir.InsertionPoint(choice.else_block):
+        scf.YieldOp(loads())
+    return list(choice.results)
+
+
+def _known_index(value):
+    """The index a value has: a constant's, or the start of an scf.for of one iteration whose
+    induction variable it is (a tile as large as its operand; such loops are inlined last,
+    _inline_single_iterations); else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        return constant_int(value)
+    loop = owner.owner
+    if loop is None or loop.name != "scf.for" or value != owner.arguments[0]:
+        return None
+    return constant_int(loop.operands[0]) if static_trip_count(loop) == 1 else None
 
 
 def _base(indexes, offset):

@@ -202,3 +202,41 @@ func.func private @with_epilogue__matmul0(%a: memref<128x128xf32>, %b: memref<12
   }
   return
 }
+
+// -----
+
+// The same with C zeroed at the kernel's entry (ms-cpu-kernel-zero-init): the fill applies to
+// the strips view the product writes, whose tiles then start from zeros (one K panel) and
+// the fill goes; the epilogue reads C as before.
+// CHECK-LABEL: func.func private @zeroed_epilogue__matmul0(
+// CHECK-SAME:    %{{.+}}: memref<128x128xf32>, %{{.+}}: memref<32x128x32xf32>, %[[KB:.+]]: memref<1024xf32>, %[[KC:.+]]: memref<128x1024xf32>, %[[KCV:.+]]: memref<128x32x32xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.forall
+// CHECK-NOT:       vector.load %[[KCV]]
+// CHECK:           arith.constant dense<0.0{{0*}}e+00> : vector<32xf32>
+// CHECK-NOT:       vector.load %[[KCV]]
+// CHECK:           vector.fma {{.*}} : vector<32xf32>
+// CHECK:           vector.store {{.+}}, %[[KCV]]
+// CHECK:         scf.forall
+// CHECK:           vector.load %[[KC]]
+// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
+// CHECK-NOT:     linalg.
+func.func @zeroed_epilogue(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) {
+  %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
+  linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
+  call @zeroed_epilogue__matmul0(%a, %bt, %bias, %c) : (memref<128x128xf32>, memref<128x1024xf32>, memref<1024xf32>, memref<128x1024xf32>) -> ()
+  memref.dealloc %bt : memref<128x1024xf32>
+  return
+}
+func.func private @zeroed_epilogue__matmul0(%a: memref<128x128xf32>, %b: memref<128x1024xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) attributes {ms.kernel = "matmul"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<128x1024xf32>)
+  linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x1024xf32>) outs(%c : memref<128x1024xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%bias : memref<1024xf32>) outs(%c : memref<128x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -48,3 +48,26 @@ func.func private @rows__matmul0(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %c
   linalg.matmul ins(%a, %b : memref<?x16xf32>, memref<16x32xf32>) outs(%c : memref<?x32xf32>)
   return
 }
+
+// -----
+
+// C zeroed at the kernel's entry (ms-cpu-kernel-zero-init) with a dynamic K: a tile starts
+// from zeros in the first panel (tested at run time), but the fill stays, since with K = 0
+// no tile runs and C must still be zeros.
+// CHECK-LABEL: func.func private @zeroed_depth__matmul0(
+// CHECK-SAME:    %{{[^:]+}}: memref<64x?xf32>, %{{[^:]+}}: memref<?x256xf32>, %[[C:[^:]+]]: memref<64x256xf32>)
+// CHECK:         linalg.fill ins(%{{.+}} : f32) outs(%[[C]] : memref<64x256xf32>)
+// CHECK:         scf.for %[[P:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:           arith.cmpi eq, %[[P]], %{{.+}} : index
+// CHECK:           scf.if %{{.+}} -> (vector<32xf32>,
+// CHECK:         return
+func.func @zeroed_depth(%a: memref<64x?xf32>, %b: memref<?x256xf32>, %c: memref<64x256xf32>) {
+  func.call @zeroed_depth__matmul0(%a, %b, %c) : (memref<64x?xf32>, memref<?x256xf32>, memref<64x256xf32>) -> ()
+  return
+}
+func.func private @zeroed_depth__matmul0(%a: memref<64x?xf32>, %b: memref<?x256xf32>, %c: memref<64x256xf32>) attributes {ms.kernel = "matmul"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x256xf32>)
+  linalg.matmul ins(%a, %b : memref<64x?xf32>, memref<?x256xf32>) outs(%c : memref<64x256xf32>)
+  return
+}

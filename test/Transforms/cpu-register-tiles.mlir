@@ -91,3 +91,57 @@ func.func private @mixed__matmul0(%a: memref<16x24xbf16>, %b: memref<24x64xbf16>
   linalg.matmul ins(%a, %b : memref<16x24xbf16>, memref<24x64xbf16>) outs(%c : memref<16x64xf32>)
   return
 }
+
+// -----
+
+// C zeroed at the kernel's entry (ms-cpu-kernel-zero-init): with one K panel every tile
+// starts from zero registers instead of loading C, and the fill is gone.
+// CHECK-LABEL: func.func private @zeroed__matmul0(
+// CHECK-SAME:    %{{[^:]+}}: memref<16x24xf32>, %{{[^:]+}}: memref<24x64xf32>, %[[C:[^:]+]]: memref<16x64xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK-NOT:     vector.load %[[C]]
+// CHECK:         %[[Z:.+]] = arith.constant dense<0.0{{0*}}e+00> : vector<32xf32>
+// CHECK-NOT:     vector.load %[[C]]
+// CHECK:         scf.for {{.+}} iter_args(%{{[^ ]+}} = %[[Z]], %{{[^ ]+}} = %[[Z]],
+// CHECK:         vector.store %{{.+}}, %[[C]]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @zeroed(%a: memref<16x24xf32>, %b: memref<24x64xf32>, %c: memref<16x64xf32>) {
+  call @zeroed__matmul0(%a, %b, %c) : (memref<16x24xf32>, memref<24x64xf32>, memref<16x64xf32>) -> ()
+  return
+}
+func.func private @zeroed__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, %c: memref<16x64xf32>) attributes {ms.kernel = "matmul"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.matmul ins(%a, %b : memref<16x24xf32>, memref<24x64xf32>) outs(%c : memref<16x64xf32>)
+  return
+}
+
+// -----
+
+// Two K panels (K = 512, panels of 256): a tile starts from zeros in the first panel and
+// from C's rows in the second, chosen by the panel's start.
+// CHECK-LABEL: func.func private @panels__matmul0(
+// CHECK-SAME:    %{{[^:]+}}: memref<16x512xf32>, %{{[^:]+}}: memref<512x64xf32>, %[[C:[^:]+]]: memref<16x64xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %[[P:[^ ]+]] = {{.+}} step %{{.+}} {
+// CHECK:           %[[FIRST:.+]] = arith.cmpi eq, %[[P]], %{{.+}} : index
+// CHECK:           %[[ROWS:.+]]:8 = scf.if %[[FIRST]] -> (vector<32xf32>,
+// CHECK:             %[[Z:.+]] = arith.constant dense<0.0{{0*}}e+00> : vector<32xf32>
+// CHECK:             scf.yield %[[Z]], %[[Z]],
+// CHECK:           } else {
+// CHECK-COUNT-8:     vector.load %[[C]]
+// CHECK:             scf.yield
+// CHECK:           scf.for {{.+}} iter_args(%{{[^ ]+}} = %[[ROWS]]#0,
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @panels(%a: memref<16x512xf32>, %b: memref<512x64xf32>, %c: memref<16x64xf32>) {
+  call @panels__matmul0(%a, %b, %c) : (memref<16x512xf32>, memref<512x64xf32>, memref<16x64xf32>) -> ()
+  return
+}
+func.func private @panels__matmul0(%a: memref<16x512xf32>, %b: memref<512x64xf32>, %c: memref<16x64xf32>) attributes {ms.kernel = "matmul"} {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x64xf32>) outs(%c : memref<16x64xf32>)
+  return
+}

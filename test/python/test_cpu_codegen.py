@@ -256,9 +256,24 @@ def test_collected_code_is_freed(monkeypatch):
     assert code() is None and disposed == [1]
 
 
+def _step_and_statistics(x, w1, w2):
+    """_step and statistics of its results: a dozen loop nests in the entry (min-loops of
+    ms-cpu-outline-loops is 8; _step alone has fewer since its products' kernels zero their
+    outputs themselves)."""
+    n1, n2 = _step(x, w1, w2)
+    return n1, n2, ops.reduce_max(n1, 0), ops.reduce_min(n2, 1), ops.reduce_sum(x * x, 1)
+
+
 def test_the_step_is_outlined_into_loop_functions():
-    text = ms.jit(_step).lower(*map(ms.Tensor, _inputs())).as_text("llvm")
+    f = ms.jit(_step_and_statistics)
+    arrays = _inputs()
+    text = f.lower(*map(ms.Tensor, arrays)).as_text("llvm")
     assert "__loop0" in text and "__loop8" in text  # the entry's nests, one function each
+    n1, n2, top, low, norms = (r.asnumpy() for r in f(*map(ms.Tensor, arrays)))
+    w1, w2 = _numpy_step(*[a.astype(np.float64) for a in arrays])
+    np.testing.assert_allclose(top, w1.max(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(low, w2.min(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(norms, (arrays[0].astype(np.float64) ** 2).sum(1), rtol=1e-5)
 
 
 def test_a_failing_part_is_a_compile_error(tmp_path):

@@ -24,6 +24,7 @@ from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, 
 from .outline import kernel_functions
 from .cpu_register_tiles import build_register_tiles
 from .cpu_zero_init import is_zero_fill
+from .cpu_fused_epilogues import FusedEpilogue, fusable_epilogue, mark, tiles_can_fuse
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vectorize_register_tiles)
 
@@ -500,9 +501,12 @@ def _tile_products(fn, mr, nr, scripts, threaded=True):
                      "matmul tiling")
 
 
-def _tile_epilogues(fn, scripts):
-    """Rows of a 2-D epilogue over the threads, columns in vector-sized pieces."""
+def _tile_epilogues(fn, scripts, fused=None):
+    """Rows of a 2-D epilogue over the threads, columns in vector-sized pieces (not the one
+    the product's tiles compute, `fused`)."""
     for ep in ops_of_kind(fn, "linalg.generic"):
+        if fused is not None and ep == fused:
+            continue
         ranges = loop_ranges(ep)
         if ranges is None or len(ranges[0]) != 2:
             continue
@@ -511,6 +515,22 @@ def _tile_epilogues(fn, scripts):
                  rows * cols >= MIN_PARALLEL_ITERATIONS)
         apply_script(ep, scripts.get(("epilogue",) + tiles,
                                      lambda: tile_epilogue_script(*tiles)), "epilogue tiling")
+
+
+def _epilogue_to_fuse(fn, sites: CallSites):
+    """(the epilogue the register tiles of the kernel's one product will compute, the
+    argument the product writes) where the product's K is one static panel (each tile's
+    rows are final when its loop over k ends: cpu_fused_epilogues); else (None, None)."""
+    products = ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)
+    if len(products) != 1:
+        return None, None
+    product = products[0]
+    k = (matmul_ranges(product)[2] if product.name == "linalg.matmul"
+         else loop_ranges(product)[0][3])
+    if ir.ShapedType.is_dynamic_size(k) or k > KC:
+        return None, None
+    fused = fusable_epilogue(fn, product, sites.of(fn))
+    return fused, product.operands[len(product.operands) - 1]
 
 
 @register
@@ -536,14 +556,21 @@ class CpuMatmulSchedule(ModulePass):
             for mm in matmuls:
                 if packs_b(sites, fn, mm, nr, target):
                     pack_b(sites, fn, mm, nr, epilogue=True)
+            fused, c = _epilogue_to_fuse(fn, sites)
             _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(sites, fn))
-            _tile_epilogues(fn, scripts)
+            if fused is not None and not tiles_can_fuse(
+                    ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)):
+                fused = None
+            _tile_epilogues(fn, scripts, fused)
+            if fused is not None:
+                mark(fused, c)
             fn.attributes[_TILED] = ir.UnitAttr.get()
             tiled.append(fn)
         # Register tiles and epilogues as vector code (passes/cpu_register_tiles.py); what
         # that leaves, the generic vectorizer's (mixed element types, other bodies).
-        generic = [fn for fn in tiled if not build_register_tiles(fn, _static_kernel(fn))]
+        generic = [fn for fn in tiled if not build_register_tiles(
+            fn, _static_kernel(fn), FusedEpilogue.of(fn))]
         for fn in tiled:
             if fn not in generic:
                 del fn.attributes[_TILED]

@@ -27,22 +27,23 @@ _PACKED_DIMS = ((0, 3), (1, 3, 2), (0, 1, 2))
 _MATMUL_DIMS = ((0, 2), (2, 1), (0, 1))
 
 
-def build_register_tiles(fn, static: bool = True) -> bool:
+def build_register_tiles(fn, static: bool = True, fused=None) -> bool:
     """Replace the register tiles and epilogue tiles of the tiled kernel `fn` by vector code;
     True when no linalg op but a fill of C is left in it (else the generic vectorizer must
     run on it). A fill of zeros of C at the kernel's entry (ms-cpu-kernel-zero-init) is
     dropped when every product was built, its first tiles starting from zero registers,
-    unless the kernel is not `static` (K may be 0 at run time: no tile would write C)."""
+    unless the kernel is not `static` (K may be 0 at run time: no tile would write C).
+    `fused`: the kernel's epilogue that the product's tiles compute (cpu_fused_epilogues)."""
     indexes = _Indexes(fn)
     fills = zero_filled_outputs(fn)
     left = False
-    for op in _linalg_ops(fn):
-        if op in fills.values():
+    for op in linalg_ops(fn):
+        if op in fills.values() or (fused is not None and op == fused.op):
             continue
-        tile = _product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
+        tile = product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
         reads = _row_reads(op) if tile is None and op.name == "linalg.generic" else None
         if tile is not None:
-            _build_product(op, indexes, *tile, zeroed=fills)
+            _build_product(op, indexes, *tile, zeroed=fills, fused=fused)
         elif reads is not None:
             _build_epilogue(op, indexes, reads)
         else:
@@ -50,6 +51,8 @@ def build_register_tiles(fn, static: bool = True) -> bool:
     if static and not left:
         for fill in fills.values():
             fill.erase()
+    if fused is not None:
+        fused.op.erase()
     _erase_unused_views(fn)
     if not left:
         _inline_single_iterations(fn)
@@ -70,7 +73,7 @@ def zero_filled_outputs(fn) -> dict:
     return fills
 
 
-def _linalg_ops(fn):
+def linalg_ops(fn):
     found = []
 
     def visit(op):
@@ -216,7 +219,7 @@ def _multiply_add_body(op) -> bool:
         [acc, mul.result], [mul.result, acc]) and list(yld.operands) == [add.result])
 
 
-def _product_tile(op):
+def product_tile(op):
     """(the _chain of A, B and C, the dimension of B that k offsets, MR, NR) of a register
     tile: a product of one float type whose shapes are MR x 1, 1 x NR, MR x NR (packed:
     MR x 1, 1 x 1 x NR, MR x 1 x NR), alone in a loop over k of step 1 with the subviews it
@@ -275,13 +278,14 @@ def _inside(value, loop) -> bool:
     return block == loop.regions[0].blocks[0]
 
 
-def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None):
+def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None, fused=None):
     """C's rows in registers across the loop over k: a loop carrying MR vectors of NR, each
     step one row of B and MR broadcast elements of A, then the rows stored. The loads and
     stores index the memrefs under the tiles' subviews (as the vectorizer's alias folding
     did), their offsets added up before the loop, only k inside it. Where C is an argument
     in `zeroed` (zero_filled_outputs), the tile of the first K panel (its loop from k = 0)
-    starts from zeros instead of loading C's rows."""
+    starts from zeros instead of loading C's rows; where `fused` (a FusedEpilogue) is of C,
+    the rows go through it into its output instead of being stored."""
     loop = op.operation.parent
     k = loop.regions[0].blocks[0].arguments[0]
     (a_root, a_at), (b_root, b_at), (c_root, c_at) = (
@@ -307,8 +311,11 @@ def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None):
                            acc) for row, acc in zip(a_rows, new.inner_iter_args)]
         scf.YieldOp(sums)
     with ir.InsertionPoint.after(new), op.location:
-        for row, at in zip(new.results, c_rows):
-            vector.store(row, c_root, at)
+        if fused is not None and c_root == fused.product_c:
+            fused.store(indexes, c_rows, list(new.results), nr)
+        else:
+            for row, at in zip(new.results, c_rows):
+                vector.store(row, c_root, at)
     loop.erase()
 
 
@@ -390,16 +397,23 @@ def _row_reads(op):
     if any(m != ident or list(ir.MemRefType(v.type).shape) != shape
            for m, v in zip(maps[n_in:], outs)):
         return None
+    if not elementwise_body(op):
+        return None
+    reads = [(_read_kind(m, len(kinds)), _chain(v)) for m, v in zip(maps, op.operands)]
+    return None if any(kind is None or chain is None for kind, chain in reads) else reads
+
+
+def elementwise_body(op) -> bool:
+    """Whether a generic's body is arith and math ops on scalars (no regions)."""
     for body_op in op.regions[0].blocks[0].operations:
         name = body_op.name
         if name == "linalg.yield":
             continue
         if not name.startswith(_ELEMENTWISE_DIALECTS) or len(body_op.regions):
-            return None
+            return False
         if any(not _scalar(r.type) for r in body_op.results):
-            return None
-    reads = [(_read_kind(m, len(kinds)), _chain(v)) for m, v in zip(maps, op.operands)]
-    return None if any(kind is None or chain is None for kind, chain in reads) else reads
+            return False
+    return True
 
 
 def _scalar(t) -> bool:
@@ -428,39 +442,45 @@ def _build_epilogue(op, indexes, reads):
     body = op.regions[0].blocks[0]
     n_in = len(op.opview.inputs)
     cols = ir.MemRefType(op.operands[n_in].type).shape[-1]
-
-    def vec(t):
-        return ir.VectorType.get([cols], t)
-
     with ir.InsertionPoint(op), op.location:
         values = {}
         for arg, (kind, chain) in zip(body.arguments, reads):
             if not len(list(arg.uses)):
                 continue
             root, at = _element(indexes, chain)
+            t = ir.VectorType.get([cols], arg.type)
             if kind == "row":
-                values[arg] = vector.load(vec(arg.type), root, at)
+                values[arg] = vector.load(t, root, at)
             else:
-                values[arg] = vector.broadcast(vec(arg.type), memref.load(root, at))
-
-        def vector_of(v):
-            if v not in values:  # a scalar from outside the generic
-                values[v] = vector.broadcast(vec(v.type), v)
-            return values[v]
-
-        for body_op in body.operations:
-            if body_op.name == "linalg.yield":
-                for value, (_, chain) in zip(body_op.operands, reads[n_in:]):
-                    vector.store(vector_of(value), *_element(indexes, chain))
-                continue
-            if body_op.name == "arith.constant":
-                values[body_op.result] = vector.broadcast(
-                    vec(body_op.result.type), body_op.clone().result)
-                continue
-            made = ir.Operation.create(
-                body_op.name, results=[vec(r.type) for r in body_op.results],
-                operands=[vector_of(v) for v in body_op.operands],
-                attributes={name: body_op.attributes[name] for name in body_op.attributes})
-            for old, new in zip(body_op.results, made.results):
-                values[old] = new
+                values[arg] = vector.broadcast(t, memref.load(root, at))
+        for value, (_, chain) in zip(vector_body(body, values, cols), reads[n_in:]):
+            vector.store(value, *_element(indexes, chain))
     op.erase()
+
+
+def vector_body(body, values: dict, cols: int) -> list:
+    """Every op of a generic's elementwise `body` made again at the insertion point with
+    vectors of `cols` elements (`values`: the vectors of the block arguments it uses; scalars
+    from outside the generic broadcast); returns the vectors it yields."""
+    def vec(t):
+        return ir.VectorType.get([cols], t)
+
+    def vector_of(v):
+        if v not in values:  # a scalar from outside the generic
+            values[v] = vector.broadcast(vec(v.type), v)
+        return values[v]
+
+    for body_op in body.operations:
+        if body_op.name == "linalg.yield":
+            return [vector_of(value) for value in body_op.operands]
+        if body_op.name == "arith.constant":
+            values[body_op.result] = vector.broadcast(
+                vec(body_op.result.type), body_op.clone().result)
+            continue
+        made = ir.Operation.create(
+            body_op.name, results=[vec(r.type) for r in body_op.results],
+            operands=[vector_of(v) for v in body_op.operands],
+            attributes={name: body_op.attributes[name] for name in body_op.attributes})
+        for old, new in zip(body_op.results, made.results):
+            values[old] = new
+    return []

@@ -165,7 +165,9 @@ func.func private @in_parallel_loop__matmul0(%a: memref<128x128xf32>, %b: memref
 
 // An epilogue (bias and ReLU) reads and writes C after the product: the call passes C twice,
 // as it is for the epilogue and as the strips view for the product (an extra argument), and
-// B = W^T is packed from W as above; the epilogue stays in the kernel, vectorized.
+// B = W^T is packed from W as above; K is one panel, so the register tiles compute the
+// epilogue on their rows (bias loaded once per tile) and store into C, at the tile's column
+// (its strip times 32): no loop of its own.
 // CHECK-LABEL: func.func @with_epilogue(
 // CHECK-SAME:    %[[A:.+]]: memref<128x128xf32>, %[[W:.+]]: memref<1024x128xf32>, %[[BIAS:.+]]: memref<1024xf32>, %[[C:.+]]: memref<128x1024xf32>)
 // CHECK-NEXT:    %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128x32xf32>
@@ -178,12 +180,16 @@ func.func private @in_parallel_loop__matmul0(%a: memref<128x128xf32>, %b: memref
 // CHECK:         scf.forall
 // CHECK:           vector.load %[[KCV]]
 // CHECK:           vector.fma {{.*}} : vector<32xf32>
-// CHECK:         scf.forall
-// CHECK:           vector.load %[[KB]]
-// CHECK:           vector.load %[[KC]]
-// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
-// CHECK:           vector.store {{.+}}, %[[KC]]
+// CHECK:           %[[STRIP:.+]] = arith.muli %{{.+}}, %{{.+}} : index
+// CHECK:           %[[COL:.+]] = arith.addi %[[STRIP]], %{{.+}} : index
+// CHECK:           %[[BV:.+]] = vector.load %[[KB]][%[[COL]]] : memref<1024xf32>, vector<32xf32>
+// CHECK:           arith.addf %{{.+}}, %[[BV]] : vector<32xf32>
+// CHECK:           arith.maximumf {{.*}} : vector<32xf32>
+// CHECK:           vector.store {{.+}}, %[[KC]][%{{.+}}, %[[COL]]] : memref<128x1024xf32>, vector<32xf32>
+// CHECK-COUNT-7:   vector.store {{.+}}, %[[KC]][%{{.+}}, %[[COL]]]
+// CHECK-NOT:     scf.forall
 // CHECK-NOT:     linalg.generic
+// CHECK:         return
 func.func @with_epilogue(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) {
   %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
   linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]
@@ -207,7 +213,7 @@ func.func private @with_epilogue__matmul0(%a: memref<128x128xf32>, %b: memref<12
 
 // The same with C zeroed at the kernel's entry (ms-cpu-kernel-zero-init): the fill applies to
 // the strips view the product writes, whose tiles then start from zeros (one K panel) and
-// the fill goes; the epilogue reads C as before.
+// the fill goes; C is written once, by the epilogue on the tiles.
 // CHECK-LABEL: func.func private @zeroed_epilogue__matmul0(
 // CHECK-SAME:    %{{.+}}: memref<128x128xf32>, %{{.+}}: memref<32x128x32xf32>, %[[KB:.+]]: memref<1024xf32>, %[[KC:.+]]: memref<128x1024xf32>, %[[KCV:.+]]: memref<128x32x32xf32>)
 // CHECK-NOT:     linalg.fill
@@ -216,11 +222,12 @@ func.func private @with_epilogue__matmul0(%a: memref<128x128xf32>, %b: memref<12
 // CHECK:           arith.constant dense<0.0{{0*}}e+00> : vector<32xf32>
 // CHECK-NOT:       vector.load %[[KCV]]
 // CHECK:           vector.fma {{.*}} : vector<32xf32>
-// CHECK:           vector.store {{.+}}, %[[KCV]]
-// CHECK:         scf.forall
-// CHECK:           vector.load %[[KC]]
-// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
+// CHECK:           arith.maximumf {{.*}} : vector<32xf32>
+// CHECK:           vector.store {{.+}}, %[[KC]]
+// CHECK-NOT:     vector.load %[[KC]]
+// CHECK-NOT:     scf.forall
 // CHECK-NOT:     linalg.
+// CHECK:         return
 func.func @zeroed_epilogue(%a: memref<128x128xf32>, %w: memref<1024x128xf32>, %bias: memref<1024xf32>, %c: memref<128x1024xf32>) {
   %bt = memref.alloc() {alignment = 64 : i64} : memref<128x1024xf32>
   linalg.transpose ins(%w : memref<1024x128xf32>) outs(%bt : memref<128x1024xf32>) permutation = [1, 0]

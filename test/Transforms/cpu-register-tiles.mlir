@@ -37,11 +37,12 @@ func.func private @small__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, 
 
 // An epilogue tile (one row, 32 columns) is its body on vectors: the row's input loaded, an
 // input of one element per row and a scalar from outside broadcast, every op on vector<32>.
-// Loops of one iteration (here all but the epilogue's rows and the product's k) are gone,
-// as the generic vectorizer's canonicalization left them.
+// Loops of one iteration (here all but K's two panels, the product's k and the epilogue's
+// rows) are gone, as the generic vectorizer's canonicalization left them. (With two panels
+// of K a tile's rows are not final when its loop over k ends: the epilogue is a loop of its
+// own, not computed on the tiles as below.)
 // CHECK-LABEL: func.func private @epilogue__matmul0(
 // CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>, %[[T:[^:]+]]: f32)
-// CHECK-NOT:     scf.for
 // CHECK:         scf.for {{.+}} iter_args
 // CHECK:           vector.fma
 // CHECK-NOT:     scf.for
@@ -57,11 +58,53 @@ func.func private @small__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, 
 // CHECK-NEXT:      %[[Q:.+]] = arith.subf %[[P]], %[[TV]] fastmath<contract> : vector<32xf32>
 // CHECK-NEXT:      vector.store %[[Q]], %[[C]][%[[I]], %[[J]]] : memref<8x32xf32>, vector<32xf32>
 // CHECK-NOT:     linalg.generic
-func.func @epilogue(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) {
-  call @epilogue__matmul0(%a, %b, %s, %c, %t) : (memref<8x16xf32>, memref<16x32xf32>, memref<8xf32>, memref<8x32xf32>, f32) -> ()
+func.func @epilogue(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) {
+  call @epilogue__matmul0(%a, %b, %s, %c, %t) : (memref<8x512xf32>, memref<512x32xf32>, memref<8xf32>, memref<8x32xf32>, f32) -> ()
   return
 }
-func.func private @epilogue__matmul0(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
+func.func private @epilogue__matmul0(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x512xf32>, memref<512x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %out, %in : f32
+    %p = arith.addf %m, %two : f32
+    %q = arith.subf %p, %t fastmath<contract> : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// With K one panel, the epilogue is computed on the register tile's rows before they are
+// stored (passes/cpu_fused_epilogues.py): per row, the per-row input loaded and broadcast,
+// the body on the row's accumulator, the result stored into C; no loop of its own, no load
+// of C.
+// CHECK-LABEL: func.func private @fused__matmul0(
+// CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>, %[[T:[^:]+]]: f32)
+// CHECK:         %[[ROWS:.+]]:8 = scf.for {{.+}} iter_args
+// CHECK:           vector.fma
+// CHECK:         }
+// CHECK-NEXT:    %[[S0:.+]] = memref.load %[[S]][%[[I0:[a-z0-9_]+]]] : memref<8xf32>
+// CHECK-NEXT:    %[[S0V:.+]] = vector.broadcast %[[S0]] : f32 to vector<32xf32>
+// CHECK-NEXT:    %[[TWO:.+]] = arith.constant 2.0{{0*}}e+00 : f32
+// CHECK-NEXT:    %[[TWOV:.+]] = vector.broadcast %[[TWO]] : f32 to vector<32xf32>
+// CHECK-NEXT:    %[[M:.+]] = arith.mulf %[[ROWS]]#0, %[[S0V]] : vector<32xf32>
+// CHECK-NEXT:    %[[P:.+]] = arith.addf %[[M]], %[[TWOV]] : vector<32xf32>
+// CHECK-NEXT:    %[[TV:.+]] = vector.broadcast %[[T]] : f32 to vector<32xf32>
+// CHECK-NEXT:    %[[Q:.+]] = arith.subf %[[P]], %[[TV]] fastmath<contract> : vector<32xf32>
+// CHECK-NEXT:    vector.store %[[Q]], %[[C]][%[[I0]], %{{.+}}] : memref<8x32xf32>, vector<32xf32>
+// CHECK-COUNT-7: arith.subf {{.+}} : vector<32xf32>
+// CHECK-NOT:     vector.load %[[C]]
+// CHECK-NOT:     scf.for
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @fused(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) {
+  call @fused__matmul0(%a, %b, %s, %c, %t) : (memref<8x16xf32>, memref<16x32xf32>, memref<8xf32>, memref<8x32xf32>, f32) -> ()
+  return
+}
+func.func private @fused__matmul0(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8xf32>) outs(%c : memref<8x32xf32>) {
   ^bb0(%in: f32, %out: f32):

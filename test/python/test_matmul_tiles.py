@@ -1,0 +1,146 @@
+"""The matmul schedule's register tiles: kernels that zero their own output
+(ms-cpu-kernel-zero-init), whose first tiles start from zeros (passes/cpu_register_tiles.py),
+and epilogues computed on the tiles' rows before they are stored
+(passes/cpu_fused_epilogues.py). Results against float64 numpy for every path that decides
+where a tile's k starts and whether its epilogue is fused: one K panel, several, a ragged last
+panel, packed B with an epilogue, ragged rows and columns, a convolution's product per
+image, a dynamic depth including K = 0 (no tile runs: the kept fill gives the zeros),
+epilogues reading a bias, a row of another matrix, one value per row; and the lowered IR has
+no fill left where every tile starts from zeros, no epilogue loop where the tiles compute it."""
+import numpy as np
+import pytest
+
+import mscc as ms
+from mscc import ops
+from mlir import ir
+
+from mscc.dialects.builders import mlir_context
+from mscc.passes import pipeline
+
+RNG = np.random.default_rng(7)
+
+# (m, k, n, transpose_b, bias_relu): K of one panel (<= 256), two, a ragged last panel (784),
+# B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns; with K of
+# one panel the bias and ReLU are computed on the tiles (fused), else after the product.
+PRODUCTS = [
+    (16, 24, 64, False, False),
+    (16, 24, 64, False, True),
+    (64, 512, 64, False, False),
+    (64, 512, 64, False, True),
+    (256, 784, 512, True, True),
+    (128, 128, 1024, False, True),
+    (37, 300, 70, False, False),
+    (37, 200, 70, False, True),
+    (512, 256, 784, False, False),
+]
+
+
+@pytest.mark.parametrize("m,k,n,transpose_b,bias_relu", PRODUCTS)
+def test_products_start_from_zeros(m, k, n, transpose_b, bias_relu):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32)
+
+    def f(a, b, bias):
+        y = ops.matmul(a, b, transpose_b=transpose_b)
+        return ops.relu(y + bias) if bias_relu else y
+    got = ms.jit(f)(ms.Tensor(a), ms.Tensor(b), ms.Tensor(bias)).asnumpy()
+    want = a.astype(np.float64) @ (b.T if transpose_b else b).astype(np.float64)
+    if bias_relu:
+        want = np.maximum(want + bias, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
+
+
+def test_weight_gradient_of_a_dynamic_batch_of_zero_rows_is_zero():
+    """x.T @ d over a dynamic batch: the depth K is the batch; with K = 0 no register tile
+    runs and C must still be the zeros the kept fill writes."""
+    sig = (ms.Tensor(shape=[None, 300], dtype=ms.float32),
+           ms.Tensor(shape=[None, 96], dtype=ms.float32))
+    dw = ms.jit(lambda x, d: ops.matmul(x.T, d), input_signature=sig)
+    for rows in (0, 5, 600):
+        x = RNG.standard_normal((rows, 300)).astype(np.float32)
+        d = RNG.standard_normal((rows, 96)).astype(np.float32)
+        got = dw(ms.Tensor(x), ms.Tensor(d)).asnumpy()
+        np.testing.assert_allclose(got, x.T.astype(np.float64) @ d, rtol=1e-4, atol=1e-3)
+
+
+def test_convolution_per_image_products_start_from_zeros():
+    x = RNG.standard_normal((3, 4, 9, 9)).astype(np.float32)
+    w = RNG.standard_normal((5, 4, 3, 3)).astype(np.float32)
+    got = ms.jit(lambda x, w: ops.conv2d(x, w, pad_mode="pad", padding=1))(
+        ms.Tensor(x), ms.Tensor(w)).asnumpy()
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + 9, j:j + 9], w[:, :, i, j])
+               for i in range(3) for j in range(3))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_no_fill_of_the_product_is_left():
+    """A 512x256 @ 256x784 product (an MLP's weight gradient): the caller's 1.6 MB fill is in
+    the bufferized IR, and after the matmul schedule no fill is left anywhere, the tiles
+    starting from zero vectors."""
+    f = ms.jit(lambda a, b: ops.matmul(a, b))
+    a = ms.Tensor(np.ones((512, 256), np.float32))
+    b = ms.Tensor(np.ones((256, 784), np.float32))
+    text = f.lower(a, b).as_text("bufferized")
+    assert "linalg.fill" in text
+    seen = {}
+
+    def after(step, module):
+        if step.text == "ms-cpu-matmul-schedule":
+            seen["ir"] = str(module)
+    with mlir_context():
+        module = ir.Module.parse(text)
+        pipeline.run_pipeline(module, "cpu", start_after="bufferized", stop_after="llvm",
+                              after_each=after)
+    assert "linalg.fill" not in seen["ir"]
+    assert "dense<0.000000e+00> : vector<32xf32>" in seen["ir"]
+    np.testing.assert_array_equal(f(a, b).asnumpy(), np.full((512, 784), 256, np.float32))
+
+
+# Epilogues on the tiles: (name, function of (a, b, u, s), numpy of the same). u is m x n (a
+# row of another matrix, as an SGD update's weights), s is m x 1 (one value per row).
+EPILOGUES = [
+    ("sgd update", lambda a, b, u, s: u - 0.01 * ops.matmul(a, b),
+     lambda a, b, u, s: u - 0.01 * (a @ b)),
+    ("relu mask", lambda a, b, u, s: ops.matmul(a, b) * (u > 0).astype(ms.float32),
+     lambda a, b, u, s: (a @ b) * (u > 0)),
+    ("row scale", lambda a, b, u, s: ops.tanh(ops.matmul(a, b) * s),
+     lambda a, b, u, s: np.tanh((a @ b) * s)),
+]
+
+
+@pytest.mark.parametrize("name,fn,reference", EPILOGUES, ids=[e[0] for e in EPILOGUES])
+@pytest.mark.parametrize("m,k,n", [(512, 256, 784), (40, 72, 96), (256, 300, 64)])
+def test_epilogues_on_the_tiles(name, fn, reference, m, k, n):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    u = RNG.standard_normal((m, n)).astype(np.float32)
+    s = RNG.standard_normal((m, 1)).astype(np.float32) / 8
+    got = ms.jit(fn)(*map(ms.Tensor, (a, b, u, s))).asnumpy()
+    want = reference(*(v.astype(np.float64) for v in (a, b, u, s)))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
+
+
+def test_the_weight_gradients_update_is_computed_on_the_tiles():
+    """An SGD step's w - lr * (a.T @ d), K one panel: after the matmul schedule each
+    parallel loop of the kernel is a product's (the 768 columns of full register tiles and
+    the 16 of the ragged edge), each holding its tiles' loop over k; no loop of the update."""
+    f = ms.jit(lambda w, a, d: w - 0.01 * ops.matmul(a, d, transpose_a=True))
+    w, a, d = (ms.Tensor(RNG.standard_normal(s).astype(np.float32))
+               for s in ((512, 784), (256, 512), (256, 784)))
+    text = f.lower(w, a, d).as_text("bufferized")
+    seen = {}
+
+    def after(step, module):
+        if step.text == "ms-cpu-matmul-schedule":
+            seen["ir"] = str(module)
+    with mlir_context():
+        module = ir.Module.parse(text)
+        pipeline.run_pipeline(module, "cpu", start_after="bufferized", stop_after="llvm",
+                              after_each=after)
+    kernel = seen["ir"][seen["ir"].index("__matmul0("):]
+    assert kernel.count("scf.forall") == kernel.count("iter_args") == 2
+    assert "linalg." not in kernel and kernel.count("arith.subf") == 16  # (8 rows per tile)
+    want = w.asnumpy() - 0.01 * (a.asnumpy().astype(np.float64).T @ d.asnumpy())
+    np.testing.assert_allclose(f(w, a, d).asnumpy(), want, rtol=1e-4, atol=1e-4)

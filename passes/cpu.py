@@ -519,15 +519,15 @@ def _tile_epilogues(fn, scripts, fused=None):
 
 def _epilogue_to_fuse(fn, sites: CallSites):
     """(the epilogue the register tiles of the kernel's one product will compute, the
-    argument the product writes) where the product's K is one static panel (each tile's
-    rows are final when its loop over k ends: cpu_fused_epilogues); else (None, None)."""
+    argument the product writes) where the product's K is static (the tiles of its last
+    panel compute it: cpu_fused_epilogues); else (None, None)."""
     products = ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)
     if len(products) != 1:
         return None, None
     product = products[0]
     k = (matmul_ranges(product)[2] if product.name == "linalg.matmul"
          else loop_ranges(product)[0][3])
-    if ir.ShapedType.is_dynamic_size(k) or k > KC:
+    if ir.ShapedType.is_dynamic_size(k):
         return None, None
     fused = fusable_epilogue(fn, product, sites.of(fn))
     return fused, product.operands[len(product.operands) - 1]

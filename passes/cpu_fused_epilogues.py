@@ -2,11 +2,13 @@
 
 A kernel's epilogue (a bias and activation, the mask of a ReLU's gradient, an SGD update
 w - lr * g) was a pass of its own over C after the product: C's rows stored by the register
-tiles, then loaded again, the epilogue applied, and stored again. Where every tile's product
-is final when its loop over k ends (the product's K is one panel), the tile applies the
-epilogue to its rows while they are in registers and stores the epilogue's result only:
-one store of C instead of a store, a load and a store (an MLP step's 512x784 weight gradient
-with its SGD update: 3.2 MB less memory traffic per step).
+tiles, then loaded again, the epilogue applied, and stored again. A tile of the product's
+last K panel (its loop over k ends at K; the product's K static) holds final rows: it applies
+the epilogue to them while they are in registers and stores the epilogue's result only
+(passes/cpu_register_tiles.py `_store_through`; an scf.if on the panel's start where that is
+a loop's index), the earlier panels' tiles store their partial rows as before. With one
+panel C is stored once instead of stored, loaded and stored (an MLP step's 512x784 weight
+gradient with its SGD update: 3.2 MB less memory traffic per step).
 
 The epilogue qualifies when it is the kernel's only linalg op besides the product (and the
 zero fill of its output): an all-parallel linalg.generic over C's rows and columns, writing

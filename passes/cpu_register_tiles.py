@@ -311,12 +311,49 @@ def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None, fused=None
                            acc) for row, acc in zip(a_rows, new.inner_iter_args)]
         scf.YieldOp(sums)
     with ir.InsertionPoint.after(new), op.location:
+        rows = list(new.results)
         if fused is not None and c_root == fused.product_c:
-            fused.store(indexes, c_rows, list(new.results), nr)
+            depth = ir.MemRefType(a_root.type).shape[1]
+            _store_through(fused, rows, c_root, c_rows, (loop.operands[1], a_at[1]), depth,
+                           indexes, nr)
         else:
-            for row, at in zip(new.results, c_rows):
-                vector.store(row, c_root, at)
+            _store(rows, c_root, c_rows)
     loop.erase()
+
+
+def _store(rows, c_root, c_rows):
+    for row, at in zip(rows, c_rows):
+        vector.store(row, c_root, at)
+
+
+def _store_through(fused, rows, c_root, c_rows, k_end, depth, indexes, nr):
+    """A tile's rows through the fused epilogue into its output where the tile's k ends at
+    A's `depth` (its last K panel: the rows are final), else stored into C to be loaded by
+    the next panel's tile; tested at run time where the end is not a constant. `k_end`: (the
+    loop's upper bound, A's column offset under the tiles' subviews)."""
+    upper, (n, values) = k_end
+    n, unknown = _known_sum([upper] + values, n)
+    if not unknown:
+        if n == depth:
+            fused.store(indexes, c_rows, rows, nr)
+        else:
+            _store(rows, c_root, c_rows)
+        return
+    last = arith.cmpi(arith.CmpIPredicate.eq, indexes.sum(n, unknown), indexes.constant(depth))
+    choice = scf.IfOp(last, [], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        fused.store(indexes, c_rows, rows, nr)
+        scf.YieldOp([])
+    with ir.InsertionPoint(choice.else_block):
+        _store(rows, c_root, c_rows)
+        scf.YieldOp([])
+
+
+def _known_sum(parts, n: int):
+    """(n plus the parts whose index is known (_known_index), the other parts)."""
+    known = [_known_index(v) for v in parts]
+    return n + sum(k for k in known if k is not None), [
+        v for v, k in zip(parts, known) if k is None]
 
 
 def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
@@ -332,10 +369,7 @@ def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
         return [arith.constant(row_type, ir.DenseElementsAttr.get_splat(row_type, zero))] * len(
             c_rows)
     lower, (n, values) = k_start
-    parts = [lower] + values
-    known = [_known_index(v) for v in parts]
-    n += sum(k for k in known if k is not None)
-    unknown = [v for v, k in zip(parts, known) if k is None]
+    n, unknown = _known_sum([lower] + values, n)
     if not zeroed or n != 0:
         return loads()  # (offsets are not negative: a nonzero constant part is a later panel)
     if not unknown:

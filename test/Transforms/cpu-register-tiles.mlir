@@ -37,12 +37,12 @@ func.func private @small__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, 
 
 // An epilogue tile (one row, 32 columns) is its body on vectors: the row's input loaded, an
 // input of one element per row and a scalar from outside broadcast, every op on vector<32>.
-// Loops of one iteration (here all but K's two panels, the product's k and the epilogue's
-// rows) are gone, as the generic vectorizer's canonicalization left them. (With two panels
-// of K a tile's rows are not final when its loop over k ends: the epilogue is a loop of its
-// own, not computed on the tiles as below.)
+// Loops of one iteration (here all but the epilogue's rows and the product's k) are gone,
+// as the generic vectorizer's canonicalization left them. (This epilogue writes another
+// buffer than C, D, so it is a loop of its own, not computed on the tiles as below.)
 // CHECK-LABEL: func.func private @epilogue__matmul0(
-// CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>, %[[T:[^:]+]]: f32)
+// CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>, %[[D:[^:]+]]: memref<8x32xf32>, %[[T:[^:]+]]: f32)
+// CHECK-NOT:     scf.for
 // CHECK:         scf.for {{.+}} iter_args
 // CHECK:           vector.fma
 // CHECK-NOT:     scf.for
@@ -56,18 +56,18 @@ func.func private @small__matmul0(%a: memref<16x24xf32>, %b: memref<24x64xf32>, 
 // CHECK-NEXT:      %[[P:.+]] = arith.addf %[[M]], %[[TWOV]] : vector<32xf32>
 // CHECK-NEXT:      %[[TV:.+]] = vector.broadcast %[[T]] : f32 to vector<32xf32>
 // CHECK-NEXT:      %[[Q:.+]] = arith.subf %[[P]], %[[TV]] fastmath<contract> : vector<32xf32>
-// CHECK-NEXT:      vector.store %[[Q]], %[[C]][%[[I]], %[[J]]] : memref<8x32xf32>, vector<32xf32>
+// CHECK-NEXT:      vector.store %[[Q]], %[[D]][%[[I]], %[[J]]] : memref<8x32xf32>, vector<32xf32>
 // CHECK-NOT:     linalg.generic
-func.func @epilogue(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) {
-  call @epilogue__matmul0(%a, %b, %s, %c, %t) : (memref<8x512xf32>, memref<512x32xf32>, memref<8xf32>, memref<8x32xf32>, f32) -> ()
+func.func @epilogue(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %d: memref<8x32xf32>, %t: f32) {
+  call @epilogue__matmul0(%a, %b, %s, %c, %d, %t) : (memref<8x16xf32>, memref<16x32xf32>, memref<8xf32>, memref<8x32xf32>, memref<8x32xf32>, f32) -> ()
   return
 }
-func.func private @epilogue__matmul0(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
-  linalg.matmul ins(%a, %b : memref<8x512xf32>, memref<512x32xf32>) outs(%c : memref<8x32xf32>)
-  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8xf32>) outs(%c : memref<8x32xf32>) {
-  ^bb0(%in: f32, %out: f32):
+func.func private @epilogue__matmul0(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>, %d: memref<8x32xf32>, %t: f32) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s, %c : memref<8xf32>, memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%in: f32, %cin: f32, %out: f32):
     %two = arith.constant 2.0 : f32
-    %m = arith.mulf %out, %in : f32
+    %m = arith.mulf %cin, %in : f32
     %p = arith.addf %m, %two : f32
     %q = arith.subf %p, %t fastmath<contract> : f32
     linalg.yield %q : f32
@@ -77,7 +77,7 @@ func.func private @epilogue__matmul0(%a: memref<8x512xf32>, %b: memref<512x32xf3
 
 // -----
 
-// With K one panel, the epilogue is computed on the register tile's rows before they are
+// Where the epilogue writes C, it is computed on the register tile's rows before they are
 // stored (passes/cpu_fused_epilogues.py): per row, the per-row input loaded and broadcast,
 // the body on the row's accumulator, the result stored into C; no loop of its own, no load
 // of C.
@@ -113,6 +113,40 @@ func.func private @fused__matmul0(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %
     %p = arith.addf %m, %two : f32
     %q = arith.subf %p, %t fastmath<contract> : f32
     linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Two K panels: the tiles of the first panel store C's rows, those of the last (their k
+// ending at K, tested on the panel's start) compute the epilogue on them.
+// CHECK-LABEL: func.func private @fused_panels__matmul0(
+// CHECK-SAME:    %[[S:[^:]+]]: memref<8xf32>, %[[C:[^:]+]]: memref<8x32xf32>)
+// CHECK:         scf.for %[[P:[^ ]+]] = {{.+}} {
+// CHECK:           %[[ROWS:.+]]:8 = scf.for {{.+}} iter_args
+// CHECK:             scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[END:.+]] = arith.addi %[[P]], %{{.+}} : index
+// CHECK:           %[[LAST:.+]] = arith.cmpi eq, %[[END]], %{{.+}} : index
+// CHECK:           scf.if %[[LAST]] {
+// CHECK:             memref.load %[[S]]
+// CHECK:             arith.mulf %[[ROWS]]#0, %{{.+}} : vector<32xf32>
+// CHECK:             vector.store %{{.+}}, %[[C]]
+// CHECK:           } else {
+// CHECK-NEXT:        vector.store %[[ROWS]]#0, %[[C]]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @fused_panels(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>) {
+  call @fused_panels__matmul0(%a, %b, %s, %c) : (memref<8x512xf32>, memref<512x32xf32>, memref<8xf32>, memref<8x32xf32>) -> ()
+  return
+}
+func.func private @fused_panels__matmul0(%a: memref<8x512xf32>, %b: memref<512x32xf32>, %s: memref<8xf32>, %c: memref<8x32xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x512xf32>, memref<512x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %out, %in : f32
+    linalg.yield %m : f32
   }
   return
 }

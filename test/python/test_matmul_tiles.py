@@ -2,11 +2,12 @@
 (ms-cpu-kernel-zero-init), whose first tiles start from zeros (passes/cpu_register_tiles.py),
 and epilogues computed on the tiles' rows before they are stored
 (passes/cpu_fused_epilogues.py). Results against float64 numpy for every path that decides
-where a tile's k starts and whether its epilogue is fused: one K panel, several, a ragged last
-panel, packed B with an epilogue, ragged rows and columns, a convolution's product per
-image, a dynamic depth including K = 0 (no tile runs: the kept fill gives the zeros),
-epilogues reading a bias, a row of another matrix, one value per row; and the lowered IR has
-no fill left where every tile starts from zeros, no epilogue loop where the tiles compute it."""
+where a tile's k starts and ends (the epilogue is computed by the last panel's tiles): one K
+panel, several, a ragged last panel, packed B with an epilogue, ragged rows and columns, a
+convolution's product per image, a dynamic depth including K = 0 (no tile runs: the kept
+fill gives the zeros), epilogues reading a bias, a row of another matrix, one value per
+row; and the lowered IR has no fill left where every tile starts from zeros, no epilogue
+loop where the tiles compute it."""
 import numpy as np
 import pytest
 
@@ -20,8 +21,8 @@ from mscc.passes import pipeline
 RNG = np.random.default_rng(7)
 
 # (m, k, n, transpose_b, bias_relu): K of one panel (<= 256), two, a ragged last panel (784),
-# B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns; with K of
-# one panel the bias and ReLU are computed on the tiles (fused), else after the product.
+# B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns; the bias and
+# ReLU are computed on the tiles of the last K panel.
 PRODUCTS = [
     (16, 24, 64, False, False),
     (16, 24, 64, False, True),
@@ -122,6 +123,20 @@ def test_epilogues_on_the_tiles(name, fn, reference, m, k, n):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
 
 
+def _kernel_after_schedule(f, *args) -> str:
+    """The IR of f's first matmul kernel right after ms-cpu-matmul-schedule."""
+    seen = {}
+
+    def after(step, module):
+        if step.text == "ms-cpu-matmul-schedule":
+            seen["ir"] = str(module)
+    with mlir_context():
+        module = ir.Module.parse(f.lower(*args).as_text("bufferized"))
+        pipeline.run_pipeline(module, "cpu", start_after="bufferized", stop_after="llvm",
+                              after_each=after)
+    return seen["ir"][seen["ir"].index("__matmul0("):]
+
+
 def test_the_weight_gradients_update_is_computed_on_the_tiles():
     """An SGD step's w - lr * (a.T @ d), K one panel: after the matmul schedule each
     parallel loop of the kernel is a product's (the 768 columns of full register tiles and
@@ -129,18 +144,21 @@ def test_the_weight_gradients_update_is_computed_on_the_tiles():
     f = ms.jit(lambda w, a, d: w - 0.01 * ops.matmul(a, d, transpose_a=True))
     w, a, d = (ms.Tensor(RNG.standard_normal(s).astype(np.float32))
                for s in ((512, 784), (256, 512), (256, 784)))
-    text = f.lower(w, a, d).as_text("bufferized")
-    seen = {}
-
-    def after(step, module):
-        if step.text == "ms-cpu-matmul-schedule":
-            seen["ir"] = str(module)
-    with mlir_context():
-        module = ir.Module.parse(text)
-        pipeline.run_pipeline(module, "cpu", start_after="bufferized", stop_after="llvm",
-                              after_each=after)
-    kernel = seen["ir"][seen["ir"].index("__matmul0("):]
+    kernel = _kernel_after_schedule(f, w, a, d)
     assert kernel.count("scf.forall") == kernel.count("iter_args") == 2
     assert "linalg." not in kernel and kernel.count("arith.subf") == 16  # (8 rows per tile)
     want = w.asnumpy() - 0.01 * (a.asnumpy().astype(np.float64).T @ d.asnumpy())
     np.testing.assert_allclose(f(w, a, d).asnumpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_dense_layers_bias_and_relu_are_computed_by_the_last_panels_tiles():
+    """relu(x @ W.T + b) with K = 784 (four panels of 256, the last of 16): one parallel loop
+    (the product's, B packed from W), the epilogue chosen per tile by the panel's end."""
+    f = ms.jit(lambda x, w, b: ops.relu(ops.matmul(x, w, transpose_b=True) + b))
+    x, w, b = (ms.Tensor(RNG.standard_normal(s).astype(np.float32))
+               for s in ((256, 784), (512, 784), (512,)))
+    kernel = _kernel_after_schedule(f, x, w, b)
+    assert kernel.count("scf.forall") == 1 and "linalg." not in kernel
+    assert kernel.count("arith.maximumf") == 8 and "scf.if" in kernel
+    want = np.maximum(x.asnumpy().astype(np.float64) @ w.asnumpy().T + b.asnumpy(), 0)
+    np.testing.assert_allclose(f(x, w, b).asnumpy(), want, rtol=1e-4, atol=1e-3)

@@ -14,8 +14,8 @@ first K panel start from zero registers instead of loading C, and when every pro
 built so, the fill goes (passes/cpu_register_tiles.py, `zero_filled_outputs`).
 
 It applies to an argument that a linalg.matmul of the kernel writes, when every call of the
-kernel fills that operand with zeros before it in the same block and nothing between the fill
-and the call touches the operand's buffer (views aside). It runs on buffers after
+kernel fills that operand with zeros shortly before it in the same block (MAX_DISTANCE) and
+nothing between the fill and the call touches the operand's buffer (views aside). It runs on buffers after
 ms-cpu-kernel-dest (which gives kernels their callers' views and expects the fills there) and
 ms-cpu-merge-kernels (a merged kernel moves its fill only when all its calls had one), before
 ms-cpu-matmul-schedule.
@@ -86,14 +86,37 @@ def _touches(op, root) -> bool:
     return touched[0]
 
 
-def zero_fill_before(call, index):
-    """The linalg.fill of zeros of the call's operand #index before it in its block, with
-    nothing between them touching the operand's buffer; else None."""
+# How far before a call its fill may be: ms-late-alloc puts an output's allocation and zero
+# fill right before the op that first uses it, so the fill is the call's neighbour or a few
+# ops away (a transpose of another operand between them); a bound keeps the search short in
+# entries of thousands of ops.
+MAX_DISTANCE = 16
+
+
+class _Positions:
+    """Each op's place in its block, the block listed once (a network's entry holds thousands
+    of ops and hundreds of calls)."""
+
+    def __init__(self):
+        self.blocks: dict = {}
+
+    def before(self, op, count: int) -> list:
+        """Up to `count` ops before `op` in its block, nearest first."""
+        block = op.block
+        if block not in self.blocks:
+            ops = [o.operation for o in block.operations]
+            self.blocks[block] = (ops, {o: i for i, o in enumerate(ops)})
+        ops, places = self.blocks[block]
+        at = places[op]
+        return ops[max(0, at - count):at][::-1]
+
+
+def zero_fill_before(call, index, positions: _Positions):
+    """The linalg.fill of zeros of the call's operand #index at most MAX_DISTANCE ops before it
+    in its block, nothing between them touching the operand's buffer; else None."""
     c = call.operands[index]
     root = _root(c)
-    ops = list(call.operation.block.operations)
-    position = [o.operation for o in ops].index(call.operation)
-    for op in reversed([o.operation for o in ops[:position]]):
+    for op in positions.before(call.operation, MAX_DISTANCE):
         if op.name == "linalg.fill" and op.operands[1] == c:
             return op if is_zero_fill(op) else None
         if _touches(op, root):
@@ -108,16 +131,18 @@ class KernelZeroInit(ModulePass):
                "where the matmul schedule's first register tiles start from zeros instead")
 
     def run(self, module):
-        calls = calls_by_callee(module.operation)
+        calls, positions = calls_by_callee(module.operation), _Positions()
+        moves = []  # (kernel, argument, the callers' fills): found first, erased after
         for fn in kernel_functions(module, "matmul"):
             sites = calls.get(symbol_name(fn), [])
             for index in _product_outputs(fn):
-                fills = [zero_fill_before(call, index) for call in sites]
-                if not sites or any(fill is None for fill in fills):
-                    continue
-                for fill in fills:
-                    fill.erase()
-                _fill_at_entry(fn, index)
+                fills = [zero_fill_before(call, index, positions) for call in sites]
+                if sites and all(fill is not None for fill in fills):
+                    moves.append((fn, index, fills))
+        for fn, index, fills in moves:
+            for fill in fills:
+                fill.erase()
+            _fill_at_entry(fn, index)
 
 
 def _fill_at_entry(fn, index):

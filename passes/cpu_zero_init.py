@@ -13,12 +13,16 @@ is the same; what changes is that the matmul schedule sees the fill: its registe
 first K panel start from zero registers instead of loading C, and when every product was
 built so, the fill goes (passes/cpu_register_tiles.py, `zero_filled_outputs`).
 
-It applies to an argument that a linalg.matmul of the kernel writes, when every call of the
-kernel fills that operand with zeros shortly before it in the same block (MAX_DISTANCE) and
-nothing between the fill and the call touches the operand's buffer (views aside). It runs on buffers after
-ms-cpu-kernel-dest (which gives kernels their callers' views and expects the fills there) and
-ms-cpu-merge-kernels (a merged kernel moves its fill only when all its calls had one), before
-ms-cpu-matmul-schedule.
+It applies to a static kernel's argument that a linalg.matmul of it writes, when every call
+of the kernel fills that operand with zeros shortly before it in the same block
+(MAX_DISTANCE) and nothing between the fill and the call touches the operand's buffer (views
+aside). It runs on buffers right after ms-cpu-kernel-dest (which gives kernels their callers'
+views and expects the fills there), while ms-late-alloc's fills are still next to their calls:
+ms-cpu-tile-rows would take a fill into a loop over row tiles with the loops around it (the
+MLP step's 256x512 gradient product, filled in 32 tiles of 8 rows). Kernels with a dynamic
+size keep their callers' fills: ms-cpu-dynamic-matmul calls one with a dynamic depth once
+per block of K, each call adding to C. (ms-cpu-merge-kernels, later, merges kernels that
+moved their fills alike.)
 """
 from __future__ import annotations
 
@@ -134,6 +138,8 @@ class KernelZeroInit(ModulePass):
         calls, positions = calls_by_callee(module.operation), _Positions()
         moves = []  # (kernel, argument, the callers' fills): found first, erased after
         for fn in kernel_functions(module, "matmul"):
+            if not _static(fn):
+                continue
             sites = calls.get(symbol_name(fn), [])
             for index in _product_outputs(fn):
                 fills = [zero_fill_before(call, index, positions) for call in sites]
@@ -143,6 +149,11 @@ class KernelZeroInit(ModulePass):
             for fill in fills:
                 fill.erase()
             _fill_at_entry(fn, index)
+
+
+def _static(fn) -> bool:
+    return all(ir.MemRefType(a.type).has_static_shape for a in fn.regions[0].blocks[0].arguments
+               if isinstance(a.type, ir.MemRefType))
 
 
 def _fill_at_entry(fn, index):

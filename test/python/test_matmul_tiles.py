@@ -123,8 +123,8 @@ def test_epilogues_on_the_tiles(name, fn, reference, m, k, n):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
 
 
-def _kernel_after_schedule(f, *args) -> str:
-    """The IR of f's first matmul kernel right after ms-cpu-matmul-schedule."""
+def _after_schedule(f, *args) -> str:
+    """The IR of f's module right after ms-cpu-matmul-schedule."""
     seen = {}
 
     def after(step, module):
@@ -134,7 +134,13 @@ def _kernel_after_schedule(f, *args) -> str:
         module = ir.Module.parse(f.lower(*args).as_text("bufferized"))
         pipeline.run_pipeline(module, "cpu", start_after="bufferized", stop_after="llvm",
                               after_each=after)
-    return seen["ir"][seen["ir"].index("__matmul0("):]
+    return seen["ir"]
+
+
+def _kernel_after_schedule(f, *args) -> str:
+    """The IR of f's first matmul kernel right after ms-cpu-matmul-schedule."""
+    text = _after_schedule(f, *args)
+    return text[text.index("__matmul0("):]
 
 
 def test_the_weight_gradients_update_is_computed_on_the_tiles():
@@ -162,3 +168,21 @@ def test_a_dense_layers_bias_and_relu_are_computed_by_the_last_panels_tiles():
     assert kernel.count("arith.maximumf") == 8 and "scf.if" in kernel
     want = np.maximum(x.asnumpy().astype(np.float64) @ w.asnumpy().T + b.asnumpy(), 0)
     np.testing.assert_allclose(f(x, w, b).asnumpy(), want, rtol=1e-4, atol=1e-3)
+
+
+def test_a_products_fill_among_row_loops_moves_into_its_kernel():
+    """dh = (softmax(h @ w2.T) @ w2) * (h > 0), an MLP's hidden gradient: the 256x512
+    product's fill sat among the softmax's row loops, which ms-cpu-tile-rows runs per tile of
+    rows; the kernel takes it first, so no fill of that size is left anywhere."""
+    f = ms.jit(lambda h, w2: ops.matmul(ops.softmax(ops.matmul(h, w2, transpose_b=True)), w2)
+               * (h > 0).astype(ms.float32))
+    h = RNG.standard_normal((256, 512)).astype(np.float32)
+    w2 = RNG.standard_normal((10, 512)).astype(np.float32) / 8
+    text = _after_schedule(f, ms.Tensor(h), ms.Tensor(w2))
+    assert not [line for line in text.splitlines()
+                if "linalg.fill" in line and "512xf32" in line]
+    z = h.astype(np.float64) @ w2.T
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(f(ms.Tensor(h), ms.Tensor(w2)).asnumpy(), (p @ w2) * (h > 0),
+                               rtol=1e-4, atol=1e-5)

@@ -21,7 +21,7 @@ from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, loop_ranges
 from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, function_type,
                          identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
                          ops_of_kind, projection, set_function_type, symbol_name)
-from .outline import kernel_functions
+from .outline import kernel_functions, static_kernel
 from .cpu_register_tiles import build_register_tiles
 from .cpu_zero_init import is_zero_fill
 from .cpu_fused_epilogues import FusedEpilogue, fusable_epilogue, mark, tiles_can_fuse
@@ -246,11 +246,6 @@ def depth_arguments(fn):
     if any(_dynamic_dims(t) for k, t in enumerate(types) if k not in (a, b)):
         return None
     return a, b
-
-
-def _static_kernel(fn) -> bool:
-    return all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
-               if isinstance(t, ir.MemRefType))
 
 
 class CallSites:
@@ -550,7 +545,7 @@ class CpuMatmulSchedule(ModulePass):
             matmuls = ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)
             if not matmuls:
                 continue  # folded away (an epilogue that ignores the product): plain loops
-            if not (_static_kernel(fn) or depth_arguments(fn) is not None):
+            if not (static_kernel(fn) or depth_arguments(fn) is not None):
                 continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             mr, nr = register_tile(target)[0], strip_width(matmuls[0], target)
             for mm in matmuls:
@@ -570,7 +565,7 @@ class CpuMatmulSchedule(ModulePass):
         # Register tiles and epilogues as vector code (passes/cpu_register_tiles.py); what
         # that leaves, the generic vectorizer's (mixed element types, other bodies).
         generic = [fn for fn in tiled if not build_register_tiles(
-            fn, _static_kernel(fn), FusedEpilogue.of(fn))]
+            fn, static_kernel(fn), FusedEpilogue.of(fn))]
         for fn in tiled:
             if fn not in generic:
                 del fn.attributes[_TILED]

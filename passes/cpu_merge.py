@@ -30,9 +30,9 @@ from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_
 from ..dialects.lowering import REGION_ATTR
 from . import cpu_target
 from .base import ModulePass, register
-from .cpu import CallSites, _static_kernel, packs_b, strip_width
+from .cpu import CallSites, packs_b, strip_width
 from .cpu_outline import OUTLINED_ATTR
-from .outline import kernel_functions
+from .outline import kernel_functions, static_kernel
 
 # Function attributes that differ between copies of one kernel.
 _NAMING = ("sym_name",)
@@ -139,7 +139,7 @@ class MergeKernels(ModulePass):
         kept: dict = {}  # (shape key, called in a parallel loop) -> kernels kept
         for fn in kernel_functions(module, "matmul"):
             own = calls.get(symbol_name(fn), [])
-            if not own or not _static_kernel(fn) or _packs(sites, fn, target):
+            if not own or not static_kernel(fn) or _packs(sites, fn, target):
                 continue
             key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
             merge_into_copy(fn, own, kept.setdefault(key, []))

@@ -329,38 +329,18 @@ def _store(rows, c_root, c_rows):
 def _store_through(fused, rows, c_root, c_rows, k_end, depth, indexes, nr):
     """A tile's rows through the fused epilogue into its output where the tile's k ends at
     A's `depth` (its last K panel: the rows are final), else stored into C to be loaded by
-    the next panel's tile; tested at run time where the end is not a constant. `k_end`: (the
-    loop's upper bound, A's column offset under the tiles' subviews)."""
+    the next panel's tile. `k_end`: (the loop's upper bound, A's column offset under the
+    tiles' subviews)."""
     upper, (n, values) = k_end
-    n, unknown = _known_sum([upper] + values, n)
-    if not unknown:
-        if n == depth:
-            fused.store(indexes, c_rows, rows, nr)
-        else:
-            _store(rows, c_root, c_rows)
-        return
-    last = arith.cmpi(arith.CmpIPredicate.eq, indexes.sum(n, unknown), indexes.constant(depth))
-    choice = scf.IfOp(last, [], has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        fused.store(indexes, c_rows, rows, nr)
-        scf.YieldOp([])
-    with ir.InsertionPoint(choice.else_block):
-        _store(rows, c_root, c_rows)
-        scf.YieldOp([])
-
-
-def _known_sum(parts, n: int):
-    """(n plus the parts whose index is known (_known_index), the other parts)."""
-    known = [_known_index(v) for v in parts]
-    return n + sum(k for k in known if k is not None), [
-        v for v, k in zip(parts, known) if k is None]
+    _where_sum_is([upper] + values, n, depth, indexes,
+                  lambda: fused.store(indexes, c_rows, rows, nr),
+                  lambda: _store(rows, c_root, c_rows))
 
 
 def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
     """A tile's accumulators before its loop over k: C's rows, or zeros where C was `zeroed`
     and the tile's first k is A's column 0. `k_start`: (the loop's lower bound, A's column
-    offset under the tiles' subviews: (int, [index values]), the K panel's start among them),
-    tested at run time where it is not a constant."""
+    offset under the tiles' subviews: (int, [index values]), the K panel's start among them)."""
     def loads():
         return [vector.load(row_type, c_root, at) for at in c_rows]
 
@@ -368,18 +348,28 @@ def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
         zero = ir.FloatAttr.get(row_type.element_type, 0.0)
         return [arith.constant(row_type, ir.DenseElementsAttr.get_splat(row_type, zero))] * len(
             c_rows)
+    if not zeroed:
+        return loads()
     lower, (n, values) = k_start
-    n, unknown = _known_sum([lower] + values, n)
-    if not zeroed or n != 0:
-        return loads()  # (offsets are not negative: a nonzero constant part is a later panel)
-    if not unknown:
-        return zeros()
-    is_first = arith.cmpi(arith.CmpIPredicate.eq, indexes.sum(0, unknown), indexes.constant(0))
-    choice = scf.IfOp(is_first, [row_type] * len(c_rows), has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        scf.YieldOp(zeros())
-    with ir.InsertionPoint(choice.else_block):
-        scf.YieldOp(loads())
+    return _where_sum_is([lower] + values, n, 0, indexes, zeros, loads, [row_type] * len(c_rows))
+
+
+def _where_sum_is(parts, n: int, target: int, indexes, then, otherwise, types=()):
+    """What `then()` builds where n + the sum of the index values `parts` is `target`, else
+    what `otherwise()` builds: decided here where every part is known (_known_index), by an
+    scf.if at run time otherwise (yielding the builders' values, of `types`). Indexes are not
+    negative: a known part past `target` decides it too."""
+    known = [_known_index(v) for v in parts]
+    n += sum(k for k in known if k is not None)
+    unknown = [v for v, k in zip(parts, known) if k is None]
+    if not unknown or n > target:
+        return then() if n == target and not unknown else otherwise()
+    equal = arith.cmpi(arith.CmpIPredicate.eq, indexes.sum(n, unknown),
+                       indexes.constant(target))
+    choice = scf.IfOp(equal, list(types), has_else=True)
+    for block, build in ((choice.then_block, then), (choice.else_block, otherwise)):
+        with ir.InsertionPoint(block):
+            scf.YieldOp(build() or [])
     return list(choice.results)
 
 

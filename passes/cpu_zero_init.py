@@ -31,7 +31,7 @@ from mlir.dialects import arith
 
 from .base import ModulePass, register
 from .cpu_kernel_dest import _VIEWS, _may_alias, _root
-from .outline import kernel_functions
+from .outline import kernel_functions, static_kernel
 from ..dialects.ir_helpers import calls_by_callee, ops_of_kind, symbol_name
 from ..dialects.upstream import linalg
 
@@ -138,7 +138,7 @@ class KernelZeroInit(ModulePass):
         calls, positions = calls_by_callee(module.operation), _Positions()
         moves = []  # (kernel, argument, the callers' fills): found first, erased after
         for fn in kernel_functions(module, "matmul"):
-            if not _static(fn):
+            if not static_kernel(fn):
                 continue
             sites = calls.get(symbol_name(fn), [])
             for index in _product_outputs(fn):
@@ -149,11 +149,6 @@ class KernelZeroInit(ModulePass):
             for fill in fills:
                 fill.erase()
             _fill_at_entry(fn, index)
-
-
-def _static(fn) -> bool:
-    return all(ir.MemRefType(a.type).has_static_shape for a in fn.regions[0].blocks[0].arguments
-               if isinstance(a.type, ir.MemRefType))
 
 
 def _fill_at_entry(fn, index):

@@ -12,13 +12,19 @@ from mlir.dialects import func
 
 from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, register
-from ..dialects.ir_helpers import functions, ops_of_kind, symbol_name
+from ..dialects.ir_helpers import function_type, functions, ops_of_kind, symbol_name
 
 KERNEL_ATTR = "ms.kernel"
 
 
 def is_kernel(fn) -> bool:
     return KERNEL_ATTR in fn.attributes
+
+
+def static_kernel(fn) -> bool:
+    """Whether every buffer a kernel function takes has a static shape."""
+    return all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
+               if isinstance(t, ir.MemRefType))
 
 
 def kernel_functions(module, kind: str) -> list:

@@ -61,6 +61,28 @@ func.func @kernel(%x: memref<32x32xf32>, %y: memref<32x32xf32>) attributes {ms.k
   return
 }
 
+// -----
+
+// Multiples of 16 whose input spans no more than the L1 data cache (2 KiB pinned) stay scalar
+// loops: 32x16 floats (2,048 bytes). The same 32x16 view of rows 32 floats apart spans 4 KiB
+// and is blocked.
+// CHECK-LABEL: func.func @in_l1(
+// CHECK-NEXT:    linalg.transpose
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func @view_beyond_l1(
+// CHECK-NOT:     linalg.transpose
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+func.func @in_l1(%x: memref<32x16xf32>, %y: memref<16x32xf32>) {
+  linalg.transpose ins(%x : memref<32x16xf32>) outs(%y : memref<16x32xf32>) permutation = [1, 0]
+  return
+}
+func.func @view_beyond_l1(%x: memref<32x16xf32, strided<[32, 1]>>, %y: memref<16x32xf32>) {
+  linalg.transpose ins(%x : memref<32x16xf32, strided<[32, 1]>>) outs(%y : memref<16x32xf32>) permutation = [1, 0]
+  return
+}
+
 
 // -----
 

@@ -9,6 +9,8 @@ class for them). Written once here, each of these has one meaning and one place 
 """
 from __future__ import annotations
 
+import math
+
 from .lazy import ir
 
 # ------------------------------------------------------------------ symbols and functions
@@ -277,6 +279,39 @@ def identity_layout(t) -> bool:
     layout = mt.layout
     return (isinstance(layout, ir.AffineMapAttr)
             and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
+
+
+def collapsed_strides(view_type, groups):
+    """The static strides of a memref type collapsed by `groups` (runs of its dims), or None
+    where a group is not contiguous or a stride is dynamic (dims of size 1 aside)."""
+    strides, _ = view_type.get_strides_and_offset()
+    shape, dynamic = view_type.shape, ir.ShapedType.get_dynamic_stride_or_offset()
+    out = []
+    for group in groups:
+        kept = [d for d in group if shape[d] != 1] or group[-1:]
+        if any(strides[d] == dynamic for d in kept):
+            return None
+        for outer, inner in zip(kept, kept[1:]):
+            if strides[outer] != strides[inner] * shape[inner]:
+                return None
+        out.append(strides[kept[-1]])
+    return out
+
+
+def collapsed_type(view_type, groups, shape=None):
+    """The type memref.collapse_shape gives a static-stride `view_type` collapsed by `groups`
+    (of `shape`, the groups' sizes multiplied by default): the identity layout for a source
+    of the identity layout, else a strided one (even one equal to the identity), or None
+    where a group is not contiguous."""
+    strides = collapsed_strides(view_type, groups)
+    if strides is None:
+        return None
+    if shape is None:
+        shape = [math.prod(view_type.shape[d] for d in g) for g in groups]
+    element, offset = view_type.element_type, view_type.get_strides_and_offset()[1]
+    if identity_layout(view_type):
+        return ir.MemRefType.get(list(shape), element)
+    return ir.MemRefType.get(list(shape), element, ir.StridedLayoutAttr.get(offset, strides))
 
 
 def element_bytes(t: ir.Type) -> int:

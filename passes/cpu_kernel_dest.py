@@ -27,8 +27,8 @@ from mlir import ir
 from mlir.dialects import memref
 
 from .base import ModulePass, register
-from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_type,
-                                   set_function_type, symbol_name)
+from ..dialects.ir_helpers import (calls_by_callee, collapsed_type, defined_functions,
+                                   function_type, set_function_type, symbol_name)
 from .outline import is_kernel
 
 _RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
@@ -127,23 +127,6 @@ def _dominates(value, op) -> bool:
     return False
 
 
-def _collapsed_strides(view_type, reassociation):
-    """The static strides of the view collapsed by `reassociation` (groups of its dims), or
-    None where a group is not contiguous or a stride is dynamic."""
-    strides, _ = view_type.get_strides_and_offset()
-    shape, dynamic = view_type.shape, ir.ShapedType.get_dynamic_stride_or_offset()
-    out = []
-    for group in reassociation:
-        kept = [d for d in group if shape[d] != 1] or group[-1:]
-        if any(strides[d] == dynamic for d in kept):
-            return None
-        for outer, inner in zip(kept, kept[1:]):
-            if strides[outer] != strides[inner] * shape[inner]:
-                return None
-        out.append(strides[kept[-1]])
-    return out
-
-
 def _view_for(buffer_type, view, reshape):
     """(the view's type as the kernel's operand, the reassociation collapsing it or None),
     or None where the view does not collapse to the buffer's shape with static strides and
@@ -158,16 +141,9 @@ def _view_for(buffer_type, view, reshape):
         groups = [[ir.IntegerAttr(d).value for d in g] for g in groups]
     else:
         return None
-    strides = _collapsed_strides(view_type, groups)
-    if strides is None or strides[-1] != 1:
+    new_type = collapsed_type(view_type, groups, buffer_type.shape)
+    if new_type is None or new_type.get_strides_and_offset()[0][-1] != 1:
         return None
-    shape, element = list(buffer_type.shape), buffer_type.element_type
-    offset = view_type.get_strides_and_offset()[1]
-    identity = ir.MemRefType.get(shape, element)
-    if (strides, offset) == tuple(identity.get_strides_and_offset()):
-        new_type = identity  # (what collapse_shape infers for a contiguous view at 0)
-    else:
-        new_type = ir.MemRefType.get(shape, element, ir.StridedLayoutAttr.get(offset, strides))
     return new_type, groups if reshape is not None else None
 
 

@@ -38,6 +38,20 @@ from ..dialects.ir_helpers import function_type, public_functions, symbol_name
 from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
+# A one-line attribute or type alias definition (`#map = affine_map<...>`) at the top level.
+_ALIAS_LINE = re.compile(r"^[#!][\w.$-]+\s*=[^\n]*$", re.M)
+
+
+def _wrapped_in_module(text: str) -> str:
+    """Several top-level ops inside `module { ... }`, as mlir-opt reads them, on the same
+    lines. Alias definitions must stay at the top level, outside the module: one-line ones
+    are moved ahead of it, onto its first line (their lines left empty)."""
+    aliases = [m.group(0) for m in _ALIAS_LINE.finditer(text)
+               if all(m.group(0).count(a) == m.group(0).count(b) for a, b in ("()", "[]", "{}"))]
+    body = text
+    for alias in aliases:
+        body = body.replace(alias, "", 1)
+    return " ".join(aliases + ["module {" + body + "\n}"])
 
 
 def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
@@ -56,7 +70,7 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
                 raise CompileError(_located(capture.errors, source_name)) from None
             # Same line numbers: the wrapper opens on line 1 and closes after the text.
             try:
-                op = ir.Operation.parse("module {" + text + "\n}", source_name=source_name)
+                op = ir.Operation.parse(_wrapped_in_module(text), source_name=source_name)
             except ir.MLIRError as e2:
                 capture.add_error(e2)
                 raise CompileError(_located(capture.errors, source_name)) from None

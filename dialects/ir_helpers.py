@@ -288,7 +288,7 @@ def collapsed_strides(view_type, groups):
     shape, dynamic = view_type.shape, ir.ShapedType.get_dynamic_stride_or_offset()
     out = []
     for group in groups:
-        kept = [d for d in group if shape[d] != 1] or group[-1:]
+        kept = [d for d in group if shape[d] != 1] or group[:1]  # (as MLIR infers)
         if any(strides[d] == dynamic for d in kept):
             return None
         for outer, inner in zip(kept, kept[1:]):

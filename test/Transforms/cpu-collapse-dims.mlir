@@ -47,13 +47,27 @@ func.func @row_sums(%x: memref<8x4x28x28xf32, strided<[6272, 784, 28, 1], offset
 
 // A unit dim joins its neighbour whatever its stride, but the rows (100 floats apart, 8
 // used) stay a loop of their own: the group is checked whole, not pair by pair.
+// Dims that are all of size 1 join too (the collapsed stride is the outer one's, as
+// memref.collapse_shape infers it).
 // CHECK-LABEL: func.func @unit_dim(
 // CHECK:         memref.collapse_shape %{{.+}} {{\[}}[0, 1], [2]] : memref<4x1x8xf32, strided<[100, 8, 1]>> into memref<4x8xf32, strided<[100, 1]>>
 // CHECK:         iterator_types = ["parallel", "parallel"]
+// CHECK-LABEL: func.func @unit_dims(
+// CHECK:         memref.collapse_shape %{{.+}} {{\[}}[0, 1]] : memref<1x1xf32, strided<[4, 1]>> into memref<1xf32, strided<[4]>>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 func.func @unit_dim(%x: memref<4x1x8xf32, strided<[100, 8, 1]>>) {
   linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
       outs(%x : memref<4x1x8xf32, strided<[100, 8, 1]>>) {
+  ^bb0(%o: f32):
+    %s = arith.addf %o, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+#id2u = affine_map<(d0, d1) -> (d0, d1)>
+func.func @unit_dims(%x: memref<1x1xf32, strided<[4, 1]>>) {
+  linalg.generic {indexing_maps = [#id2u], iterator_types = ["parallel", "parallel"]}
+      outs(%x : memref<1x1xf32, strided<[4, 1]>>) {
   ^bb0(%o: f32):
     %s = arith.addf %o, %o : f32
     linalg.yield %s : f32

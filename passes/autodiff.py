@@ -30,13 +30,16 @@ An op on the path from a differentiated input to a result without a rule is an e
 """
 from __future__ import annotations
 
+import math
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.grad import GradCtx, GradRuleError, no_grad
-from ..dialects.builders import build_op, data_values, op_attrs, operand_groups, spec_of
+from ..dialects.builders import (build_op, constant, data_values, op_attrs, operand_groups,
+                                 spec_of)
 from ..dialects.registry import (OPS, UPSTREAM, ControlFlowError, DTypeError, NotConstant,
                                  ShapeError)
 from ..dialects.ops.custom import custom_kind
@@ -130,6 +133,22 @@ def _control_cotangents(op, douts, active):
         fail(op, f"gradient rule of '{name}' failed: {e}")
 
 
+# Results of at most this many elements get their default sensitivity as a constant.
+SEED_CONSTANT_ELEMENTS = 1024
+
+
+def _ones(v, loc):
+    """The default sensitivity of the result v: ones of its shape. A constant where the shape
+    is static and small (a loss), so that the sensitivity does not read v: ones_like(v) kept
+    the loss's own computation (a training step's last reduction over the whole batch) alive
+    in a gradient taken without the value."""
+    spec = spec_of(v.type)
+    if (spec is not None and all(isinstance(d, int) for d in spec.shape)
+            and math.prod(spec.shape) <= SEED_CONSTANT_ELEMENTS):
+        return constant(np.ones(spec.shape), spec.dtype, loc=loc)
+    return build_op("ms.ones_like", [v], loc=loc).result
+
+
 def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
     """Emit the backward program of `ops` (one block's forward ops, in order) at the current
     insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like). Returns the
@@ -146,8 +165,7 @@ def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
 
     for v, seed in zip(outputs, seeds):
         if v in active:
-            accumulate(v, seed if seed is not None else
-                       build_op("ms.ones_like", [v], loc=loc).result, loc)
+            accumulate(v, seed if seed is not None else _ones(v, loc), loc)
     for op in reversed(chain):
         douts = [cotangent.get(r) for r in op.results]
         if all(d is None for d in douts):

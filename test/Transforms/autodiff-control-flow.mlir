@@ -13,7 +13,7 @@
 // CHECK-NEXT: %[[PUT:.+]] = "ms.dynamic_update_index"(%[[STACK]], %[[A]], %[[POS]])
 // CHECK-NEXT: scf.yield %{{.+}}, %[[PUT]]
 // CHECK-NEXT: } {ms.api = "ForiLoop", ms.stacks = array<i64: 1, -1>}
-// CHECK: %[[SEED:.+]] = "ms.ones_like"(%[[FWD]]#0)
+// CHECK: %[[SEED:.+]] = "ms.constant"() {value = dense<1.000000e+00> : tensor<3xf32>}
 // CHECK-NEXT: %[[ACC:.+]] = "ms.zeros_like"(%[[W]])
 // CHECK: %[[BWD:.+]]:2 = scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[DA:.+]] = %[[SEED]], %[[DW:.+]] = %[[ACC]])
 // CHECK: %[[K:.+]] = arith.subi %{{.+}}, %[[J]] : index
@@ -48,7 +48,7 @@ func.func @grad_loop(%x: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<3xf32>, te
 // The branch that returns its operand passes the cotangent through.
 // CHECK-LABEL: func.func private @branch_grad
 // CHECK: %[[P:.+]] = tensor.extract
-// CHECK: %[[SEED:.+]] = "ms.ones_like"
+// CHECK: %[[SEED:.+]] = "ms.constant"() {value = dense<1.000000e+00> : tensor<3xf32>}
 // CHECK-NEXT: %[[G:.+]] = scf.if %[[P]] -> (tensor<3xf32>) {
 // CHECK-NEXT: %[[E:.+]] = "ms.exp"(%arg1)
 // CHECK-NEXT: %[[D:.+]] = "ms.mul"(%[[SEED]], %[[E]])

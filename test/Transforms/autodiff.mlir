@@ -27,11 +27,11 @@ func.func @grad_mul(%x: tensor<3x4xf32>, %y: tensor<4xf32>, %s: tensor<3x4xf32>)
 // -----
 
 // with_value: the forward product is computed once and returned with the gradients; each
-// gradient is one more matmul with flipped transpose flags, seeded with ones_like.
+// gradient is one more matmul with flipped transpose flags, seeded with a constant of ones.
 // CHECK-LABEL: func.func private @matmul_grad
 // CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<4x3xf32>)
 // CHECK-NEXT: %[[Z:.+]] = "ms.matmul"(%[[A]], %[[B]]) {transpose_a = false, transpose_b = true}
-// CHECK-NEXT: %[[ONES:.+]] = "ms.ones_like"(%[[Z]])
+// CHECK-NEXT: %[[ONES:.+]] = "ms.constant"() {value = dense<1.000000e+00> : tensor<2x4xf32>}
 // CHECK-NEXT: %[[DA:.+]] = "ms.matmul"(%[[ONES]], %[[B]]) {transpose_a = false, transpose_b = false} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %[[DB:.+]] = "ms.matmul"(%[[ONES]], %[[A]]) {transpose_a = true, transpose_b = false} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
 // CHECK-NEXT: return %[[Z]], %[[DA]], %[[DB]]
@@ -52,7 +52,7 @@ func.func @grad_matmul(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> (tensor<2x4x
 // reduce_sum spreads the cotangent back over the reduced axes; the add's broadcast operand
 // (3x1 into 2x3x4) gets it summed over axes 0 and 2 and reshaped back to 3x1.
 // CHECK-LABEL: func.func private @sum_of_broadcast_grad
-// CHECK: %[[ONES:.+]] = "ms.ones_like"(%{{.+}}) : (tensor<f32>) -> tensor<f32>
+// CHECK: %[[ONES:.+]] = "ms.constant"() {value = dense<1.000000e+00> : tensor<f32>} : () -> tensor<f32>
 // CHECK-NEXT: %[[R1:.+]] = "ms.reshape"(%[[ONES]]) {shape = array<i64: 1, 1>}
 // CHECK-NEXT: %[[D1:.+]] = "ms.broadcast_to"(%[[R1]]) {shape = array<i64: 2, 4>}
 // CHECK-NEXT: %[[R2:.+]] = "ms.reshape"(%[[D1]]) {shape = array<i64: 2, 1, 4>}
@@ -79,7 +79,7 @@ func.func @grad_sum_of_broadcast(%x: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> 
 // CHECK-LABEL: func.func private @weights_grad
 // CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[W:.+]]: tensor<4xf32> {ms.parameter = "w"}, %[[N:.+]]: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xf32>)
 // CHECK: %[[NF:.+]] = "ms.cast"(%[[N]])
-// CHECK: %[[ONES:.+]] = "ms.ones_like"
+// CHECK: %[[ONES:.+]] = "ms.constant"() {value = dense<1.000000e+00> : tensor<4xf32>}
 // CHECK-NEXT: %[[D3:.+]] = "ms.mul"(%[[ONES]], %[[NF]])
 // CHECK-NEXT: %[[DW:.+]] = "ms.mul"(%[[D3]], %[[X]])
 // CHECK-NEXT: %[[DN:.+]] = "ms.zeros_like"(%[[N]]) : (tensor<4xi32>) -> tensor<4xi32>
@@ -106,10 +106,10 @@ func.func @grad_weights(%x: tensor<4xf32>, %w: tensor<4xf32>, %n: tensor<4xi32>)
 // CHECK-LABEL: func.func private @dcube(
 // CHECK-NOT: ms.grad
 // CHECK-NOT: call
-// CHECK: "ms.ones_like"
+// CHECK: "ms.constant"() {value = dense<1.000000e+00> : tensor<4xf32>}
 // CHECK: return
 // CHECK-LABEL: func.func private @dcube_grad(
-// CHECK-COUNT-2: "ms.ones_like"
+// CHECK-COUNT-2: "ms.constant"() {value = dense<1.000000e+00> : tensor<4xf32>}
 // CHECK: return
 // CHECK-LABEL: func.func @second_derivative
 // CHECK-NEXT: call @dcube_grad(%arg0)

@@ -301,7 +301,7 @@ class Parallelize(ThreadedPass):
 
 
 @register
-class LowerForall(ModulePass):
+class LowerForall(ThreadedPass):
     name = "ms-cpu-lower-forall"
     summary = ("scf.forall to OpenMP worksharing loops when an OpenMP runtime is available "
                "(marks the module ms.openmp), else to sequential loops")
@@ -309,10 +309,9 @@ class LowerForall(ModulePass):
     def run(self, module):
         from mlir import passmanager
 
-        from ..runtime.openmp import num_threads
         if not has_op_of_kind(module, "scf.forall"):
             return
-        n = num_threads()
+        n = self.threads()
         if n > 1:
             text = (f"builtin.module(func.func(scf-forall-to-parallel),"
                     f"convert-scf-to-openmp{{num-threads={n}}})")
@@ -320,6 +319,27 @@ class LowerForall(ModulePass):
         else:
             text = "builtin.module(func.func(scf-forall-to-for))"
         passmanager.PassManager.parse(text, context=module.context).run(module)
+        if n > 1:
+            _schedule_dynamically(module, n)
+
+
+def _schedule_dynamically(module, threads: int):
+    """Worksharing loops whose iterations call a function (a convolution's images, each a
+    matmul kernel's call) and that have more iterations than threads hand them out one at a
+    time (schedule(dynamic)) instead of in one static block per thread: on a shared machine a
+    thread that loses its core for a while then holds up one image, not half the batch (a
+    Conv2d step with another process taking a core part of the time: median 20.4 -> 17.9
+    ms). Loops of many short iterations (a layernorm's row tiles) stay static: handed out
+    one by one they ran up to 25% slower (each thread's rows no longer contiguous)."""
+    dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>")
+    for loop in ops_of_kind(module, "omp.wsloop"):
+        nest = loop.regions[0].blocks[0].operations[0]
+        if nest.name != "omp.loop_nest" or len(nest.operands) != 3:
+            continue
+        lo, hi, step = (constant_int(v) for v in nest.operands)
+        many = None in (lo, hi, step) or step <= 0 or (hi - lo) // step > threads
+        if many and has_op_of_kind(nest, "func.call"):
+            loop.attributes["schedule_kind"] = dynamic
 
 
 OPENMP_ATTR = "ms.openmp"  # the module calls the OpenMP runtime (runtime.openmp)

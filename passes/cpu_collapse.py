@@ -69,13 +69,13 @@ def _joins(group, d, kinds, positions, types) -> bool:
 def loop_groups(op) -> list[list[int]] | None:
     """The runs of the generic's loops that become one loop each, or None when no two
     loops join (or the op is not one this pass changes)."""
-    if has_op_of_kind(op, "linalg.index"):
-        return None
+    if len(ir.ArrayAttr(op.attributes["iterator_types"])) < 2:
+        return None  # (the cheap checks first: this runs on every generic of the module)
     types = [v.type for v in op.operands]
     if not all(_static(t) for t in types):
         return None
     positions = [_positions(m) for m in indexing_maps(op)]
-    if any(p is None for p in positions):
+    if any(p is None for p in positions) or has_op_of_kind(op, "linalg.index"):
         return None
     kinds = iterator_kinds(op)
     groups = [[0]] if kinds else []
@@ -123,7 +123,7 @@ class CollapseDims(ModulePass):
 
     def run(self, module):
         for fn in defined_functions(module):
-            if is_kernel(fn) or not has_op_of_kind(fn, "linalg.generic"):
+            if is_kernel(fn):
                 continue
             for op in ops_of_kind(fn, "linalg.generic"):
                 groups = loop_groups(op)

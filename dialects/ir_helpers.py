@@ -281,6 +281,29 @@ def identity_layout(t) -> bool:
             and layout.value == ir.AffineMap.get_identity(mt.rank, context=mt.context))
 
 
+# Ops whose result is a view of their first operand's buffer (no copy).
+MEMREF_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape",
+                "memref.cast", "memref.reinterpret_cast")
+
+
+def view_root(value):
+    """The buffer a memref value views (through subviews, reshapes and casts): an
+    allocation's result or a block argument."""
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in MEMREF_VIEWS:
+        value = value.owner.operation.operands[0]
+    return value
+
+
+def may_alias(a, b) -> bool:
+    """Whether two root buffers (view_root) may be one: the same value, or block arguments
+    other than a function's (a function's arguments are distinct buffers, One-Shot
+    Bufferize's assumption too; a loop's buffer arguments may be anything)."""
+    if a == b:
+        return True
+    return any(isinstance(r.owner, ir.Block) and r.owner.owner is not None
+               and r.owner.owner.operation.name != "func.func" for r in (a, b))
+
+
 def collapsed_strides(view_type, groups):
     """The static strides of a memref type collapsed by `groups` (runs of its dims), or None
     where a group is not contiguous or a stride is dynamic (dims of size 1 aside)."""

@@ -27,12 +27,12 @@ from mlir import ir
 from mlir.dialects import memref
 
 from .base import ModulePass, register
-from ..dialects.ir_helpers import (calls_by_callee, collapsed_type, defined_functions,
-                                   function_type, set_function_type, symbol_name)
+from ..dialects.ir_helpers import (MEMREF_VIEWS, calls_by_callee, collapsed_type,
+                                   defined_functions, function_type, may_alias,
+                                   set_function_type, symbol_name, view_root)
 from .outline import is_kernel
 
 _RESHAPES = ("memref.expand_shape", "memref.collapse_shape")
-_VIEWS = _RESHAPES + ("memref.subview", "memref.cast", "memref.reinterpret_cast")
 
 
 def _users(value):
@@ -68,30 +68,13 @@ def _copy_out(alloc, call):
     return copy, reshape
 
 
-def _root(value):
-    """The buffer a view is of: its allocation's result or a block argument."""
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in _VIEWS:
-        value = value.owner.operation.operands[0]
-    return value
-
-
-def _may_alias(a, b) -> bool:
-    """Whether two root buffers may be one: the same value, or block arguments other than a
-    function's (a function's arguments are distinct buffers, One-Shot Bufferize's
-    assumption too; a loop's buffer arguments may be anything)."""
-    if a == b:
-        return True
-    return any(isinstance(r.owner, ir.Block) and r.owner.owner is not None
-               and r.owner.owner.operation.name != "func.func" for r in (a, b))
-
-
 def _nothing_else_touches(alloc, copy, call, view) -> bool:
     """Whether the view may be written from the allocation on: the ops from the allocation
     to the copy are the buffer's fills, the call, views, deallocations and pure arithmetic
     (no other read or write of the view's buffer meanwhile), and no other operand of the
     call may be a view of the same buffer (the kernel would read what it writes)."""
-    root, buffer = _root(view), alloc.results[0]
-    if any(operand != buffer and _may_alias(_root(operand), root) for operand in call.operands
+    root, buffer = view_root(view), alloc.results[0]
+    if any(operand != buffer and may_alias(view_root(operand), root) for operand in call.operands
            if isinstance(operand.type, ir.MemRefType)):
         return False
     ops = [o.operation for o in alloc.block.operations]
@@ -101,7 +84,7 @@ def _nothing_else_touches(alloc, copy, call, view) -> bool:
         name = o.name
         if name == "linalg.fill" and o.operands[1] != buffer:
             return False
-        if not (o == call or name in _VIEWS or name in ("memref.dealloc", "linalg.fill")
+        if not (o == call or name in MEMREF_VIEWS or name in ("memref.dealloc", "linalg.fill")
                 or name.startswith(("arith.", "index.", "affine.apply"))):
             return False
     return False

@@ -22,7 +22,8 @@ from ..dialects.upstream import linalg
 
 from .base import ModulePass, register
 from .cpu_loops import loop_ranges
-from ..dialects.ir_helpers import REDUCTION, is_identity_map, iterator_kinds
+from ..dialects.ir_helpers import (MEMREF_VIEWS, REDUCTION, is_identity_map, iterator_kinds,
+                                   view_root)
 
 
 def _reduces(op) -> bool:
@@ -150,28 +151,17 @@ def _matching_value(s, f, want, term):
     return None
 
 
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-          "memref.reinterpret_cast")
-
-
-def _base(value):
-    """The buffer a memref value views (through subviews, reshapes and casts)."""
-    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in _VIEWS:
-        value = value.owner.operation.operands[0]
-    return value
-
-
 def _untouched_between(s, f, buffer):
     """S does not read `buffer`, and no op strictly between S and F accesses it or a view of
     it."""
-    base = _base(buffer)
-    if any(_base(v) == base for v in s.operands if isinstance(v.type, ir.MemRefType)):
+    base = view_root(buffer)
+    if any(view_root(v) == base for v in s.operands if isinstance(v.type, ir.MemRefType)):
         return False
     ops = [o.operation for o in s.block.operations]
     for op in ops[ops.index(s) + 1:ops.index(f)]:
-        if op.name in _VIEWS:
+        if op.name in MEMREF_VIEWS:
             continue  # no access
-        if any(isinstance(v.type, ir.MemRefType) and _base(v) == base for v in op.operands):
+        if any(isinstance(v.type, ir.MemRefType) and view_root(v) == base for v in op.operands):
             return False
     return True
 

@@ -30,9 +30,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from .base import ModulePass, register
-from .cpu_kernel_dest import _VIEWS, _may_alias, _root
 from .outline import kernel_functions, static_kernel
-from ..dialects.ir_helpers import calls_by_callee, ops_of_kind, symbol_name
+from ..dialects.ir_helpers import (MEMREF_VIEWS, calls_by_callee, may_alias, ops_of_kind,
+                                   symbol_name, view_root)
 from ..dialects.upstream import linalg
 
 
@@ -80,8 +80,8 @@ def _touches(op, root) -> bool:
     touched = [False]
 
     def visit(inner):
-        if inner.name not in _VIEWS and any(
-                isinstance(v.type, ir.MemRefType) and _may_alias(_root(v), root)
+        if inner.name not in MEMREF_VIEWS and any(
+                isinstance(v.type, ir.MemRefType) and may_alias(view_root(v), root)
                 for v in inner.operands):
             touched[0] = True
             return ir.WalkResult.INTERRUPT
@@ -119,7 +119,7 @@ def zero_fill_before(call, index, positions: _Positions):
     """The linalg.fill of zeros of the call's operand #index at most MAX_DISTANCE ops before it
     in its block, nothing between them touching the operand's buffer; else None."""
     c = call.operands[index]
-    root = _root(c)
+    root = view_root(c)
     for op in positions.before(call.operation, MAX_DISTANCE):
         if op.name == "linalg.fill" and op.operands[1] == c:
             return op if is_zero_fill(op) else None

@@ -419,8 +419,9 @@ def _short_trip_count(loop) -> bool:
 class LoopHints(ModulePass):
     name = "ms-cpu-loop-hints"
     summary = ("LLVM loop metadata on every scf.for (llvm.loop_annotation; convert-scf-to-cf "
-               "moves it to the back edge): outer loops are not unrolled, innermost loops are "
-               "not unrolled once vectorized, short innermost loops ask for masked vectors")
+               "moves it to the back edge): outer loops are not unrolled, long innermost "
+               "scalar reductions are interleaved and not unrolled, short innermost loops ask "
+               "for masked vectors")
 
     options = {"vector-bits": 0}  # (0: the target's)
 

@@ -32,7 +32,7 @@ from . import cpu_target
 from .base import ModulePass, PatternPass, register
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, constant_int, defined_functions,
                          has_op_of_kind, identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
-                         loop_sizes, ops_of_kind)
+                         loop_sizes, ops_of_kind, symbol_name)
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
 
@@ -309,7 +309,9 @@ class LowerForall(ThreadedPass):
     def run(self, module):
         from mlir import passmanager
 
-        if not has_op_of_kind(module, "scf.forall"):
+        parallel = {symbol_name(fn) for fn in defined_functions(module)
+                    if has_op_of_kind(fn, "scf.forall")}
+        if not parallel:
             return
         n = self.threads()
         if n > 1:
@@ -319,11 +321,13 @@ class LowerForall(ThreadedPass):
         else:
             text = "builtin.module(func.func(scf-forall-to-for))"
         passmanager.PassManager.parse(text, context=module.context).run(module)
-        if n > 1:
-            _schedule_dynamically(module, n)
+        if n > 1:  # (the functions looked up again: a pass run may invalidate op handles)
+            for fn in defined_functions(module):
+                if symbol_name(fn) in parallel:
+                    _schedule_dynamically(fn, n)
 
 
-def _schedule_dynamically(module, threads: int):
+def _schedule_dynamically(fn, threads: int):
     """Worksharing loops whose iterations call a function (a convolution's images, each a
     matmul kernel's call) and that have more iterations than threads hand them out one at a
     time (schedule(dynamic)) instead of in one static block per thread: on a shared machine a
@@ -332,7 +336,7 @@ def _schedule_dynamically(module, threads: int):
     ms). Loops of many short iterations (a layernorm's row tiles) stay static: handed out
     one by one they ran up to 25% slower (each thread's rows no longer contiguous)."""
     dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>")
-    for loop in ops_of_kind(module, "omp.wsloop"):
+    for loop in ops_of_kind(fn, "omp.wsloop"):
         nest = loop.regions[0].blocks[0].operations[0]
         if nest.name != "omp.loop_nest" or len(nest.operands) != 3:
             continue

@@ -32,7 +32,7 @@ from . import cpu_target
 from .base import ModulePass, PatternPass, register
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, constant_int, defined_functions,
                          has_op_of_kind, identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
-                         loop_sizes, ops_of_kind, symbol_name)
+                         loop_sizes, ops_of_kind, static_trip_count, symbol_name)
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
 
@@ -340,9 +340,8 @@ def _schedule_dynamically(fn, threads: int):
         nest = loop.regions[0].blocks[0].operations[0]
         if nest.name != "omp.loop_nest" or len(nest.operands) != 3:
             continue
-        lo, hi, step = (constant_int(v) for v in nest.operands)
-        many = None in (lo, hi, step) or step <= 0 or (hi - lo) // step > threads
-        if many and has_op_of_kind(nest, "func.call"):
+        count = static_trip_count(nest)  # (omp.loop_nest: bounds and step, as scf.for)
+        if (count is None or count > threads) and has_op_of_kind(nest, "func.call"):
             loop.attributes["schedule_kind"] = dynamic
 
 
@@ -384,13 +383,9 @@ def _long_scalar_reduction(loop, vector_bits: int) -> bool:
     types = [result.type for result in loop.results]
     if not all(isinstance(t, (ir.FloatType, ir.IntegerType)) for t in types):
         return False  # (vectors: a register tile's accumulators, which LLVM may unroll)
-    widths = [t.width for t in types]
-    bounds = [constant_int(v) for v in list(loop.operands)[:3]]
-    if None in bounds:
-        return True
-    lo, hi, step = bounds
-    lanes = vector_bits // max(widths)
-    return step > 0 and (hi - lo) // step >= REDUCTION_INTERLEAVE * lanes
+    count = static_trip_count(loop)
+    lanes = vector_bits // max(t.width for t in types)
+    return count is None or count >= REDUCTION_INTERLEAVE * lanes
 
 
 # An innermost loop of a few iterations (an im2col row of 14 output positions) stayed scalar:

@@ -17,8 +17,8 @@ from . import cpu_target
 from .base import register
 from ..dialects.upstream import linalg
 from .cpu_loops import MIN_PARALLEL_ITERATIONS, ThreadedPass, block_loop, block_type
-from ..dialects.ir_helpers import (defined_functions, identity_layout, in_parallel_loop,
-                                   ops_of_kind)
+from ..dialects.ir_helpers import (defined_functions, element_bytes, identity_layout,
+                                   in_parallel_loop, ops_of_kind)
 from .outline import is_kernel
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vector)
@@ -66,7 +66,7 @@ def _in_l1(op, l1d_bytes: int) -> bool:
     the scalar copy ~5 us of a 9 ms training step."""
     t = ir.MemRefType(op.operands[0].type)
     strides, _ = t.get_strides_and_offset()
-    return t.shape[0] * strides[0] * t.element_type.width // 8 <= l1d_bytes
+    return t.shape[0] * strides[0] * element_bytes(t) <= l1d_bytes
 
 
 _STRIP = "ms.transpose_strip"  # a strip of a dynamic transpose (vectorized already)

@@ -129,7 +129,8 @@ def function_sizes(module) -> dict[str, FunctionWork] | None:
         op = op.operation
         is_function = op.name == "llvm.func"
         name = ir.StringAttr(op.attributes["sym_name"]).value if is_function else ""
-        count = [0, FUNCTION_COST if is_function else 0]
+        # (a declaration, malloc or free, costs nothing: no FUNCTION_COST)
+        count = [0, FUNCTION_COST if is_function and op.regions[0].blocks else 0]
 
         def visit(inner):
             kind = inner.name
@@ -194,6 +195,7 @@ def translate(module) -> LLVMCode:
     from . import llvm_capi
     lib = llvm_capi.library()
     to_llvm, capsule = _translation_functions()
+    glue = _glue_candidates(module)
     op = capsule(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
     context = lib.LLVMContextCreate()
     try:
@@ -201,6 +203,7 @@ def translate(module) -> LLVMCode:
         if not llvm_module:
             raise CompileError([Diagnostic("error", "", 0, 0, "LLVM IR translation failed")],
                                "llvm-ir")
+        _straight_line_at_o0(lib, llvm_module, glue)
         openmp = any(llvm_capi.name_of(lib, f).startswith("__kmpc_")
                      for f in llvm_capi.functions(lib, llvm_module))
         prints = any(llvm_capi.name_of(lib, g) == HOOK
@@ -210,6 +213,42 @@ def translate(module) -> LLVMCode:
         return code
     finally:
         lib.LLVMContextDispose(context)
+
+
+# Glue: an outlined loop function whose loop is parallel holds only the OpenMP fork call once
+# translated (the loop's body is the region function the translation outlines), and the entry
+# of a program whose loops were outlined only allocates and calls. LLVM's O3 pipeline and
+# SelectionDAG cost ~1.5 ms per function whatever it holds (AMD EPYC; 20 copies of a
+# two-loop fill: 33 ms): such straight-line functions are marked optnone (FastISel, no
+# optimization; their code runs once per call, next to the loops it starts). A Conv2d's
+# forward and backward, 8 of 27 functions: single-thread O3 and code generation ~222 -> ~210
+# ms (median of 6, alternated).
+def _glue_candidates(module) -> set[str]:
+    """Names of the llvm.funcs that are glue if they have no loop: the outlined loop
+    functions, and the C interfaces of a module that has any."""
+    from .cpu_outline import OUTLINED_ATTR
+    from .symbols import C_INTERFACE
+    outlined, interfaces = set(), set()
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "llvm.func" or not op.regions[0].blocks:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if OUTLINED_ATTR in op.attributes:
+            outlined.add(name)
+        elif name.startswith(C_INTERFACE):
+            interfaces.add(name)
+    return outlined | interfaces if outlined else set()
+
+
+def _straight_line_at_o0(lib, llvm_module, names: set[str]):
+    """Mark optnone the functions of `names` without a loop (see _glue_candidates). (The
+    region functions the OpenMP translation outlines carry other names.)"""
+    from . import llvm_capi
+    for f in llvm_capi.functions(lib, llvm_module):
+        if (names and llvm_capi.name_of(lib, f) in names and not lib.LLVMIsDeclaration(f)
+                and not llvm_capi.has_loop(lib, f)):
+            llvm_capi.set_optnone(lib, f)
 
 
 @functools.lru_cache(maxsize=None)

@@ -73,6 +73,9 @@ _SIGNATURES = [
     ("LLVMGetNextBasicBlock", P, [P]),
     ("LLVMGetFirstInstruction", P, [P]),
     ("LLVMGetNextInstruction", P, [P]),
+    ("LLVMGetBasicBlockTerminator", P, [P]),
+    ("LLVMGetNumSuccessors", ctypes.c_uint, [P]),
+    ("LLVMGetSuccessor", P, [P, ctypes.c_uint]),
     ("LLVMGetModuleContext", P, [P]),
     ("LLVMGetGlobalParent", P, [P]),
     ("LLVMGetEnumAttributeKindForName", ctypes.c_uint, [_str, _size]),
@@ -193,6 +196,35 @@ def has_instructions(lib, function, count: int) -> bool:
             inst = lib.LLVMGetNextInstruction(inst)
         block = lib.LLVMGetNextBasicBlock(block)
     return False
+
+
+def has_loop(lib, function) -> bool:
+    """Whether `function`'s control flow has a cycle (a depth-first walk of its blocks'
+    successors meets a block still on its path)."""
+    entry = lib.LLVMGetFirstBasicBlock(function)
+    if not entry:
+        return False
+    on_path, done = {entry}, set()
+    stack = [(entry, _successors(lib, entry))]
+    while stack:
+        block, following = stack[-1]
+        successor = next(following, None)
+        if successor is None:
+            stack.pop()
+            on_path.discard(block)
+            done.add(block)
+        elif successor in on_path:
+            return True
+        elif successor not in done:
+            on_path.add(successor)
+            stack.append((successor, _successors(lib, successor)))
+    return False
+
+
+def _successors(lib, block):
+    terminator = lib.LLVMGetBasicBlockTerminator(block)
+    count = lib.LLVMGetNumSuccessors(terminator) if terminator else 0
+    return iter([lib.LLVMGetSuccessor(terminator, i) for i in range(count)])
 
 
 FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex

@@ -506,3 +506,59 @@ def test_the_library_links_with_ld_or_else_cc(small_parts, monkeypatch, tmp_path
     for g, w in zip(got, _numpy_step(*[a.astype(np.float64) for a in arrays])):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
     assert tools[-2:] == (["ld", "cc"] if ld_fails else ["as", "ld"])
+
+
+def _function_attributes(bitcode: bytes) -> dict[str, set[str]]:
+    """{defined function: which of optnone, noinline it carries} of an LLVM module."""
+    import ctypes
+    from mscc.passes import llvm_capi
+    lib = llvm_capi.library()
+    get = lib.LLVMGetEnumAttributeAtIndex
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]
+    kinds = {n: lib.LLVMGetEnumAttributeKindForName(n.encode(), len(n))
+             for n in ("optnone", "noinline")}
+    context = lib.LLVMContextCreate()
+    try:
+        module = llvm_capi.parse(lib, context, bitcode)
+        found = {llvm_capi.name_of(lib, f): {n for n, k in kinds.items()
+                                             if get(f, llvm_capi.FUNCTION_INDEX, k)}
+                 for f in llvm_capi.functions(lib, module) if not lib.LLVMIsDeclaration(f)}
+        lib.LLVMDisposeModule(module)
+        return found
+    finally:
+        lib.LLVMContextDispose(context)
+
+
+def test_straight_line_glue_is_compiled_at_o0(monkeypatch):
+    """The entry and the outlined functions of parallel loops (an OpenMP fork call once
+    translated) are optnone; the loops' region functions, serial loop functions and kernels
+    are optimized. The step still computes what numpy does."""
+    from mlir import ir
+    from mscc.dialects.builders import mlir_context
+    from mscc.passes import cpu_loops
+    monkeypatch.setattr(cpu_loops.ThreadedPass, "threads", lambda self: 2)
+    net = ms.nn.Conv2d(4, 8, 3, pad_mode="same", has_bias=True)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((6, 4, 10, 10)).astype(np.float32)
+    step = ms.jit(ms.value_and_grad(lambda a: (net(a) ** 2).mean(), 0, net.trainable_params()))
+    text = step.lower(ms.Tensor(x)).as_text("llvm")
+    with mlir_context():
+        code = cpu_codegen.translate(ir.Module.parse(text))
+    attributes = _function_attributes(code.bitcode)
+    at_o0 = {name for name, found in attributes.items() if "optnone" in found}
+    wrappers = {name for name in attributes if name + "..omp_par" in attributes}
+    assert wrappers and any(n.startswith("_mlir_ciface_") for n in at_o0)
+    assert at_o0 == wrappers | {n for n in attributes if n.startswith("_mlir_ciface_")}
+    assert all("noinline" in attributes[n] for n in at_o0)
+    loss, dx = step(ms.Tensor(x))[0], step(ms.Tensor(x))[1][0]
+    w, b = (p.asnumpy().astype(np.float64) for p in net.trainable_params())
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    y = np.einsum("nchwij,ocij->nohw", windows, w) + b[None, :, None, None]
+    np.testing.assert_allclose(loss.asnumpy(), (y ** 2).mean(), rtol=1e-5)
+    dy = 2 * y / y.size
+    dxp = np.zeros_like(xp)
+    for i in range(3):
+        for j in range(3):
+            dxp[:, :, i:i + 10, j:j + 10] += np.einsum("nohw,oc->nchw", dy, w[:, :, i, j])
+    np.testing.assert_allclose(dx.asnumpy(), dxp[:, :, 1:-1, 1:-1], rtol=1e-4, atol=1e-6)

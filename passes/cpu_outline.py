@@ -21,6 +21,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects.ir_helpers import defined_functions, symbol_name
+from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
 from .outline import is_kernel
 from .symbols import INTERNAL_LINKAGE
@@ -123,8 +124,8 @@ class OutlineLoops(ModulePass):
 @register
 class LocalFunctions(ModulePass):
     name = "ms-cpu-local-functions"
-    summary = ("kernel functions and outlined loop nests get internal linkage and noinline: "
-               "nothing outside the module calls them")
+    summary = ("kernel functions, outlined loop nests and a convolution's shared image windows "
+               "get internal linkage and noinline: nothing outside the module calls them")
     # The ExecutionEngine (now the fallback where LLVM's C API is missing) gives every
     # external function a packed-argument wrapper: for the 135 kernels and loop nests of a
     # ViT step these wrappers took 0.9 s of code generation. Internal, a function called
@@ -134,7 +135,8 @@ class LocalFunctions(ModulePass):
         internal = ir.Attribute.parse(INTERNAL_LINKAGE)
         noinline = ir.StringAttr.get("noinline")
         for fn in defined_functions(module):
-            if not (is_kernel(fn) or OUTLINED_ATTR in fn.attributes):
+            if not (is_kernel(fn) or OUTLINED_ATTR in fn.attributes
+                    or WINDOWS_ATTR in fn.attributes):
                 continue
             fn.attributes["llvm.linkage"] = internal
             kept = list(ir.ArrayAttr(fn.attributes["passthrough"])) if (

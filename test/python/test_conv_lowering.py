@@ -162,6 +162,83 @@ def test_the_epilogue_runs_inside_the_loop_over_images():
     assert len(_generics(module)) == 2
 
 
+# ------------------------------------------------------------------ shared image windows
+
+def _windows_functions(module):
+    from mscc.dialects.ops.conv import WINDOWS_ATTR
+    return [o for o in module.body.operations if WINDOWS_ATTR in o.operation.attributes]
+
+
+def _calls_of(module, name):
+    found = []
+    module.operation.walk(lambda o: (found.append(o) if o.name == "func.call" and
+                                     ir.FlatSymbolRefAttr(o.attributes["callee"]).value == name
+                                     else None) or ir.WalkResult.ADVANCE)
+    return found
+
+
+def _forward_and_filter_grad(filter_pads=(1, 1)):
+    xs, ws, ys = (4, 3, 8, 8), (5, 3, 3, 3), (4, 5, 8, 8)
+    g = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=1)
+    gw = dict(g, pad_lo=filter_pads, pad_hi=filter_pads)
+    specs = [spec(xs, "float64"), spec(ws, "float64"), spec(ys, "float64")]
+
+    def body(x, w, dy):
+        return [op("ms.conv", x, w, **g), op("ms.conv_filter_grad", x, dy, kernel_shape=ws, **gw)]
+    return specs, body
+
+
+@pytest.mark.parametrize("pads,shared", [((1, 1), True), ((0, 0), False)])
+def test_a_forward_and_its_weight_gradient_share_the_image_windows(pads, shared):
+    """Per image, the forward and the weight gradient of one input gather the same padded
+    windows: one function called from both loops over images, where the geometry agrees
+    (the weight gradient of other padding takes its own)."""
+    specs, body = _forward_and_filter_grad(pads)
+    if pads != (1, 1):  # (the weight gradient's dy then has the unpadded output's size)
+        specs[2] = spec((4, 5, 6, 6), "float64")
+    module = module_of(specs, body)
+    pipeline.run_pipeline(module, "cpu", stop_after="linalg")
+    windows = _windows_functions(module)
+    assert len(windows) == (1 if shared else 0)
+    if shared:
+        name = ir.StringAttr(windows[0].attributes["sym_name"]).value
+        calls = _calls_of(module, name)
+        assert len(calls) == 2 and all(c.parent.name == "scf.forall" for c in calls)
+
+
+def test_a_forward_alone_gathers_its_windows_inline():
+    g = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=1)
+    module = module_of([spec((4, 3, 8, 8), "float64"), spec((5, 3, 3, 3), "float64")],
+                       lambda x, w: [op("ms.conv", x, w, **g)])
+    pipeline.run_pipeline(module, "cpu", stop_after="linalg")
+    assert not _windows_functions(module)
+
+
+def test_shared_windows_stay_on_the_calling_thread(monkeypatch):
+    """ms-cpu-parallelize leaves the windows function whole (its calls are in the loop over
+    images, already split over the threads; here any loop nest would be split); it computes
+    what numpy does."""
+    from mscc.passes import cpu_loops
+    monkeypatch.setattr(cpu_loops.ThreadedPass, "threads", lambda self: 2)
+    monkeypatch.setattr(cpu_loops, "MIN_PARALLEL_ITERATIONS", 1)
+    specs, body = _forward_and_filter_grad()
+    module = module_of(specs, body)
+    pipeline.run_pipeline(module, "cpu", stop_after="llvm")
+    (windows,) = _windows_functions(module)
+    inner = []
+    windows.operation.walk(lambda o: inner.append(o.name) or ir.WalkResult.ADVANCE)
+    assert "llvm.store" in inner and not any(n.startswith("omp.") for n in inner)
+    exe = compile_fn(specs, body)
+    rng = np.random.default_rng(2)
+    x, w, dy = (rng.standard_normal(s.shape) for s in specs)
+    y, dw = exe(x, w, dy)
+    geometry = dict(stride=(1, 1), dilation=(1, 1), pad_lo=(1, 1), pad_hi=(1, 1), groups=1)
+    np.testing.assert_allclose(y, conv_ref(x, w, geometry), rtol=1e-12, atol=1e-12)
+    v = rng.standard_normal(w.shape)
+    np.testing.assert_allclose((dw * v).sum(), (conv_ref(x, v, geometry) * dy).sum(),
+                               rtol=1e-10)
+
+
 @pytest.mark.parametrize("stride", [1, 2])
 def test_depthwise_gradients_take_a_dynamic_batch(stride):
     """The direct depthwise forms with a batch known only at run time (per image: the weight

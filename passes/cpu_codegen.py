@@ -119,18 +119,25 @@ _DESCRIPTOR_OPS = frozenset(("llvm.extractvalue", "llvm.insertvalue", "llvm.mlir
                              "llvm.mlir.undef", "llvm.mlir.poison"))
 _BRANCHES = frozenset(("llvm.br", "llvm.cond_br"))
 BRANCH_COST, OP_COST, FUNCTION_COST = 28, 4, 800
+# A function compiled at O0 (_straight_line_at_o0: the entry of a program whose loops were
+# outlined), whose operations then cost 1 each: a Conv2d step's entry, ~200 operations,
+# took ~1 ms at O0 against ~14 at O3 (AMD EPYC, compiled alone).
+O0_FUNCTION_COST = 100
 
 
 def function_sizes(module) -> dict[str, FunctionWork] | None:
     """The work of each llvm.func of `module` by name (its globals under ""), or None if
     an operation has no LLVM IR translation."""
     sizes: dict[str, FunctionWork] = {}
+    at_o0 = _entries_at_o0(module)
     for op in module.body.operations:
         op = op.operation
         is_function = op.name == "llvm.func"
         name = ir.StringAttr(op.attributes["sym_name"]).value if is_function else ""
+        plain = name in at_o0
         # (a declaration, malloc or free, costs nothing: no FUNCTION_COST)
-        count = [0, FUNCTION_COST if is_function and op.regions[0].blocks else 0]
+        count = [0, (O0_FUNCTION_COST if plain else FUNCTION_COST)
+                 if is_function and op.regions[0].blocks else 0]
 
         def visit(inner):
             kind = inner.name
@@ -138,7 +145,7 @@ def function_sizes(module) -> dict[str, FunctionWork] | None:
                 count[0] = None
                 return ir.WalkResult.INTERRUPT
             count[0] += 1
-            count[1] += (1 if kind in _DESCRIPTOR_OPS else
+            count[1] += (1 if plain or kind in _DESCRIPTOR_OPS else
                          BRANCH_COST if kind in _BRANCHES else OP_COST)
             return ir.WalkResult.ADVANCE
         op.walk(visit)
@@ -239,6 +246,36 @@ def _glue_candidates(module) -> set[str]:
         elif name.startswith(C_INTERFACE):
             interfaces.add(name)
     return outlined | interfaces if outlined else set()
+
+
+def _entries_at_o0(module) -> set[str]:
+    """The C interfaces (and their bodies, which LLVM inlines into them) that
+    _straight_line_at_o0 will mark: glue candidates without a loop or a nested region."""
+    from .symbols import C_INTERFACE, entry_body
+    glue = {n for n in _glue_candidates(module) if n.startswith(C_INTERFACE)}
+    names = glue | {entry_body(n) for n in glue}
+    return {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+            if op.operation.name == "llvm.func"
+            and ir.StringAttr(op.attributes["sym_name"]).value in names
+            and _straight_line(op.operation)}
+
+
+def _straight_line(function) -> bool:
+    """Whether an llvm.func's body has neither a nested region nor a cycle of blocks."""
+    blocks = list(function.regions[0].blocks)
+    if any(len(inner.regions) for b in blocks for inner in b.operations):
+        return False
+    on_path, done = set(), set()
+
+    def cyclic(block) -> bool:  # (depth-first; bodies here are a few blocks)
+        on_path.add(block)
+        for successor in block.successors:
+            if successor in on_path or (successor not in done and cyclic(successor)):
+                return True
+        on_path.discard(block)
+        done.add(block)
+        return False
+    return not blocks or not cyclic(blocks[0])
 
 
 def _straight_line_at_o0(lib, llvm_module, names: set[str]):

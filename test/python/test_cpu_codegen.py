@@ -543,13 +543,18 @@ def test_straight_line_glue_is_compiled_at_o0(monkeypatch):
     step = ms.jit(ms.value_and_grad(lambda a: (net(a) ** 2).mean(), 0, net.trainable_params()))
     text = step.lower(ms.Tensor(x)).as_text("llvm")
     with mlir_context():
-        code = cpu_codegen.translate(ir.Module.parse(text))
+        module = ir.Module.parse(text)
+        sizes = cpu_codegen.function_sizes(module)
+        code = cpu_codegen.translate(module)
     attributes = _function_attributes(code.bitcode)
     at_o0 = {name for name, found in attributes.items() if "optnone" in found}
     wrappers = {name for name in attributes if name + "..omp_par" in attributes}
-    assert wrappers and any(n.startswith("_mlir_ciface_") for n in at_o0)
-    assert at_o0 == wrappers | {n for n in attributes if n.startswith("_mlir_ciface_")}
+    (interface,) = [n for n in attributes if n.startswith("_mlir_ciface_")]
+    assert wrappers and at_o0 == wrappers | {interface}
     assert all("noinline" in attributes[n] for n in at_o0)
+    # the work shared out counts the entry at O0's cost, a wrapper with its region's
+    assert sizes[interface].cost < cpu_codegen.FUNCTION_COST
+    assert all(sizes[n].cost > cpu_codegen.FUNCTION_COST for n in wrappers)
     loss, dx = step(ms.Tensor(x))[0], step(ms.Tensor(x))[1][0]
     w, b = (p.asnumpy().astype(np.float64) for p in net.trainable_params())
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))

@@ -236,7 +236,7 @@ def _same_geometry_use(owner, lc) -> bool:
     if op == lc.op.operation or op.name not in _WINDOW_TAKERS:
         return False
     return all(n in op.attributes and lc.op.attributes[n] == op.attributes[n]
-               for n in ("stride", "dilation", "pad_lo", "pad_hi", "groups"))
+               for n in _ATTRS)
 
 
 def _accumulator(d):

@@ -182,6 +182,13 @@ def nested_blocks(op) -> list:
     return found
 
 
+def called_in_parallel(calls) -> bool:
+    """Whether one of `calls` (a function's func.call ops) is inside a parallel loop (a
+    convolution's loop over images): the loop's threads already share the work, so the
+    function's own loops stay sequential."""
+    return any(in_parallel_loop(call) for call in calls)
+
+
 def in_parallel_loop(op) -> bool:
     """Whether `op` is nested in an scf.forall or scf.parallel of its function: the loop's
     threads already share the work, so what is inside stays on one thread."""

@@ -18,8 +18,9 @@ from ..dialects.lowering import REGION_ATTR
 from .base import ModulePass, PatternPass, register
 from . import cpu_target
 from .cpu_loops import DYNAMIC_ESTIMATE, MIN_PARALLEL_ITERATIONS, loop_ranges
-from ..dialects.ir_helpers import (callee_name, calls_by_callee, element_bytes, function_type,
-                         identity_layout, in_parallel_loop, indexing_maps, iterator_types_attr,
+from ..dialects.ir_helpers import (callee_name, called_in_parallel, calls_by_callee, element_bytes,
+                         function_type, identity_layout, in_parallel_loop, indexing_maps,
+                         iterator_types_attr,
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions, static_kernel
 from .cpu_register_tiles import build_register_tiles
@@ -467,12 +468,6 @@ def _split_ragged_edges(fn, mr, nr, scripts):
                                              lambda: split_script(dim, chunk)), "matmul split")
 
 
-def _called_in_parallel(sites: CallSites, fn) -> bool:
-    """Whether `fn` is called from inside an scf.forall (a convolution's loop over images):
-    its caller's threads already share the work, so its own loops stay sequential."""
-    return any(in_parallel_loop(call) for call in sites.of(fn))
-
-
 def _tile_products(fn, mr, nr, scripts, threaded=True):
     """Thread (when `threaded`), cache and register tiles for every matmul and packed
     product."""
@@ -553,7 +548,7 @@ class CpuMatmulSchedule(ModulePass):
                     pack_b(sites, fn, mm, nr, epilogue=True)
             fused, c = _epilogue_to_fuse(fn, sites)
             _split_ragged_edges(fn, mr, nr, scripts)
-            _tile_products(fn, mr, nr, scripts, threaded=not _called_in_parallel(sites, fn))
+            _tile_products(fn, mr, nr, scripts, threaded=not called_in_parallel(sites.of(fn)))
             if fused is not None and not tiles_can_fuse(
                     ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)):
                 fused = None

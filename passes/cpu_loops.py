@@ -30,8 +30,8 @@ from ..dialects.upstream import linalg
 
 from . import cpu_target
 from .base import ModulePass, PatternPass, register
-from ..dialects.ir_helpers import (PARALLEL, REDUCTION, calls_by_callee, constant_int,
-                         defined_functions, has_op_of_kind, identity_layout, in_parallel_loop, indexing_maps, iterator_kinds, iterator_types_attr,
+from ..dialects.ir_helpers import (PARALLEL, REDUCTION, called_in_parallel, calls_by_callee,
+                         constant_int, defined_functions, has_op_of_kind, identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
                          loop_sizes, ops_of_kind, static_trip_count, symbol_name)
 from .outline import is_kernel
 from .transforms import ScriptCache, apply_script, transform_script
@@ -280,13 +280,6 @@ def _run_once(block):
                     yield from _run_once(inner)
 
 
-def _called_in_parallel(fn, calls: dict) -> bool:
-    """Whether every call of `fn` is inside a parallel loop (a convolution's image windows,
-    called per image): its ops run on the thread that called it."""
-    own = calls.get(symbol_name(fn), [])
-    return bool(own) and all(in_parallel_loop(c) for c in own)
-
-
 @register
 class Parallelize(ThreadedPass):
     name = "ms-cpu-parallelize"
@@ -298,7 +291,7 @@ class Parallelize(ThreadedPass):
             return
         calls = calls_by_callee(module.operation)
         targets = [op for fn in defined_functions(module)
-                   if not is_kernel(fn) and not _called_in_parallel(fn, calls)
+                   if not is_kernel(fn) and not called_in_parallel(calls.get(symbol_name(fn), []))
                    for block in fn.regions[0].blocks for op in _run_once(block)
                    if op.name in _TILEABLE]
         scripts = ScriptCache()

@@ -265,17 +265,27 @@ def _straight_line(function) -> bool:
     blocks = list(function.regions[0].blocks)
     if any(len(inner.regions) for b in blocks for inner in b.operations):
         return False
-    on_path, done = set(), set()
+    return not blocks or not _has_cycle(blocks[0], lambda b: b.successors)
 
-    def cyclic(block) -> bool:  # (depth-first; bodies here are a few blocks)
-        on_path.add(block)
-        for successor in block.successors:
-            if successor in on_path or (successor not in done and cyclic(successor)):
-                return True
-        on_path.discard(block)
-        done.add(block)
-        return False
-    return not blocks or not cyclic(blocks[0])
+
+def _has_cycle(entry, successors) -> bool:
+    """Whether a depth-first walk of the blocks reachable from `entry` (`successors(block)`:
+    where a block branches; MLIR's or LLVM's) meets a block still on its path: a loop."""
+    on_path, done = {entry}, set()
+    stack = [(entry, iter(successors(entry)))]
+    while stack:
+        block, following = stack[-1]
+        successor = next(following, None)
+        if successor is None:
+            stack.pop()
+            on_path.discard(block)
+            done.add(block)
+        elif successor in on_path:
+            return True
+        elif successor not in done:
+            on_path.add(successor)
+            stack.append((successor, iter(successors(successor))))
+    return False
 
 
 def _straight_line_at_o0(lib, llvm_module, names: set[str]):
@@ -284,7 +294,8 @@ def _straight_line_at_o0(lib, llvm_module, names: set[str]):
     from . import llvm_capi
     for f in llvm_capi.functions(lib, llvm_module):
         if (names and llvm_capi.name_of(lib, f) in names and not lib.LLVMIsDeclaration(f)
-                and not llvm_capi.has_loop(lib, f)):
+                and not _has_cycle(lib.LLVMGetFirstBasicBlock(f),
+                                   lambda block: llvm_capi.successors(lib, block))):
             llvm_capi.set_optnone(lib, f)
 
 

@@ -198,33 +198,11 @@ def has_instructions(lib, function, count: int) -> bool:
     return False
 
 
-def has_loop(lib, function) -> bool:
-    """Whether `function`'s control flow has a cycle (a depth-first walk of its blocks'
-    successors meets a block still on its path)."""
-    entry = lib.LLVMGetFirstBasicBlock(function)
-    if not entry:
-        return False
-    on_path, done = {entry}, set()
-    stack = [(entry, _successors(lib, entry))]
-    while stack:
-        block, following = stack[-1]
-        successor = next(following, None)
-        if successor is None:
-            stack.pop()
-            on_path.discard(block)
-            done.add(block)
-        elif successor in on_path:
-            return True
-        elif successor not in done:
-            on_path.add(successor)
-            stack.append((successor, _successors(lib, successor)))
-    return False
-
-
-def _successors(lib, block):
+def successors(lib, block) -> list:
+    """The blocks `block`'s terminator may branch to."""
     terminator = lib.LLVMGetBasicBlockTerminator(block)
     count = lib.LLVMGetNumSuccessors(terminator) if terminator else 0
-    return iter([lib.LLVMGetSuccessor(terminator, i) for i in range(count)])
+    return [lib.LLVMGetSuccessor(terminator, i) for i in range(count)]
 
 
 FUNCTION_INDEX = 0xFFFFFFFF  # LLVMAttributeFunctionIndex

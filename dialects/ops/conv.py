@@ -174,7 +174,7 @@ def _windows(xp, spec: TensorSpec, groups, kernel, out, stride, dilation, order,
                             ["parallel"] * dims, lambda v, _o: v, [spec.dtype, spec.dtype])
 
 
-# Marks the function of an image's windows (shared_image_windows) with what it computes.
+# Marks the function of an image's windows (image_windows) with what it computes.
 WINDOWS_ATTR = "ms.windows"
 # The ops whose lowerings take one image's windows at a time (per image, one group).
 _WINDOW_TAKERS = ("ms.conv", "ms.conv_filter_grad")
@@ -188,19 +188,21 @@ def image_windows(lc, x, sx: TensorSpec, i, win: "_Windows", groups, order):
     time ~6% less)."""
     one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
     shape, matrices = _window_shapes(one, groups, win.kernel, win.spatial, order)
-    callee = _shared_windows(lc, x, sx, win, groups, order)
+    dest = TensorSpec(shape, sx.dtype)
+    callee = _shared_windows(lc, x, sx, win, groups, order, tensor_type(dest))
     if callee is None:
         xp, padded = win.prepare(_image(x, sx, i), one)
         return _im2col(xp, padded, groups, win.kernel, win.spatial, win.stride, win.dilation,
                        order)
-    dest = lowering.empty(TensorSpec(shape, sx.dtype))
-    col = func.CallOp([dest.type], ir.FlatSymbolRefAttr.get(callee), [x, i, dest]).result
+    empty = lowering.empty(dest)
+    col = func.CallOp([empty.type], ir.FlatSymbolRefAttr.get(callee), [x, i, empty]).result
     return lowering.reshape(col, shape, matrices, sx.dtype)
 
 
-def _shared_windows(lc, x, sx: TensorSpec, win: "_Windows", groups, order):
-    """The name of the function of image windows that this convolution shares, made if it
-    is the first of its kind and another will want it; None where it takes them alone."""
+def _shared_windows(lc, x, sx: TensorSpec, win: "_Windows", groups, order, dest_type):
+    """The name of the function of image windows (into a tensor of `dest_type`) that this
+    convolution shares, made if it is the first of its kind and another will want it; None
+    where it takes them alone."""
     if lc.op.name not in _WINDOW_TAKERS or any(isinstance(d, Dim) for d in sx.shape):
         return None  # (an input gradient's windows are of dy dilated, not padded)
     key = ir.StringAttr.get(repr((str(x.type), win.kernel, win.spatial, win.stride,
@@ -214,8 +216,6 @@ def _shared_windows(lc, x, sx: TensorSpec, win: "_Windows", groups, order):
         return None
     name = fresh_symbol(module, "ms_image_windows")
     one = TensorSpec((1,) + sx.shape[1:], sx.dtype)
-    shape, _ = _window_shapes(one, groups, win.kernel, win.spatial, order)
-    dest_type = tensor_type(TensorSpec(shape, sx.dtype))
     with ir.InsertionPoint(module.regions[0].blocks[0]), lc.loc:
         fn = func.FuncOp(name, ([x.type, ir.IndexType.get(), dest_type], [dest_type]),
                          visibility="private")
@@ -232,7 +232,7 @@ def _shared_windows(lc, x, sx: TensorSpec, win: "_Windows", groups, order):
 def _same_geometry_use(owner, lc) -> bool:
     """Whether `owner` (an op whose first operand is the convolution's input) is another
     ms.conv or ms.conv_filter_grad with the same stride, dilation, padding and groups."""
-    op = owner.operation if hasattr(owner, "operation") else owner
+    op = owner.operation
     if op == lc.op.operation or op.name not in _WINDOW_TAKERS:
         return False
     return all(n in op.attributes and lc.op.attributes[n] == op.attributes[n]

@@ -141,8 +141,35 @@ class MergeKernels(ModulePass):
             own = calls.get(symbol_name(fn), [])
             if not own or not static_kernel(fn) or _packs(sites, fn, target):
                 continue
-            key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
-            merge_into_copy(fn, own, kept.setdefault(key, []))
+            _merge_kernel(fn, own, kept)
+
+
+def _merge_kernel(fn, calls, kept: dict):
+    """merge_into_copy among the kernels `kept` by shape and by whether they are called
+    inside a parallel loop (the schedule threads a kernel only where it is not)."""
+    key = (_shape_key(fn), any(in_parallel_loop(c) for c in calls))
+    merge_into_copy(fn, calls, kept.setdefault(key, []))
+
+
+@register
+class MergeScheduledKernels(ModulePass):
+    """Kernels whose B the schedule packs are left alone by ms-cpu-merge-kernels (pack_b
+    rewrites a kernel's one call site), yet come out of the schedule the same when their
+    products are: a ResNet block's two 3x3 weight gradients, 64x3136 @ 3136x576 each, were
+    two kernels, and the per-image loops calling them two loop functions (~55 ms of LLVM's
+    ~490, single-thread). After the schedule a kernel's body is all it does, so any two
+    that are the same but for their names become one."""
+    name = "ms-cpu-merge-scheduled-kernels"
+    summary = ("after the matmul schedule, send the calls of kernels that are the same but "
+               "for their names (packed ones included) to one of them and erase the copies")
+
+    def run(self, module):
+        calls = calls_by_callee(module.operation)
+        kept: dict = {}
+        for fn in kernel_functions(module, "matmul"):
+            own = calls.get(symbol_name(fn), [])
+            if own:
+                _merge_kernel(fn, own, kept)
 
 
 def merge_into_copy(fn, calls, candidates: list) -> bool:

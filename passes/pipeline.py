@@ -84,7 +84,7 @@ _CPU_STAGES = _FRONT_STAGES + (
     # small buffers (per-row results of small reductions, scalars) go on the stack
     _bufferize("func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=4096})",
                "ms-keep-heap-buffers", "ms-late-alloc", "ms-early-dealloc"),
-    ("llvm", ("ms-cpu-kernel-dest", "ms-cpu-kernel-zero-init", "ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-merge-kernels", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule", "ms-cpu-vectorize-transposes",
+    ("llvm", ("ms-cpu-kernel-dest", "ms-cpu-kernel-zero-init", "ms-cpu-internal-symbols", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-merge-kernels", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule", "ms-cpu-merge-scheduled-kernels", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "ms-cpu-collapse-dims", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators", "ms-cpu-prefetch-b",
               "ms-cpu-outline-loops", "ms-cpu-merge-loops", "ms-cpu-local-functions", "ms-cpu-lower-forall",
               # Lowerings that work within a function run nested in func.func: MLIR's pass

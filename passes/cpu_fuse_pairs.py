@@ -25,7 +25,7 @@ from ..dialects.ir_helpers import (PARALLEL, defined_functions, is_identity_map,
                                    iterator_kinds, view_root)
 from ..dialects.upstream import linalg
 from .base import ModulePass, register
-from .cpu_terms import _body, _generic_parts
+from .cpu_terms import clone_body, generic_body, generic_parts
 
 _GENERIC = "linalg.generic"
 
@@ -35,9 +35,9 @@ def _elementwise(op) -> bool:
     body free of nested regions."""
     if op.name != _GENERIC or any(k != PARALLEL for k in iterator_kinds(op)):
         return False
-    maps, _, outs = _generic_parts(op)
+    maps, _, outs = generic_parts(op)
     return (len(outs) == 1 and is_identity_map(ir.AffineMapAttr(maps[-1]).value)
-            and not any(len(o.regions) for o in _body(op).operations))
+            and not any(len(o.regions) for o in generic_body(op).operations))
 
 
 def _roots(values) -> list:
@@ -55,7 +55,7 @@ def _defined_before(value, op, position: dict) -> bool:
 
 def _partner(g1, ops: list, position: dict):
     """The op G2 that G1 (ops[position[g1]]) fuses with, or None."""
-    _, ins1, (out1,) = _generic_parts(g1)
+    _, ins1, (out1,) = generic_parts(g1)
     root1 = view_root(out1)
     for op in ops[position[g1] + 1:]:
         if op.name == "memref.dealloc":
@@ -63,7 +63,7 @@ def _partner(g1, ops: list, position: dict):
         if not _elementwise(op) or list(op.attributes["iterator_types"]) != list(
                 g1.attributes["iterator_types"]):
             return None
-        maps2, ins2, (out2,) = _generic_parts(op)
+        maps2, ins2, (out2,) = generic_parts(op)
         if out2.type != out1.type or out1 not in ins2:
             return None
         reading = [ir.AffineMapAttr(maps2[k]).value for k, v in enumerate(ins2) if v == out1]
@@ -81,11 +81,11 @@ def _partner(g1, ops: list, position: dict):
 
 def _fuse(g1, g2):
     """One generic in G1's place computing both bodies, writing both outputs."""
-    maps1, ins1, (out1,) = _generic_parts(g1)
-    maps2, ins2, (out2,) = _generic_parts(g2)
+    maps1, ins1, (out1,) = generic_parts(g1)
+    maps2, ins2, (out2,) = generic_parts(g2)
     kept = [k for k, v in enumerate(ins2) if v != out1]
     maps = maps1[:-1] + [maps2[k] for k in kept] + [maps1[-1], maps2[-1]]
-    body1, body2 = _body(g1), _body(g2)
+    body1, body2 = generic_body(g1), generic_body(g2)
     with ir.InsertionPoint(g1), g1.location:
         fused = linalg.GenericOp([], ins1 + [ins2[k] for k in kept], [out1, out2],
                                  ir.ArrayAttr.get(maps), g1.attributes["iterator_types"])
@@ -100,28 +100,14 @@ def _fuse(g1, g2):
     remap = dict(zip(args1[:-1], new[:n1]))
     remap[args1[-1]] = new[-2]
     with ir.InsertionPoint(body), g1.location:
-        first = _clone_body(body1, remap)
+        first = clone_body(body1, remap)
         remap.update({args2[k]: new[n1 + i] for i, k in enumerate(kept)})
         remap.update({args2[k]: first for k, v in enumerate(ins2) if v == out1})
         remap[args2[-1]] = new[-1]
-        second = _clone_body(body2, remap)
+        second = clone_body(body2, remap)
         linalg.YieldOp([first, second])
     g2.erase()
     g1.erase()
-
-
-def _clone_body(block, remap: dict):
-    """Clone a generic body's ops (not its yield) at the insertion point, operands through
-    `remap` (which gains their results); the value it yields."""
-    ops = [o.operation for o in block.operations]
-    for op in ops[:-1]:
-        copy = op.clone()
-        for k, v in enumerate(copy.operands):
-            if v in remap:
-                copy.operands[k] = remap[v]
-        remap.update(zip(op.results, copy.results))
-    yielded = ops[-1].operands[0]
-    return remap.get(yielded, yielded)
 
 
 @register

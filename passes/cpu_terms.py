@@ -30,15 +30,31 @@ def _reduces(op) -> bool:
     return REDUCTION in iterator_kinds(op)
 
 
-def _generic_parts(op):
+def generic_parts(op):
+    """A linalg.generic's (indexing maps, inputs, outputs)."""
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
     operands = list(op.operands)
     return maps, operands[:n_in], operands[n_in:]
 
 
-def _body(op):
+def generic_body(op):
+    """A linalg.generic's one block."""
     return op.regions[0].blocks[0]
+
+
+def clone_body(block, remap: dict):
+    """Clone a generic body's ops (not its yield) at the insertion point, their operands
+    through `remap` (which gains their results); the value the body yields, as cloned."""
+    ops = [o.operation for o in block.operations]
+    for op in ops[:-1]:
+        copy = op.clone()
+        for k, v in enumerate(copy.operands):
+            if v in remap:
+                copy.operands[k] = remap[v]
+        remap.update(zip(op.results, copy.results))
+    yielded = ops[-1].operands[0]
+    return remap.get(yielded, yielded)
 
 
 class _Keys:
@@ -46,8 +62,8 @@ class _Keys:
     (block arguments stand for the operand and indexing map they read)."""
 
     def __init__(self, op):
-        maps, ins, _ = _generic_parts(op)
-        body = _body(op)
+        maps, ins, _ = generic_parts(op)
+        body = generic_body(op)
         self.ops = {o.operation for o in body.operations}
         self.memo = {}
         for k, arg in enumerate(body.arguments):
@@ -89,10 +105,10 @@ def _has_math(value, body_ops):
 
 def _summed_term(s):
     """(T, accumulator index) when S's single output accumulates acc + T, else None."""
-    maps, ins, outs = _generic_parts(s)
+    maps, ins, outs = generic_parts(s)
     if len(outs) != 1 or not _reduces(s):
         return None
-    body = _body(s)
+    body = generic_body(s)
     ops = [o.operation for o in body.operations]
     yielded = ops[-1].operands[0]
     combine = yielded.owner
@@ -132,7 +148,7 @@ def _matching_value(s, f, want, term):
         return None
     if loop_ranges(s)[0] != loop_ranges(f)[0]:
         return None
-    maps, ins, outs = _generic_parts(f)
+    maps, ins, outs = generic_parts(f)
     if len(outs) != 1:
         return None
     out_map = ir.AffineMapAttr(maps[-1]).value
@@ -140,11 +156,11 @@ def _matching_value(s, f, want, term):
         return None
     if ir.MemRefType(outs[0].type).element_type != term.type:
         return None
-    body = _body(f)
+    body = generic_body(f)
     if list(body.arguments[len(body.arguments) - 1].uses):
         return None  # F reads its output's old values, which the stored terms would replace
     fkeys = _Keys(f)
-    for op in reversed([o.operation for o in _body(f).operations]):
+    for op in reversed([o.operation for o in generic_body(f).operations]):
         for r in op.results:
             if fkeys.key(r) == want:
                 return r
@@ -187,8 +203,8 @@ def _hoist_definition(value, before):
 
 
 def _store_term(s, f, term, match):
-    maps, ins, outs = _generic_parts(s)
-    _, _, (out,) = _generic_parts(f)
+    maps, ins, outs = generic_parts(s)
+    _, _, (out,) = generic_parts(f)
     if not _untouched_between(s, f, out) or not _hoist_definition(out, s):
         return False
     n_dims = ir.AffineMapAttr(maps[0]).value.n_dims
@@ -200,22 +216,15 @@ def _store_term(s, f, term, match):
         for name in ("ms.region",):
             if name in s.attributes:
                 new.attributes[name] = s.attributes[name]
-        old_body = _body(s)
+        old_body = generic_body(s)
         body = new.regions[0].blocks.append(*[a.type for a in old_body.arguments],
                                              ir.MemRefType(out.type).element_type)
     remap = dict(zip(old_body.arguments, body.arguments))
     with ir.InsertionPoint(body), s.location:
-        old_ops = [o.operation for o in old_body.operations]
-        for op in old_ops[:-1]:
-            copy = op.clone()
-            for k, v in enumerate(copy.operands):
-                if v in remap:
-                    copy.operands[k] = remap[v]
-            remap.update(zip(op.results, copy.results))
-        linalg.YieldOp([remap[old_ops[-1].operands[0]], remap[term]])
+        linalg.YieldOp([clone_body(old_body, remap), remap[term]])
     s.erase()
     # F reads the stored term from its output instead of computing it.
-    fbody = _body(f)
+    fbody = generic_body(f)
     match.replace_all_uses_with(fbody.arguments[len(fbody.arguments) - 1])
     changed = True
     while changed:

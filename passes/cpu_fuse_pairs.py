@@ -22,7 +22,8 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects.ir_helpers import (PARALLEL, defined_functions, is_identity_map,
-                                   iterator_kinds, view_root)
+                                   iterator_kinds, may_alias, view_root)
+from ..dialects.lowering import REGION_ATTR
 from ..dialects.upstream import linalg
 from .base import ModulePass, register
 from .cpu_terms import clone_body, generic_body, generic_parts
@@ -40,8 +41,11 @@ def _elementwise(op) -> bool:
             and not any(len(o.regions) for o in generic_body(op).operations))
 
 
-def _roots(values) -> list:
-    return [view_root(v) for v in values if isinstance(v.type, ir.MemRefType)]
+def _may_view(values, buffer) -> bool:
+    """Whether a memref among `values` may be a view of `buffer`'s buffer (may_alias)."""
+    root = view_root(buffer)
+    return any(may_alias(view_root(v), root) for v in values
+               if isinstance(v.type, ir.MemRefType))
 
 
 def _defined_before(value, op, position: dict) -> bool:
@@ -56,7 +60,6 @@ def _defined_before(value, op, position: dict) -> bool:
 def _partner(g1, ops: list, position: dict):
     """The op G2 that G1 (ops[position[g1]]) fuses with, or None."""
     _, ins1, (out1,) = generic_parts(g1)
-    root1 = view_root(out1)
     for op in ops[position[g1] + 1:]:
         if op.name == "memref.dealloc":
             continue
@@ -68,11 +71,10 @@ def _partner(g1, ops: list, position: dict):
             return None
         reading = [ir.AffineMapAttr(maps2[k]).value for k, v in enumerate(ins2) if v == out1]
         others = [v for v in ins2 if v != out1]
-        between = ops[position[g1] + 1:position[op]]
-        touched = _roots(others + [out2, out1])
+        freed = [d.operands[0] for d in ops[position[g1] + 1:position[op]]]
         if (not all(is_identity_map(m) for m in reading)
-                or root1 in _roots(others) or view_root(out2) in _roots(ins1) + [root1]
-                or any(_roots(d.operands)[0] in touched for d in between)
+                or _may_view(others, out1) or _may_view(ins1 + [out1], out2)
+                or any(_may_view(others + [out2, out1], f) for f in freed)
                 or not all(_defined_before(v, g1, position) for v in others + [out2])):
             return None
         return op
@@ -89,8 +91,8 @@ def _fuse(g1, g2):
     with ir.InsertionPoint(g1), g1.location:
         fused = linalg.GenericOp([], ins1 + [ins2[k] for k in kept], [out1, out2],
                                  ir.ArrayAttr.get(maps), g1.attributes["iterator_types"])
-        if "ms.region" in g1.attributes:
-            fused.attributes["ms.region"] = g1.attributes["ms.region"]
+        if REGION_ATTR in g1.attributes:
+            fused.attributes[REGION_ATTR] = g1.attributes[REGION_ATTR]
         args1, args2 = list(body1.arguments), list(body2.arguments)
         body = fused.regions[0].blocks.append(
             *[a.type for a in args1[:-1]], *[args2[k].type for k in kept],

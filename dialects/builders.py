@@ -318,6 +318,20 @@ def constant_value(v: ir.Value):
     return dense_to_numpy(owner.attributes["value"])
 
 
+def known_zeros(v: ir.Value) -> bool:
+    """Whether v is zeros by construction: a zero ms.constant, ms.zeros_like, or a
+    broadcast, reshape or cast of one."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return False
+    name = owner.operation.name
+    if name in ("ms.broadcast_to", "ms.reshape", "ms.cast"):
+        return known_zeros(owner.operands[0])
+    if name == "ms.constant":
+        return not np.any(constant_value(v))
+    return name == "ms.zeros_like"
+
+
 def const_to_py(kind: str, value: np.ndarray):
     if value.dtype.kind not in "iub":
         raise AttrError(f"must be an integer constant, got element type {value.dtype}")

@@ -38,8 +38,8 @@ from mlir.dialects import func
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.grad import GradCtx, GradRuleError, no_grad
-from ..dialects.builders import (build_op, constant, data_values, op_attrs, operand_groups,
-                                 spec_of)
+from ..dialects.builders import (build_op, constant, data_values, known_zeros, op_attrs,
+                                 operand_groups, spec_of)
 from ..dialects.registry import (OPS, UPSTREAM, ControlFlowError, DTypeError, NotConstant,
                                  ShapeError)
 from ..dialects.ops.custom import custom_kind
@@ -149,9 +149,15 @@ def _ones(v, loc):
     return build_op("ms.ones_like", [v], loc=loc).result
 
 
+# A seed known to be zeros: the output contributes no cotangent at all (JAX's symbolic zero),
+# rather than zeros multiplied through its backward.
+ZERO_SEED = object()
+
+
 def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
     """Emit the backward program of `ops` (one block's forward ops, in order) at the current
-    insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like). Returns the
+    insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like; ZERO_SEED:
+    none). Returns the
     cotangent of each value in `wrt` (where nothing flows: zeros_like, or None without
     `zeros`). Control-flow ops in `ops` may be replaced first (their forward extended)."""
     replaced = _prepare_control_flow(ops, wrt)
@@ -164,7 +170,7 @@ def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
         cotangent[v] = g if old is None else build_op("ms.add", [old, g], loc=at).result
 
     for v, seed in zip(outputs, seeds):
-        if v in active:
+        if v in active and seed is not ZERO_SEED:
             accumulate(v, seed if seed is not None else _ones(v, loc), loc)
     for op in reversed(chain):
         douts = [cotangent.get(r) for r in op.results]
@@ -193,8 +199,11 @@ def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
             for v in wrt]
 
 
-def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):
-    """A new private function `name` after `callee`: its forward copy, then the backward."""
+def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType,
+                  zero_seeds=frozenset()):
+    """A new private function `name` after `callee`: its forward copy, then the backward.
+    The sensitivities at `zero_seeds` (result indexes) are zeros at every call: they seed
+    nothing."""
     fn = callee.operation.clone(ip=ir.InsertionPoint.after(callee.operation))
     n_args = len(function_type(callee).inputs)
     set_symbol_name(fn, name)
@@ -214,6 +223,7 @@ def differentiate(callee, req: GradRequest, name: str, ftype: ir.FunctionType):
     seeds = [None] * len(outputs)
     if req.sens_param:
         seeds = [block.add_argument(t, loc) for t in ftype.inputs[n_args:]]
+        seeds = [ZERO_SEED if i in zero_seeds else s for i, s in enumerate(seeds)]
     args = list(block.arguments)[:n_args]
     wrt = [args[p] for p in req.grad_position]
     if req.get_by_list:
@@ -252,15 +262,15 @@ class Resolver:
             self.replace(op)
         self.state[name] = "done"
 
-    def gradient_function(self, op, req: GradRequest, ftype):
-        name = self.generated.get(req)
+    def gradient_function(self, op, req: GradRequest, ftype, zero_seeds=frozenset()):
+        name = self.generated.get((req, zero_seeds))
         if name is None:
             callee = self.funcs[req.callee]
             self.resolve(callee, op)
             self.inliner.inline_into(callee)
             name = self._fresh_name(f"{req.callee}_grad")
-            self.funcs[name] = differentiate(callee, req, name, ftype)
-            self.generated[req] = name
+            self.funcs[name] = differentiate(callee, req, name, ftype, zero_seeds)
+            self.generated[(req, zero_seeds)] = name
         return name
 
     def _fresh_name(self, base):
@@ -283,22 +293,31 @@ class Resolver:
         if op.result.type != ftype:
             fail(op, f"'ms.grad' op has type {op.result.type}, but the gradient function of "
                      f"@{req.callee} has type {ftype}")
-        name = self.gradient_function(op, req, ftype)
-        with ir.InsertionPoint(op), op.location:
-            fnval = func.ConstantOp(ftype, ir.FlatSymbolRefAttr.get(name)).result
-        op.result.replace_all_uses_with(fnval)
-        op.erase()
-        for use in list(fnval.uses):
+        for use in list(op.result.uses):
             call = use.owner
             if call.name != "func.call_indirect" or use.operand_number != 0:
                 continue
+            operands = list(call.operands)[1:]
+            seeds = _zero_seeds(len(function_type(callee).inputs), operands)
+            name = self.gradient_function(op, req, ftype, seeds)
             with ir.InsertionPoint(call), call.location:
-                direct = func.CallOp(list(ftype.results), name, list(call.operands)[1:])
+                direct = func.CallOp(list(ftype.results), name, operands)
             for old, new in zip(call.results, direct.results):
                 old.replace_all_uses_with(new)
             call.erase()
-        if not list(fnval.uses):
-            fnval.owner.erase()
+        if list(op.result.uses):  # used otherwise than called: the function as a value
+            name = self.gradient_function(op, req, ftype)
+            with ir.InsertionPoint(op), op.location:
+                fnval = func.ConstantOp(ftype, ir.FlatSymbolRefAttr.get(name)).result
+            op.result.replace_all_uses_with(fnval)
+        op.erase()
+
+
+def _zero_seeds(n_args, operands) -> frozenset:
+    """Indexes of the results whose sensitivity a call (its operands: the arguments, then
+    the sensitivities) passes as zeros by construction: the frontend's zeros for the new
+    values of the Parameters a function writes (BatchNorm's moving statistics)."""
+    return frozenset(i for i, v in enumerate(operands[n_args:]) if known_zeros(v))
 
 
 @register

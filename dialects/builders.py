@@ -204,6 +204,9 @@ def attr_to_py(kind: str, a: ir.Attribute):
     if kind == "int":
         if isinstance(a, ir.IntegerAttr) and not isinstance(a, ir.BoolAttr):
             return a.value
+    elif kind == "float":
+        if isinstance(a, ir.FloatAttr):
+            return a.value
     elif kind == "ints":
         if isinstance(a, ir.DenseI64ArrayAttr):
             return tuple(a)
@@ -232,6 +235,8 @@ def attr_to_py(kind: str, a: ir.Attribute):
 def py_to_attr(kind: str, v) -> ir.Attribute:
     if kind == "int":
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v))
+    if kind == "float":
+        return ir.FloatAttr.get_f64(float(v))
     if kind == "ints":
         return ir.DenseI64ArrayAttr.get([int(x) for x in v])
     if kind == "bool":

@@ -20,8 +20,9 @@ from .lazy import ir
 
 from . import shape_rules as rules
 from .dtypes import TensorSpec
-from .builders import build_op, cast_targets, constant, data_values, operand_groups, spec_of
-from .registry import lookup
+from .builders import (build_op, cast_targets, constant, data_values, op_attrs,
+                       operand_groups, spec_of)
+from .registry import NotConstant, lookup
 from .symdim import DynamicDimError, has_dynamic
 
 
@@ -31,6 +32,17 @@ class GradRuleError(RuntimeError):
 
 class GradCtx:
     """The forward op seen by its gradient rule, plus ms op builders."""
+
+    @classmethod
+    def of(cls, op, opdef, wanted=lambda v: True):
+        """The context of `op` (its data operands and attribute values); `wanted(operand)`:
+        whether its cotangent is needed. Returns (ctx, the name of a const input that is not
+        a constant, or None)."""
+        groups = operand_groups(opdef, op)
+        data = data_values(opdef, groups)
+        attrs = op_attrs(opdef, op, groups)
+        unknown = next((k for k, v in attrs.items() if isinstance(v, NotConstant)), None)
+        return cls(op, opdef, data, attrs, [wanted(v) for v in data]), unknown
 
     def __init__(self, op, opdef, inputs, attrs, needs):
         self.op = op

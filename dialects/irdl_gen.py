@@ -21,6 +21,7 @@ IRDL_PATH = os.path.join(os.path.dirname(__file__), "ms.irdl.mlir")
 
 _ATTR_BASES = {
     "int": "#builtin.integer",
+    "float": "#builtin.float",
     "bool": "#builtin.integer",
     "ints": "#builtin.dense_array",
     "type": "#builtin.type",

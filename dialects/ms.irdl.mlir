@@ -506,6 +506,16 @@ irdl.dialect @ms {
     irdl.results(output: %output)
     irdl.attributes {"transpose_a" = %transpose_a_attr, "transpose_b" = %transpose_b_attr}
   }
+  irdl.operation @batch_norm {
+    %x = irdl.base "!builtin.tensor"
+    %gamma = irdl.base "!builtin.tensor"
+    %beta = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %epsilon_attr = irdl.base "#builtin.float"
+    irdl.operands(x: %x, gamma: %gamma, beta: %beta)
+    irdl.results(output: %output)
+    irdl.attributes {"epsilon" = %epsilon_attr}
+  }
   irdl.operation @max_pool {
     %x = irdl.base "!builtin.tensor"
     %output = irdl.base "!builtin.tensor"

@@ -45,6 +45,7 @@ class Operand(NamedTuple):
 # Attribute kinds: how an attribute is spelled in IR and what Python value stands for it.
 ATTR_KINDS = {
     "int": "an integer",
+    "float": "a float",
     "ints": "a dense i64 array",
     "bool": "a boolean",
     "type": "a type",
@@ -89,6 +90,9 @@ class OpDef:
                                                 # fusion recomputes cheap ops, not costly ones
     compute_dtype: Callable | None = None       # elementwise: in dtypes -> dtype the body computes in
     lower: Callable | None = None               # (LowerCtx, *operands) -> value | [values]
+    expand: Callable | None = None              # (GradCtx, *operands) -> value: a composite
+                                                # op as other ms ops; ms-expand-composites
+                                                # replaces it after ms-autodiff, before fusion
     grad: Callable | None = None                # (GradCtx, ...) -> input cotangents
     batch: Callable | None = None               # (BatchCtx) -> (value, batch dim): the op
                                                 # on batched operands (vmap; dialects/batching.py)

@@ -38,10 +38,8 @@ from mlir.dialects import func
 
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.grad import GradCtx, GradRuleError, no_grad
-from ..dialects.builders import (build_op, constant, data_values, known_zeros, op_attrs,
-                                 operand_groups, spec_of)
-from ..dialects.registry import (OPS, UPSTREAM, ControlFlowError, DTypeError, NotConstant,
-                                 ShapeError)
+from ..dialects.builders import build_op, constant, known_zeros, spec_of
+from ..dialects.registry import OPS, UPSTREAM, ControlFlowError, DTypeError, ShapeError
 from ..dialects.ops.custom import custom_kind
 from ..dialects.grad_op import GradRequest, grad_function_type, parameter_positions
 from .base import ModulePass, fail, register
@@ -91,13 +89,10 @@ def _rule_context(op, active):
              + ("" if opdef is not None else " (ms-autodiff differentiates ms ops)"))
     if len(op.results) != 1:
         fail(op, f"'{name}' op has {len(op.results)} results; gradient rules take one")
-    groups = operand_groups(opdef, op)
-    data = data_values(opdef, groups)
-    attrs = op_attrs(opdef, op, groups)
-    for k, v in attrs.items():
-        if isinstance(v, NotConstant):
-            fail(op, f"'{name}' op needs a compile-time constant '{k}' to be differentiated")
-    return GradCtx(op, opdef, data, attrs, [v in active for v in data]), opdef.grad
+    ctx, unknown = GradCtx.of(op, opdef, lambda v: v in active)
+    if unknown is not None:
+        fail(op, f"'{name}' op needs a compile-time constant '{unknown}' to be differentiated")
+    return ctx, opdef.grad
 
 
 def _prepare_control_flow(ops, wrt):

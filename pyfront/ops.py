@@ -354,6 +354,49 @@ def dropout(x, p=0.5, training=True, seed=None):
     return select(keep, x * (1.0 / (1.0 - p)), zeros_like(x))
 
 
+def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1,
+               eps=1e-5):
+    """MindSpore's ops.batch_norm over the channel axis 1 of an (N, C, ...) input. Training
+    normalizes with the batch's mean and biased variance (one ms.batch_norm op: its gradient
+    is MindSpore's BatchNormGrad) and writes the Parameters running_mean and running_var:
+    new = (1 - momentum) * running + momentum * batch, the variance unbiased (as cuDNN
+    does). Otherwise it normalizes with running_mean and running_var."""
+    if not isinstance(training, bool):
+        raise TypeError(f"For 'batch_norm', training must be a bool, got "
+                        f"{type(training).__name__}")
+    for name, v in (("momentum", momentum), ("eps", eps)):
+        if not isinstance(v, float):
+            raise TypeError(f"For 'batch_norm', {name} must be a float, got {type(v).__name__}")
+    if not 0.0 <= momentum <= 1.0:
+        raise ValueError(f"For 'batch_norm', momentum must be in [0, 1], got {momentum}")
+    rank = len(input_x.shape)
+    if rank < 2:
+        raise ValueError(f"For 'batch_norm', input_x must be (N, C, ...), got shape "
+                         f"{tuple(input_x.shape)}")
+    channels = input_x.shape[1]
+    per_channel = (1, channels) + (1,) * (rank - 2)
+    if not training:
+        centered = input_x - reshape(running_mean, per_channel)
+        return (centered * rsqrt(reshape(running_var, per_channel) + eps)
+                * reshape(weight, per_channel) + reshape(bias, per_channel))
+    axes = (0,) + tuple(_builtins.range(2, rank))
+    # (the statistics as ms.batch_norm's expansion builds them: ms-canonicalize merges them)
+    mean = reduce_mean(input_x, axes, keep_dims=True)
+    centered = input_x - mean
+    var = reduce_mean(centered * centered, axes, keep_dims=True)
+    batch_mean = cast(reshape(mean, (channels,)), running_mean.dtype)
+    batch_var = cast(reshape(var, (channels,)), running_var.dtype)
+    assign(running_mean, (1 - momentum) * running_mean + momentum * batch_mean)
+    count = input_x.size // channels
+    if isinstance(count, _Dim):  # the batch is dynamic: its count at run time
+        count = _dim_size(input_x, axes, running_var.dtype)
+        unbias = count / maximum(count - 1, 1)
+    else:
+        unbias = count / _builtins.max(count - 1, 1)
+    assign(running_var, (1 - momentum) * running_var + momentum * batch_var * unbias)
+    return _call("ms.batch_norm", (input_x, weight, bias), {"epsilon": float(eps)})
+
+
 def gather(params, indices, axis=0):
     return _call("ms.gather", (params, indices), consts={"axis": _int(axis)})
 

@@ -1,3 +1,3 @@
 """Importing this package fills the op registry: one module per op family."""
 from . import (collective, control, conv, core, custom, debug, elementwise,  # noqa: F401
-               indexing, matmul, pooling, random, reduction, shape)
+               indexing, matmul, normalization, pooling, random, reduction, shape)

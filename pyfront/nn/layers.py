@@ -3,7 +3,6 @@ from __future__ import annotations
 
 
 from ...dialects import dtypes as dt
-from ...dialects.symdim import Dim
 from .. import ops
 from ..tensor import Parameter
 from . import activation as _act
@@ -158,32 +157,14 @@ class _BatchNorm(Cell):
             raise ValueError(f"expects input of rank {self.rank} with {self.num_features} "
                              f"channels on axis 1 (num_features={self.num_features}), got "
                              f"shape {tuple(x.shape)}")
-        axes = (0,) + tuple(range(2, self.rank))
-        per_channel = (1, self.num_features) + (1,) * (self.rank - 2)
         batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
-        if batch:
-            mean = ops.reduce_mean(x, axes, keep_dims=True)
-            centered = x - mean
-            var = ops.reduce_mean(centered * centered, axes, keep_dims=True)
-            count = x.size // self.num_features
-            # The statistics are written into the Parameters themselves (self._params): under
-            # to_float, the attributes are cast copies.
-            moving_mean, moving_var = self._params["moving_mean"], self._params["moving_variance"]
-            batch_mean = ops.cast(ops.reshape(mean, (self.num_features,)), moving_mean.dtype)
-            batch_var = ops.cast(ops.reshape(var, (self.num_features,)), moving_var.dtype)
-            m = self.momentum
-            ops.assign(moving_mean, m * moving_mean + (1 - m) * batch_mean)
-            if isinstance(count, Dim):  # the batch is dynamic: its count at run time
-                count = ops._dim_size(x, axes, moving_var.dtype)
-                unbias = count / ops.maximum(count - 1, 1)
-            else:
-                unbias = count / max(count - 1, 1)
-            ops.assign(moving_var, m * moving_var + (1 - m) * batch_var * unbias)
-        else:
-            centered = x - ops.reshape(self.moving_mean, per_channel)
-            var = ops.reshape(self.moving_variance, per_channel)
-        return (centered * ops.rsqrt(var + self.eps) * ops.reshape(self.gamma, per_channel)
-                + ops.reshape(self.beta, per_channel))
+        # The statistics are written into the Parameters themselves (self._params): under
+        # to_float, the attributes are cast copies.
+        moving_mean, moving_var = self._params["moving_mean"], self._params["moving_variance"]
+        return ops.batch_norm(x, moving_mean if batch else self.moving_mean,
+                              moving_var if batch else self.moving_variance, self.gamma,
+                              self.beta, training=bool(batch), momentum=1.0 - self.momentum,
+                              eps=self.eps)
 
 
 class BatchNorm1d(_BatchNorm):

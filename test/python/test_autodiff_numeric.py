@@ -262,6 +262,11 @@ CASES = [
          lambda w, v: op("ms.tanh", op("ms.assign", w, op("ms.mul", v, v)))),
     *_pooling_cases(),
     *_conv_cases(),
+    # training-mode BatchNorm (MindSpore's BatchNormGrad rule); tanh makes the input's
+    # gradient non-zero (a normalized value's sum does not depend on x)
+    *(Case(f"batch_norm-{len(shape)}d", ("ms.batch_norm",), (shape, shape[1:2], shape[1:2]),
+           lambda x, g, b: op("ms.tanh", op("ms.batch_norm", x, g, b, epsilon=1e-3)),
+           domains=("any", "positive", "any")) for shape in ((3, 2, 2, 3), (5, 3))),
 ]
 
 

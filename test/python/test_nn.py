@@ -195,6 +195,35 @@ def test_batchnorm2d_normalizes_each_channel(mode):
     np.testing.assert_allclose(got, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-12)
 
 
+def test_ops_batch_norm_functional(mode):
+    """MindSpore's ops.batch_norm: training normalizes with the batch's statistics and
+    writes running = (1 - momentum) * running + momentum * batch (the variance unbiased);
+    inference normalizes with the running statistics; its argument errors."""
+    x, w, b = x64(6, 3, 2, 2) * 2 + 1, x64(3) + 2, x64(3)
+    mean0, var0 = x64(3), x64(3) ** 2 + 0.5
+    rm, rv = ms.Parameter(ms.Tensor(mean0), name="rm"), ms.Parameter(ms.Tensor(var0), name="rv")
+    args = (ms.Tensor(x), rm, rv, ms.Tensor(w), ms.Tensor(b))
+    axes, shape = (0, 2, 3), (1, 3, 1, 1)
+    got = ops.batch_norm(*args, training=True, momentum=0.3, eps=1e-3).asnumpy()
+    mean, var = x.mean(axes), x.var(axes)
+    want = ((x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-3) * w.reshape(shape)
+            + b.reshape(shape))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rm.asnumpy(), 0.7 * mean0 + 0.3 * mean, rtol=1e-12)
+    np.testing.assert_allclose(rv.asnumpy(), 0.7 * var0 + 0.3 * x.var(axes, ddof=1), rtol=1e-12)
+    mean1, var1 = rm.asnumpy(), rv.asnumpy()
+    got = ops.batch_norm(*args).asnumpy()
+    want = ((x - mean1.reshape(shape)) / np.sqrt(var1.reshape(shape) + 1e-5) * w.reshape(shape)
+            + b.reshape(shape))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="For 'batch_norm', training must be a bool"):
+        ops.batch_norm(*args, training=1)
+    with pytest.raises(TypeError, match="For 'batch_norm', momentum must be a float"):
+        ops.batch_norm(*args, momentum=1)
+    with pytest.raises(ValueError, match=r"For 'batch_norm', momentum must be in \[0, 1\]"):
+        ops.batch_norm(*args, training=True, momentum=1.5)
+
+
 def test_gradients_through_batchnorm_training_match_finite_differences(mode):
     """The forward writes the moving statistics (ms.assign inside the differentiated
     function): the written values must carry no sensitivity, the gradients stay exact and the

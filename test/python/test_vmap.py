@@ -57,6 +57,13 @@ DRAW = {"any": _uniform(-2, 2), "pos": _uniform(0.5, 2.0), "unit": _uniform(-0.9
         "special": _special, "i32": _ints(-1, 5, np.int32), "i64": _ints(-1, 6, np.int64)}
 
 
+def _np_batch_norm(x, gamma, beta, eps=1e-3):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mean, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma.reshape(shape) + beta.reshape(shape)
+
+
 @dataclass
 class Case:
     id: str
@@ -342,6 +349,9 @@ CASES = [
                     call("ms.log_softmax", x, axis=1), call("ms.log_softmax", x, axis=0)),
          lambda x: (_np_softmax(x, -1, False), _np_softmax(x, 0, False),
                     _np_softmax(x, 1, True), _np_softmax(x, 0, True)), (((3, 4), "any"),)),
+    Case("batch_norm", ("ms.batch_norm",),
+         lambda x, g, b: call("ms.batch_norm", x, g, b, epsilon=1e-3), _np_batch_norm,
+         (((4, 3, 2, 2), "any"), ((3,), "pos"), ((3,), "any"))),
     Case("cumsum", ("ms.cumsum",),
          lambda x: tuple(call("ms.cumsum", x, axis=a, exclusive=e, reverse=r)
                          for a, e, r in CUMSUM),

@@ -193,12 +193,21 @@ class BlockFuser:
                 return True
         return False
 
+    def copied_into_every_user(self, op):
+        """Whether every user of op's result is a member of a region holding a copy of op
+        (a region grown from it would compute a value nothing reads)."""
+        readers = self.copy_users.get(op, ())
+        uses = list(op.results[0].uses)
+        return bool(uses) and all(u.owner.operation in readers for u in uses)
+
     # -- building the regions
     def run(self):
         regions = []
         for op in reversed(self.ops):
             if op in self.taken or not (self.is_elementwise(op) or self.role(op)):
                 continue
+            if self.copied_into_every_user(op):
+                continue  # nothing reads the original: it is erased below
             region = self.grow(op)
             if len(region.members) < 2:
                 continue
@@ -215,11 +224,15 @@ class BlockFuser:
                     if isinstance(v.owner, ir.Block) or v.owner.operation not in members:
                         self.pinned.add(v)
             regions.append(region)
+        # Originals of copied ops whose every user moved into regions with a copy, latest
+        # first (a copied chain's original goes once its original users have gone). (Not
+        # while building: an op copied into one region may be the root of another. Ordered
+        # before it: once ops have moved into regions, the position table does not find all
+        # of them.)
+        originals = sorted({op for region in regions for op in region.copied
+                            if op not in self.taken}, key=self.position.__getitem__, reverse=True)
         for region in regions:
             build_region(region, self.position)
-        # Originals of copied ops whose every user moved into regions with a copy. (Not while
-        # building: an op copied into one region may be the root of another.)
-        originals = {op for region in regions for op in region.copied if op not in self.taken}
         for op in originals:
             if all(not list(r.uses) for r in op.results):
                 op.erase()

@@ -357,3 +357,32 @@ func.func @copied_root(%x: tensor<8xf32>, %y: tensor<1xf32>) -> (tensor<8xf32>, 
   %a = "ms.add"(%m, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %a, %m : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A cheap chain copied into every user (a reduction's prologue and an elementwise region)
+// forms no region of its own, which nothing would read, and its originals are gone (a
+// BatchNorm's xhat, recomputed in the backward, was such a region: lowered, then dropped).
+// CHECK-LABEL: func.func @copied_into_every_user
+// CHECK-NEXT: %[[S:.+]] = "ms.fused"() ({
+// CHECK-NEXT: "ms.sub"
+// CHECK-NEXT: "ms.mul"
+// CHECK-NEXT: "ms.mul"
+// CHECK-NEXT: "ms.reduce_sum"
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "reduction"}
+// CHECK-NEXT: %[[A:.+]] = "ms.fused"() ({
+// CHECK-NEXT: "ms.sub"
+// CHECK-NEXT: "ms.mul"
+// CHECK-NEXT: "ms.add"
+// CHECK-NEXT: gpu.yield
+// CHECK-NEXT: }) {kind = "elementwise"}
+// CHECK-NEXT: return %[[S]], %[[A]]
+func.func @copied_into_every_user(%x: tensor<8x4xf32>, %m: tensor<1x4xf32>, %r: tensor<1x4xf32>, %y: tensor<8x4xf32>) -> (tensor<4xf32>, tensor<8x4xf32>) {
+  %c = "ms.sub"(%x, %m) : (tensor<8x4xf32>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  %h = "ms.mul"(%c, %r) : (tensor<8x4xf32>, tensor<1x4xf32>) -> tensor<8x4xf32>
+  %p = "ms.mul"(%h, %y) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = "ms.reduce_sum"(%p) {axis = array<i64: 0>, keep_dims = false} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %a = "ms.add"(%h, %y) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %s, %a : tensor<4xf32>, tensor<8x4xf32>
+}

@@ -25,7 +25,7 @@ from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_fuse_pairs, cpu_kernel_dest, cpu_loops, cpu_merge, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
-               implicit_cast, inline, math_approx, ms_to_linalg, outline, symbols, verify)
+               implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, symbols, verify)
 
 # The CUDA target's pass modules register their passes when a pipeline first names one: the
 # CPU target's first compile does not import the gpu dialect's Python modules for them.
@@ -72,7 +72,8 @@ def _bufferize(*extra, before_lowering=()):
 _FRONT_STAGES = (
     ("ms", ("ms-verify",)),
     ("ms-opt", ("ms-const-input-to-attr", "ms-implicit-cast", "ms-verify", "ms-autodiff",
-                "ms-inline", "ms-expand-composites", "ms-canonicalize", "ms-fuse")),
+                "ms-inline", "ms-expand-composites", "ms-simplify-broadcasts", "ms-canonicalize",
+                "ms-fuse")),
 )
 # bfloat16 math (exp, erf, ...) has neither polynomials here nor LLVM/libm forms: it is
 # computed in float32 (extf, the float32 op, truncf), before the float32 polynomials are made.

@@ -138,10 +138,16 @@ CASES = [
     Case("broadcast_to_chain", ((3, 1), (2, 3, 5)),
          lambda s, x: op("ms.mul", op("ms.broadcast_to", s, shape=(2, 3, 5)), op("ms.tanh", x)),
          lambda s, x: f64(s) * np.tanh(f64(x)), ("elementwise",)),
+    # (ms-simplify-broadcasts computes the exp before broadcasting: the broadcast alone
+    # feeds the reduction, which it would expand, so there is no region)
     Case("broadcast_to_reduced", ((6, 1),),
          lambda s: op("ms.reduce_sum", op("ms.exp", op("ms.broadcast_to", s, shape=(6, 9))),
                       axis=(1,), keep_dims=False),
-         lambda s: 9 * np.exp(f64(s))[:, 0], ("reduction",)),
+         lambda s: 9 * np.exp(f64(s))[:, 0], ()),
+    Case("broadcast_to_reduced_with_input", ((6, 1), (6, 9)),
+         lambda s, x: op("ms.reduce_sum", op("ms.mul", op("ms.exp", op(
+             "ms.broadcast_to", s, shape=(6, 9))), x), axis=(1,), keep_dims=False),
+         lambda s, x: (np.exp(f64(s)) * f64(x)).sum(1), ("reduction",)),
     Case("uint8_chain", ((3, 7),),
          lambda x: op("ms.maximum", op("ms.sub", op("ms.mul", x, x), x), scalar(3, dt.uint8)),
          lambda x: np.maximum(x * x - x, np.uint8(3)), ("elementwise",), dtype=dt.uint8,

@@ -152,9 +152,8 @@ ZERO_SEED = object()
 def backprop(ops, outputs, seeds, wrt, loc, zeros=True) -> list:
     """Emit the backward program of `ops` (one block's forward ops, in order) at the current
     insertion point. `seeds[i]` is the cotangent of `outputs[i]` (None: ones_like; ZERO_SEED:
-    none). Returns the
-    cotangent of each value in `wrt` (where nothing flows: zeros_like, or None without
-    `zeros`). Control-flow ops in `ops` may be replaced first (their forward extended)."""
+    none). Returns the cotangent of each value in `wrt` (where nothing flows: zeros_like, or
+    None without `zeros`). Control-flow ops in `ops` may be replaced first (their forward extended)."""
     replaced = _prepare_control_flow(ops, wrt)
     outputs = [replaced.get(v, v) for v in outputs]
     active, chain = _active_ops(ops, wrt)

@@ -14,6 +14,8 @@ Static shapes only; unused broadcasts are left to ms-canonicalize.
 """
 from __future__ import annotations
 
+from mlir import ir
+
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects import shape_rules as rules
 from ..dialects.builders import build_op, data_values, op_attrs, operand_groups, spec_of
@@ -63,7 +65,6 @@ class SimplifyBroadcasts(ModulePass):
                "broadcasting), or compute before broadcasting")
 
     def run(self, module):
-        from mlir import ir
         elementwise = {name for name, d in OPS.items() if d.scalar is not None}
         for fn in functions(module):
             for block in list(fn.regions[0].blocks) + nested_blocks(fn):

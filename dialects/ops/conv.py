@@ -13,8 +13,9 @@ Each lowers to one im2col gather (a parallel linalg.generic whose input map is t
 affine window map, `p*s + k*d`), one contraction (a linalg.matmul for one group, so the CPU and
 CUDA matmul schedules tile it, or a batched generic over the groups) and one copy into the
 output layout: three kernels per convolution whatever the kernel size, where composing it from
-ms ops took one matmul per kernel offset. On the CPU, grouped convolutions with one input
-channel per group (depthwise ones) are one direct loop nest each instead (conv_direct.py).
+ms ops took one matmul per kernel offset. On the CPU, grouped convolutions with few input
+channels per group (depthwise ones, groups of up to 4) are one direct loop nest each instead
+(conv_direct.py).
 """
 from typing import NamedTuple
 

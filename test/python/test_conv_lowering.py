@@ -22,11 +22,14 @@ GEOMETRIES = [  # (x shape, weight shape, stride, dilation, pad_lo, pad_hi, grou
     ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (1, 2), (1, 0), (2, 1), 2),
     ((4, 3, 10), (5, 3, 4), (3,), (2,), (3,), (0,), 1),
     ((1, 16, 64, 64), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
-    # grouped, several images: per image, a product per group (scf.for of linalg.matmul)
+    # grouped, several images: 2 channels per group, direct loop nests (conv_direct.py);
+    # 6 channels per group, per image a product per group (scf.for of linalg.matmul), its
+    # input gradient (4 dy channels per group) direct
     ((3, 8, 7, 7), (8, 2, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 4),
+    ((3, 12, 7, 7), (8, 6, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
     # depthwise (one input channel per group: the direct loop nests of conv_direct.py),
-    # per image and for one image, strided (read by phases), dilated, multiplier 2 (whose
-    # input gradient, two channels per group, takes the product again), 1-D and 3-D
+    # per image and for one image, strided (read by phases), dilated, multiplier 2, 1-D and
+    # 3-D
     ((3, 4, 9, 8), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 4),
     ((1, 3, 8, 7), (3, 1, 3, 2), (2, 2), (1, 1), (1, 0), (0, 1), 3),
     ((2, 4, 10, 9), (4, 1, 3, 2), (2, 3), (2, 1), (2, 0), (1, 2), 4),

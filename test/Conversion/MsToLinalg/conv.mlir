@@ -52,25 +52,25 @@ func.func @conv1d_strided_dilated(%x: tensor<1x2x11xf64>, %w: tensor<5x2x3xf64>)
 
 // -----
 
-// Two groups of 2 input and 3 output channels: the gather's g loop picks the channel block
-// (g*2 + c); the contraction is an scf.for over the groups, each group's weight (3 x 18) @
-// its windows (18 x 9) one linalg.matmul (the tuned schedule), inserted into the (g, 3, 9)
+// Two groups of 6 input and 3 output channels (more than conv_direct.py's DIRECT_MAX_CHANNELS
+// per group: a product): the gather's g loop picks the channel block (g*6 + c); the contraction is an scf.for over the groups, each group's weight (3 x 54) @
+// its windows (54 x 9) one linalg.matmul (the tuned schedule), inserted into the (g, 3, 9)
 // result.
-// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 6 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv2d_grouped(
-// CHECK-SAME:    %[[X:.+]]: tensor<1x4x5x5xf32>, %[[W:.+]]: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
-// CHECK:         %[[WM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 3, 18] : tensor<108xf32> into tensor<2x3x18xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x4x5x5xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x3x3xf32>)
-// CHECK:         %[[COLM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 18, 9] : tensor<324xf32> into tensor<2x18x9xf32>
+// CHECK-SAME:    %[[X:.+]]: tensor<1x12x5x5xf32>, %[[W:.+]]: tensor<6x6x3x3xf32>) -> tensor<1x6x3x3xf32>
+// CHECK:         %[[WM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 3, 54] : tensor<324xf32> into tensor<2x3x54xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x12x5x5xf32>) outs(%{{.+}} : tensor<2x6x3x3x1x3x3xf32>)
+// CHECK:         %[[COLM:.+]] = tensor.expand_shape %{{.+}} output_shape [2, 54, 9] : tensor<972xf32> into tensor<2x54x9xf32>
 // CHECK:         scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<2x3x9xf32>)
-// CHECK:           %[[A:.+]] = tensor.extract_slice %[[WM]][%[[G]], 0, 0] [1, 3, 18] [1, 1, 1] : tensor<2x3x18xf32> to tensor<3x18xf32>
-// CHECK:           %[[B:.+]] = tensor.extract_slice %[[COLM]][%[[G]], 0, 0] [1, 18, 9] [1, 1, 1] : tensor<2x18x9xf32> to tensor<18x9xf32>
-// CHECK:           %[[P:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x18xf32>, tensor<18x9xf32>) outs(%{{.+}} : tensor<3x9xf32>)
+// CHECK:           %[[A:.+]] = tensor.extract_slice %[[WM]][%[[G]], 0, 0] [1, 3, 54] [1, 1, 1] : tensor<2x3x54xf32> to tensor<3x54xf32>
+// CHECK:           %[[B:.+]] = tensor.extract_slice %[[COLM]][%[[G]], 0, 0] [1, 54, 9] [1, 1, 1] : tensor<2x54x9xf32> to tensor<54x9xf32>
+// CHECK:           %[[P:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x54xf32>, tensor<54x9xf32>) outs(%{{.+}} : tensor<3x9xf32>)
 // CHECK:           %[[NEXT:.+]] = tensor.insert_slice %[[P]] into %[[ACC]][%[[G]], 0, 0] [1, 3, 9] [1, 1, 1] : tensor<3x9xf32> into tensor<2x3x9xf32>
 // CHECK:           scf.yield %[[NEXT]] : tensor<2x3x9xf32>
 // CHECK:         return %{{.+}} : tensor<1x6x3x3xf32>
-func.func @conv2d_grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
-  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+func.func @conv2d_grouped(%x: tensor<1x12x5x5xf32>, %w: tensor<6x6x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x12x5x5xf32>, tensor<6x6x3x3xf32>) -> tensor<1x6x3x3xf32>
   return %0 : tensor<1x6x3x3xf32>
 }
 
@@ -123,19 +123,20 @@ func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) ->
 
 // -----
 
-// Two groups (depthwise, 2 outputs per channel, so 2 dy channels per group: not a direct
-// nest): per group, the flipped weight (1 x 18) @ the windows of dy (18 x 25), a
+// Two groups (depthwise, 5 outputs per channel, so 5 dy channels per group, more than
+// DIRECT_MAX_CHANNELS: not a direct nest): per group, the flipped weight (1 x 45) @ the
+// windows of dy (45 x 25), a
 // linalg.matmul in an scf.for over the groups.
-// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d2 + d5, d3 + d6)>
+// CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 5 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad_grouped(
-// CHECK-SAME:    %[[DY:.+]]: tensor<1x4x3x3xf32>, %[[W:.+]]: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
-// CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x4x7x7xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x7x7xf32>) outs(%{{.+}} : tensor<2x2x3x3x1x5x5xf32>)
+// CHECK-SAME:    %[[DY:.+]]: tensor<1x10x3x3xf32>, %[[W:.+]]: tensor<10x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+// CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 10, 3, 3] [1, 1, 1, 1] : tensor<1x10x3x3xf32> into tensor<1x10x7x7xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x10x7x7xf32>) outs(%{{.+}} : tensor<2x5x3x3x1x5x5xf32>)
 // CHECK:         scf.for
-// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x18xf32>, tensor<18x25xf32>) outs(%{{.+}} : tensor<1x25xf32>)
+// CHECK:           linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x45xf32>, tensor<45x25xf32>) outs(%{{.+}} : tensor<1x25xf32>)
 // CHECK:         return %{{.+}} : tensor<1x2x5x5xf32>
-func.func @conv_input_grad_grouped(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32> {
-  %0 = "ms.conv_input_grad"(%dy, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64, input_shape = array<i64: 1, 2, 5, 5>} : (tensor<1x4x3x3xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+func.func @conv_input_grad_grouped(%dy: tensor<1x10x3x3xf32>, %w: tensor<10x1x3x3xf32>) -> tensor<1x2x5x5xf32> {
+  %0 = "ms.conv_input_grad"(%dy, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64, input_shape = array<i64: 1, 2, 5, 5>} : (tensor<1x10x3x3xf32>, tensor<10x1x3x3xf32>) -> tensor<1x2x5x5xf32>
   return %0 : tensor<1x2x5x5xf32>
 }
 

@@ -29,22 +29,31 @@ func.func private @packed__matmul1(%a: memref<128x128xf32>, %b: memref<128x1024x
 
 // -----
 
-// Called inside a parallel loop and outside it: later passes thread one and not the other,
-// so both stay; a kernel that differs (its operands swapped) stays too.
+// Called inside a parallel loop and outside it: after the schedule a kernel's body holds
+// its threading decision (an scf.forall where it was threaded), so the same bodies merge
+// whatever their calls' context; a kernel that differs (its operands swapped) stays, and so
+// do functions that are not kernels, the same or not.
 // CHECK-LABEL: func.func @contexts(
 // CHECK:         scf.forall
 // CHECK-NEXT:      func.call @contexts__matmul0(
-// CHECK:         call @contexts__matmul1(
+// CHECK:         call @contexts__matmul0(
 // CHECK-NEXT:    call @contexts__matmul2(
+// CHECK-NEXT:    call @helper(
+// CHECK-NEXT:    call @helper_copy(
 // CHECK:       func.func private @contexts__matmul0(
-// CHECK:       func.func private @contexts__matmul1(
+// CHECK-NOT:   func.func private @contexts__matmul1(
 // CHECK:       func.func private @contexts__matmul2(
+// CHECK:       func.func private @helper(
+// CHECK:       func.func private @helper_copy(
+// CHECK-NOT:     ms.distinct
 func.func @contexts(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %c: memref<8x8xf32>) {
   scf.forall (%i) in (2) {
     func.call @contexts__matmul0(%x, %y, %c) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
   }
   call @contexts__matmul1(%x, %y, %c) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
   call @contexts__matmul2(%x, %y, %c) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+  call @helper(%x, %y, %c) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+  call @helper_copy(%x, %y, %c) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
   return
 }
 func.func private @contexts__matmul0(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) attributes {ms.kernel = "matmul"} {
@@ -57,5 +66,13 @@ func.func private @contexts__matmul1(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %
 }
 func.func private @contexts__matmul2(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%b, %a : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+func.func private @helper(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+func.func private @helper_copy(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
   return
 }

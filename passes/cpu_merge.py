@@ -143,14 +143,23 @@ class MergeKernels(ModulePass):
             own = calls.get(symbol_name(fn), [])
             if not own or not static_kernel(fn) or _packs(sites, fn, target):
                 continue
-            _merge_kernel(fn, own, kept)
+            # (by whether it is called inside a parallel loop: the schedule threads a
+            # kernel only where it is not)
+            key = (_shape_key(fn), any(in_parallel_loop(c) for c in own))
+            merge_into_copy(fn, own, kept.setdefault(key, []))
 
 
-def _merge_kernel(fn, calls, kept: dict):
-    """merge_into_copy among the kernels `kept` by shape and by whether they are called
-    inside a parallel loop (the schedule threads a kernel only where it is not)."""
-    key = (_shape_key(fn), any(in_parallel_loop(c) for c in calls))
-    merge_into_copy(fn, calls, kept.setdefault(key, []))
+def merge_into_copy(fn, calls, candidates: list):
+    """Send `calls` (all of fn's) to the first of `candidates` that is the same as `fn` and
+    erase `fn`; else add `fn` to the candidates."""
+    first = next((k for k in candidates if same_function(k, fn)), None)
+    if first is None:
+        candidates.append(fn)
+        return
+    callee = ir.FlatSymbolRefAttr.get(symbol_name(first))
+    for call in calls:
+        call.attributes["callee"] = callee
+    fn.erase()
 
 
 @register
@@ -169,20 +178,6 @@ class MergeScheduledKernels(ModulePass):
     def run(self, module):
         kernels = {symbol_name(fn) for fn in kernel_functions(module, "matmul")}
         merge_duplicates(module, lambda fn: symbol_name(fn) in kernels)
-
-
-def merge_into_copy(fn, calls, candidates: list) -> bool:
-    """Send `calls` (all of fn's) to the first of `candidates` that is the same as `fn` and
-    erase `fn`; else add `fn` to the candidates. Whether it was merged."""
-    first = next((k for k in candidates if same_function(k, fn)), None)
-    if first is None:
-        candidates.append(fn)
-        return False
-    callee = ir.FlatSymbolRefAttr.get(symbol_name(first))
-    for call in calls:
-        call.attributes["callee"] = callee
-    fn.erase()
-    return True
 
 
 @register

@@ -197,6 +197,17 @@ def strip_width(mm, target) -> int:
     return max(8, register_tile(target)[1] // _elem_bytes(mm))
 
 
+# A register tile's rows are vectors of its columns. A ragged edge of 24 or 20 float columns
+# (LeNet5's 120 and 84 features against strips of 32) made vectors LLVM can only legalize by
+# widening to 32 and splitting: code generation took 41-70 ms for each of the six kernels
+# with such tiles against 6-14 ms for the other seven (LeNet5's training step, Emerald
+# Rapids). Split at the last whole vector (16 + 8, 16 + 4), the pieces are vectors of
+# registers and shorter ones, which LLVM widens into one.
+def lanes(mm, target) -> int:
+    """Elements of the product `mm`'s output in one vector register."""
+    return max(1, target.vector_bytes // _elem_bytes(mm))
+
+
 def packs_b(sites: CallSites, fn, mm, nr, target) -> bool:
     """Whether the static schedule packs B of the kernel's product `mm` (pack_b)."""
     return _should_pack(mm, nr, target, free=_packing_is_free(sites, fn, mm))
@@ -451,11 +462,13 @@ def _packed_products(fn):
     return [op for op in ops_of_kind(fn, "linalg.generic") if _is_packed(op)]
 
 
-def _split_ragged_edges(fn, mr, nr, scripts):
+def _split_ragged_edges(fn, mr, nr, lanes, scripts):
     """Split off the rows and columns beyond the last full register tile, so that every piece
-    has static tile shapes (dynamic tiles would not vectorize). (Packed products have whole
-    strips of columns.)"""
-    for dim, unit in ((0, mr), (1, nr)):
+    has static tile shapes (dynamic tiles would not vectorize), then the columns of such a
+    piece beyond its last whole vector (`lanes` of them), so that no row of a tile is a
+    vector longer than one register and not a whole number of them. (Packed products have
+    whole strips of columns.)"""
+    for dim, unit in ((0, mr), (1, nr), (1, lanes)):
         products = ops_of_kind(fn, "linalg.matmul")
         if dim == 0:
             products += _packed_products(fn)
@@ -543,11 +556,12 @@ class CpuMatmulSchedule(ModulePass):
             if not (static_kernel(fn) or depth_arguments(fn) is not None):
                 continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             mr, nr = register_tile(target)[0], strip_width(matmuls[0], target)
+            vector = lanes(matmuls[0], target)
             for mm in matmuls:
                 if packs_b(sites, fn, mm, nr, target):
                     pack_b(sites, fn, mm, nr, epilogue=True)
             fused, c = _epilogue_to_fuse(fn, sites)
-            _split_ragged_edges(fn, mr, nr, scripts)
+            _split_ragged_edges(fn, mr, nr, vector, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not called_in_parallel(sites.of(fn)))
             if fused is not None and not tiles_can_fuse(
                     ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)):

@@ -222,3 +222,29 @@ func.func private @panels__matmul0(%a: memref<16x512xf32>, %b: memref<512x64xf32
   linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x64xf32>) outs(%c : memref<16x64xf32>)
   return
 }
+
+// -----
+
+// A ragged edge of columns wider than one vector register and not a whole number of them is
+// split at its last whole vector: 56 columns are tiles of 32, 16 and 8, never a vector<24>
+// (which LLVM legalizes by widening to 32 and splitting: 3-5x the code generation time).
+// CHECK-LABEL: func.func private @ragged__matmul0(
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<32xf32>
+// CHECK:         scf.for
+// CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<32xf32>
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<16xf32>
+// CHECK:         scf.for
+// CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<16xf32>
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<8xf32>
+// CHECK:         scf.for
+// CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<8xf32>
+// CHECK-NOT:     vector<24xf32>
+// CHECK:         return
+func.func @ragged(%a: memref<8x4xf32>, %b: memref<4x56xf32>, %c: memref<8x56xf32>) {
+  call @ragged__matmul0(%a, %b, %c) : (memref<8x4xf32>, memref<4x56xf32>, memref<8x56xf32>) -> ()
+  return
+}
+func.func private @ragged__matmul0(%a: memref<8x4xf32>, %b: memref<4x56xf32>, %c: memref<8x56xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x56xf32>) outs(%c : memref<8x56xf32>)
+  return
+}

@@ -21,8 +21,9 @@ from mscc.passes import pipeline
 RNG = np.random.default_rng(7)
 
 # (m, k, n, transpose_b, bias_relu): K of one panel (<= 256), two, a ragged last panel (784),
-# B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns; the bias and
-# ReLU are computed on the tiles of the last K panel.
+# B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns (edges of
+# columns wider than a vector split at its last whole one: LeNet5's 120 and 84 features); the
+# bias and ReLU are computed on the tiles of the last K panel.
 PRODUCTS = [
     (16, 24, 64, False, False),
     (16, 24, 64, False, True),
@@ -32,6 +33,8 @@ PRODUCTS = [
     (128, 128, 1024, False, True),
     (37, 300, 70, False, False),
     (37, 200, 70, False, True),
+    (32, 400, 120, False, True),
+    (32, 120, 84, True, False),
     (512, 256, 784, False, False),
 ]
 

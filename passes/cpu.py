@@ -462,13 +462,13 @@ def _packed_products(fn):
     return [op for op in ops_of_kind(fn, "linalg.generic") if _is_packed(op)]
 
 
-def _split_ragged_edges(fn, mr, nr, lanes, scripts):
+def _split_ragged_edges(fn, mr, nr, vector, scripts):
     """Split off the rows and columns beyond the last full register tile, so that every piece
     has static tile shapes (dynamic tiles would not vectorize), then the columns of such a
-    piece beyond its last whole vector (`lanes` of them), so that no row of a tile is a
+    piece beyond its last whole `vector` of elements, so that no row of a tile is a
     vector longer than one register and not a whole number of them. (Packed products have
     whole strips of columns.)"""
-    for dim, unit in ((0, mr), (1, nr), (1, lanes)):
+    for dim, unit in ((0, mr), (1, nr), (1, vector)):
         products = ops_of_kind(fn, "linalg.matmul")
         if dim == 0:
             products += _packed_products(fn)

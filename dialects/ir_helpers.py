@@ -182,6 +182,16 @@ def nested_blocks(op) -> list:
     return found
 
 
+def ms_blocks(module, inner_first: bool = False) -> list:
+    """The blocks holding a module's ms ops: each function's body and the blocks of the
+    control-flow regions in it (nested_blocks), those inner blocks first with `inner_first`."""
+    blocks = []
+    for fn in functions(module):
+        outer, inner = list(fn.regions[0].blocks), nested_blocks(fn)
+        blocks += inner + outer if inner_first else outer + inner
+    return blocks
+
+
 def called_in_parallel(calls) -> bool:
     """Whether one of `calls` (a function's func.call ops) is inside a parallel loop (a
     convolution's loop over images): the loop's threads already share the work, so the

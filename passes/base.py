@@ -7,7 +7,7 @@ A pass reports bad input by emitting an error at the offending op's location
 """
 from __future__ import annotations
 
-from mlir import ir
+from mlir import ir, passmanager
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 PASSES: dict[str, type] = {}
@@ -21,6 +21,14 @@ def fail(op_or_loc, message: str):
     loc = op_or_loc if isinstance(op_or_loc, ir.Location) else op_or_loc.location
     loc.emit_error(message)
     raise PassFailure(message)
+
+
+def run_upstream(module, *passes: str):
+    """Upstream passes (as a pipeline spells them: `func.func(scf-forall-to-for)`) on the
+    module, in one PassManager, from inside an mscc pass that needs them between its own
+    steps. Op handles taken before may be invalid after: look the ops up again."""
+    passmanager.PassManager.parse(f"builtin.module({','.join(passes)})",
+                                  context=module.context).run(module)
 
 
 def register(cls):

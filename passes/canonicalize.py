@@ -14,7 +14,7 @@ from mlir import ir
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects.registry import OPS, UPSTREAM
 from .base import ModulePass, register
-from ..dialects.ir_helpers import functions, nested_blocks
+from ..dialects.ir_helpers import ms_blocks
 
 # Upstream ops the frontend puts beside ms ops (loop bounds, indices, predicates), none with
 # side effects, and the terminators of control-flow regions.
@@ -80,6 +80,5 @@ class MsCanonicalize(ModulePass):
     summary = "remove dead and duplicate ms ops (and dead loops and conditionals)"
 
     def run(self, module):
-        for fn in functions(module):
-            for block in nested_blocks(fn) + list(fn.regions[0].blocks):
-                simplify_block(block)
+        for block in ms_blocks(module, inner_first=True):
+            simplify_block(block)

@@ -29,7 +29,7 @@ from mlir.dialects import arith, memref, scf
 from ..dialects.upstream import linalg
 
 from . import cpu_target
-from .base import ModulePass, PatternPass, register
+from .base import ModulePass, PatternPass, register, run_upstream
 from ..dialects.ir_helpers import (PARALLEL, REDUCTION, called_in_parallel, calls_by_callee,
                          constant_int, defined_functions, has_op_of_kind, identity_layout, indexing_maps, iterator_kinds, iterator_types_attr,
                          loop_sizes, ops_of_kind, static_trip_count, symbol_name)
@@ -309,21 +309,18 @@ class LowerForall(ThreadedPass):
                "(marks the module ms.openmp), else to sequential loops")
 
     def run(self, module):
-        from mlir import passmanager
-
         parallel = {symbol_name(fn) for fn in defined_functions(module)
                     if has_op_of_kind(fn, "scf.forall")}
         if not parallel:
             return
         n = self.threads()
         if n > 1:
-            text = (f"builtin.module(func.func(scf-forall-to-parallel),"
-                    f"convert-scf-to-openmp{{num-threads={n}}})")
             module.attributes[OPENMP_ATTR] = ir.UnitAttr.get()
+            run_upstream(module, "func.func(scf-forall-to-parallel)",
+                         f"convert-scf-to-openmp{{num-threads={n}}}")
         else:
-            text = "builtin.module(func.func(scf-forall-to-for))"
-        passmanager.PassManager.parse(text, context=module.context).run(module)
-        if n > 1:  # (the functions looked up again: a pass run may invalidate op handles)
+            run_upstream(module, "func.func(scf-forall-to-for)")
+        if n > 1:  # (the functions looked up again after the upstream passes)
             for fn in defined_functions(module):
                 if symbol_name(fn) in parallel:
                     _schedule_dynamically(fn, n)

@@ -25,13 +25,13 @@ context to weigh, leave the comparing to upstream's duplicate-function-eliminati
 """
 from __future__ import annotations
 
-from mlir import ir, passmanager
+from mlir import ir
 
 from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_type,
                                    in_parallel_loop, ops_of_kind, symbol_name)
 from ..dialects.lowering import REGION_ATTR
 from . import cpu_target
-from .base import ModulePass, register
+from .base import ModulePass, register, run_upstream
 from .cpu import CallSites, packs_b, strip_width
 from .cpu_outline import OUTLINED_ATTR
 from .outline import kernel_functions, static_kernel
@@ -205,9 +205,7 @@ def merge_duplicates(module, mergeable):
     i64 = ir.IntegerType.get_signless(64)
     for i, fn in enumerate(others):
         fn.attributes[_DISTINCT_ATTR] = ir.IntegerAttr.get(i64, i)
-    passmanager.PassManager.parse("builtin.module(duplicate-function-elimination)",
-                                  context=module.context).run(module)
-    # (the functions looked up again: a pass run may invalidate op handles)
+    run_upstream(module, "duplicate-function-elimination")
     for fn in defined_functions(module):
         if _DISTINCT_ATTR in fn.attributes:
             del fn.attributes[_DISTINCT_ATTR]

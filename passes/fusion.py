@@ -36,7 +36,7 @@ from ..dialects.builders import data_values, operand_groups, spec_of
 from ..dialects.lowering import scalar_cost
 from ..dialects.registry import OPS
 from .base import ModulePass, register
-from ..dialects.ir_helpers import functions, nested_blocks
+from ..dialects.ir_helpers import ms_blocks
 
 # Ops whose scalar rule costs at most this much may be recomputed (duplicated into several
 # regions, or evaluated per element of a broadcast): add, mul, select, cast, relu, ...
@@ -276,8 +276,5 @@ class Fuse(ModulePass):
         # Function bodies and the regions of loops and conditionals in them: ops fuse
         # within one block, never across a region's boundary (a producer outside a loop
         # is not in the body's block; one whose user is inside a region stays outside).
-        blocks = []
-        for fn in functions(module):
-            blocks += list(fn.regions[0].blocks) + nested_blocks(fn)
-        for block in blocks:
+        for block in ms_blocks(module):
             BlockFuser(block, self.opts["max-ops"]).run()

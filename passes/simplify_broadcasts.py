@@ -19,7 +19,7 @@ from mlir import ir
 from ..dialects import ops as _ops  # noqa: F401  (fills the registry)
 from ..dialects import shape_rules as rules
 from ..dialects.builders import build_op, data_values, op_attrs, operand_groups, spec_of
-from ..dialects.ir_helpers import functions, nested_blocks
+from ..dialects.ir_helpers import ms_blocks
 from ..dialects.registry import OPS
 from ..dialects.symdim import has_dynamic
 from .base import ModulePass, register
@@ -66,10 +66,9 @@ class SimplifyBroadcasts(ModulePass):
 
     def run(self, module):
         elementwise = {name for name, d in OPS.items() if d.scalar is not None}
-        for fn in functions(module):
-            for block in list(fn.regions[0].blocks) + nested_blocks(fn):
-                for op in list(block.operations):
-                    op = op.operation
-                    if op.name in elementwise and len(op.results) == 1:
-                        with ir.InsertionPoint(op):
-                            simplify(op)
+        for block in ms_blocks(module):
+            for op in list(block.operations):
+                op = op.operation
+                if op.name in elementwise and len(op.results) == 1:
+                    with ir.InsertionPoint(op):
+                        simplify(op)

@@ -73,6 +73,7 @@ def _outline_nest(nest, captured, name: str, module_block, replaced: dict):
     for v, uses in captured:
         owner = _defining_op(v)
         (copied if owner is not None and owner.name in _COPIED else passed).append((v, uses))
+    passed.sort(key=_argument_order)
     results = list(nest.results)
     loc = nest.location
     with ir.InsertionPoint(module_block), loc:
@@ -93,6 +94,18 @@ def _outline_nest(nest, captured, name: str, module_block, replaced: dict):
             _rewire(uses, _defining_op(v).clone().results[0])
         ret = func.ReturnOp(results)
     nest.move_before(ret)
+
+
+def _argument_order(captured) -> list:
+    """Where a value the nest reads goes in the outlined function's arguments: by how the
+    nest uses it, so that two copies of one nest take their arguments in one order whatever
+    the caller defined first, and ms-cpu-merge-loops finds them the same. (A ResNet block's
+    two forward convolutions read the step's input and a computed value: in the order of
+    definition, the first was the first argument of one nest's function and the third of
+    the other's, and LLVM compiled the same nest twice.) Values used alike keep the order of
+    definition (a stable sort); types are left out: a copy's arguments have its original's
+    types pairwise, and their names cost more to read than the uses."""
+    return sorted((owner.name, number) for owner, number in captured[1])
 
 
 def _rewire(uses, value):

@@ -1,16 +1,18 @@
 // Each top-level loop nest of a function with at least min-loops of them moves into a
 // function of its own: what it reads from the caller becomes arguments (constants are
 // copied in), what the caller uses after it becomes results. ms-cpu-local-functions then
-// makes such functions (and matmul kernels) internal and noinline.
+// makes such functions (and matmul kernels) internal and noinline. Arguments come in the
+// order of their uses' kinds (the op that uses them, the operand), not of their definition.
 // RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 | FileCheck %s
 // RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 --ms-cpu-local-functions | FileCheck %s --check-prefix=LOCAL
+// RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 --ms-cpu-merge-loops | FileCheck %s --check-prefix=MERGE
 
 // CHECK-LABEL: func.func @sum_then_scale(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
 // CHECK-NOT: scf.for
 // CHECK: %[[SUM:.+]] = call @sum_then_scale__loop0(%[[X]]) : (memref<8xf32>) -> f32
 // CHECK-NOT: scf.for
-// CHECK: call @sum_then_scale__loop1(%[[X]], %[[OUT]], %[[SUM]]) : (memref<8xf32>, memref<8xf32>, f32) -> ()
+// CHECK: call @sum_then_scale__loop1(%[[SUM]], %[[X]], %[[OUT]]) : (f32, memref<8xf32>, memref<8xf32>) -> ()
 // CHECK-NEXT: memref.store %[[SUM]], %[[OUT]]
 // CHECK-NEXT: return
 // CHECK: func.func private @sum_then_scale__loop0(%[[A:.+]]: memref<8xf32>) -> f32 attributes {ms.outlined_loop}
@@ -19,7 +21,7 @@
 // CHECK: %[[S:.+]] = scf.for {{.+}} iter_args
 // CHECK: memref.load %[[A]]
 // CHECK: return %[[S]] : f32
-// CHECK: func.func private @sum_then_scale__loop1(%[[B:.+]]: memref<8xf32>, %[[O:.+]]: memref<8xf32>, %[[T:.+]]: f32)
+// CHECK: func.func private @sum_then_scale__loop1(%[[T:.+]]: f32, %[[B:.+]]: memref<8xf32>, %[[O:.+]]: memref<8xf32>)
 // CHECK: scf.for
 // CHECK: %[[V:.+]] = memref.load %[[B]]
 // CHECK: arith.mulf %[[V]], %[[T]]
@@ -68,5 +70,46 @@ func.func @one_loop(%x: memref<8xf32>) {
 }
 func.func private @kernel(%a: memref<2x2xf32>, %b: memref<2x2xf32>, %c: memref<2x2xf32>) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>)
+  return
+}
+
+// -----
+
+// Two copies of one nest, one copying an argument into a buffer the function allocates, the
+// other that buffer into an argument: each function takes what its nest loads first and
+// what it stores into second, whatever the caller defined first, so the copies are one
+// function for ms-cpu-merge-loops.
+// CHECK-LABEL: func.func @copy_twice(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
+// CHECK: %[[T:.+]] = memref.alloc
+// CHECK: call @copy_twice__loop0(%[[X]], %[[T]])
+// CHECK: call @copy_twice__loop1(%[[T]], %[[OUT]])
+// CHECK: func.func private @copy_twice__loop0(%[[FROM:[a-z0-9]+]]: memref<8xf32>, %[[TO:[a-z0-9]+]]: memref<8xf32>)
+// CHECK: memref.load %[[FROM]]
+// CHECK: memref.store {{.+}}, %[[TO]]
+// CHECK: func.func private @copy_twice__loop1(%[[FROM1:[a-z0-9]+]]: memref<8xf32>, %[[TO1:[a-z0-9]+]]: memref<8xf32>)
+// CHECK: memref.load %[[FROM1]]
+// CHECK: memref.store {{.+}}, %[[TO1]]
+// MERGE-LABEL: func.func @copy_twice(
+// MERGE-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
+// MERGE: %[[T:.+]] = memref.alloc
+// MERGE: call @copy_twice__loop0(%[[X]], %[[T]])
+// MERGE: call @copy_twice__loop0(%[[T]], %[[OUT]])
+// MERGE: func.func private @copy_twice__loop0(
+// MERGE-NOT: func.func
+func.func @copy_twice(%x: memref<8xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %t = memref.alloc() : memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %t[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %t[%i] : memref<8xf32>
+    memref.store %v, %out[%i] : memref<8xf32>
+  }
+  memref.dealloc %t : memref<8xf32>
   return
 }

@@ -32,12 +32,23 @@ OUTLINED_ATTR = "ms.outlined_loop"  # marks the functions this pass made
 _COPIED = ("arith.constant", "llvm.mlir.constant")
 
 
-def _top_level_child(op, body_op):
-    """The ancestor of `op` (itself included) that sits directly in `body_op`'s body."""
-    op = op.operation
-    while op.parent is not None and op.parent.operation != body_op:
-        op = op.parent.operation
-    return op
+class _TopLevelChildren:
+    """The ancestor of an op (itself included) that sits directly in a function's body,
+    remembered per parent: the uses in one loop body share their climb (MobileNetV2's
+    training step: 22,800 uses, ~90 ms climbing each from its op)."""
+
+    def __init__(self, body_op):
+        self.body_op, self.of_parent = body_op, {}
+
+    def __call__(self, op):
+        op = op.operation
+        parent = op.parent
+        if parent is None or parent == self.body_op:
+            return op
+        found = self.of_parent.get(parent)
+        if found is None:
+            found = self.of_parent[parent] = self(parent)
+        return found
 
 
 def _nests(fn) -> list:
@@ -52,10 +63,11 @@ def _captured_uses(fn, nests) -> dict:
     found = {n: {} for n in nests}
     body = fn.regions[0].blocks[0]
     values = list(body.arguments) + [r for op in body.operations for r in op.results]
+    top_level_child = _TopLevelChildren(fn.operation)
     for v in values:
         owner = _defining_op(v)
         for use in list(v.uses):
-            nest = _top_level_child(use.owner, fn.operation)
+            nest = top_level_child(use.owner)
             if nest in found and (owner is None or nest != owner):
                 found[nest].setdefault(v, []).append((use.owner, use.operand_number))
     return {n: list(uses.items()) for n, uses in found.items()}

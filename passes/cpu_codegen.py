@@ -303,10 +303,8 @@ def _straight_line_at_o0(lib, llvm_module, names: set[str]):
 def _translation_functions():
     """(mlirTranslateModuleToLLVMIR of the bindings' C API, PyCapsule_GetPointer), bound
     once."""
-    import mlir
-    capi = ctypes.CDLL(os.path.join(list(mlir.__path__)[0], "_mlir_libs",
-                                    "libMLIRPythonCAPI.so"))
-    to_llvm = capi.mlirTranslateModuleToLLVMIR
+    from ..dialects import capi
+    to_llvm = capi.library().mlirTranslateModuleToLLVMIR
     to_llvm.restype = ctypes.c_void_p
     to_llvm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]  # (MlirOperation: one pointer)
     capsule = ctypes.pythonapi.PyCapsule_GetPointer

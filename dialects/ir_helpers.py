@@ -384,6 +384,15 @@ def collapsed_type(view_type, groups, shape=None):
     return ir.MemRefType.get(list(shape), element, ir.StridedLayoutAttr.get(offset, strides))
 
 
+def aligned_pointer(buffer, loc):
+    """An !llvm.ptr to the first element of an identity-layout memref (its aligned pointer:
+    offset 0)."""
+    from mlir.dialects import arith, llvm, memref
+    index = memref.extract_aligned_pointer_as_index(buffer, loc=loc)
+    i64 = ir.IntegerType.get_signless(64)
+    return llvm.inttoptr(llvm.PointerType.get(), arith.index_cast(i64, index, loc=loc), loc=loc)
+
+
 def element_bytes(t: ir.Type) -> int:
     """Bytes of one element of a shaped type (at least 1: i1 is stored as a byte)."""
     return max(1, getattr(ir.ShapedType(t).element_type, "width", 32) // 8)

@@ -59,7 +59,7 @@ from .. import lowering
 from ..builders import element_type, tensor_type
 from ..dtypes import TensorSpec
 from ..grad import each, no_grad
-from ..ir_helpers import enclosing_module, fresh_symbol
+from ..ir_helpers import aligned_pointer, enclosing_module, fresh_symbol
 from ..registry import ShapeError, define
 
 bufferization = LazyModule("mlir.dialects.bufferization")
@@ -319,12 +319,6 @@ _EXTRA_NOTE = {"group": ", or group_size {} is not the number of processes",
                "root": ", or root {} is not one of the processes"}
 
 
-def _aligned_pointer(buffer, loc):
-    """An !llvm.ptr to the first element of a (flat, identity-layout) memref."""
-    index = memref.extract_aligned_pointer_as_index(buffer, loc=loc)
-    return llvm.inttoptr(_ptr(), arith.index_cast(_int(64), index, loc=loc), loc=loc)
-
-
 def _wrapper_function(name, elem, count, handles, check, loc):
     """func.func private @name(send, recv: memref<count x elem>): the agreement check
     (`check`: _agreement_check's sig, extra and mismatch), then MPI_Allreduce from send's
@@ -335,7 +329,7 @@ def _wrapper_function(name, elem, count, handles, check, loc):
     with ir.InsertionPoint(fn.add_entry_block([loc] * 2)):
         comm, datatype, op = (_handle(h, loc) for h in ("comm_world", *handles))
         _agreement_check(comm, sig, count, extra, mismatch, loc)
-        send, recv = (_aligned_pointer(b, loc) for b in fn.arguments)
+        send, recv = (aligned_pointer(b, loc) for b in fn.arguments)
         n = _const(32, count, loc)
         _call("MPI_Allreduce", [send, recv, n, datatype, op, comm], loc)
         func.ReturnOp([], loc=loc)

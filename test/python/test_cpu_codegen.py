@@ -268,7 +268,7 @@ def test_the_step_is_outlined_into_loop_functions():
     f = ms.jit(_step_and_statistics)
     arrays = _inputs()
     text = f.lower(*map(ms.Tensor, arrays)).as_text("llvm")
-    assert "__loop0" in text and "__loop8" in text  # the entry's nests, one function each
+    assert "__loop0" in text and "__loop7" in text  # the entry's nests, one function each
     n1, n2, top, low, norms = (r.asnumpy() for r in f(*map(ms.Tensor, arrays)))
     w1, w2 = _numpy_step(*[a.astype(np.float64) for a in arrays])
     np.testing.assert_allclose(top, w1.max(0), rtol=1e-5, atol=1e-6)
@@ -567,3 +567,27 @@ def test_straight_line_glue_is_compiled_at_o0(monkeypatch):
         for j in range(3):
             dxp[:, :, i:i + 10, j:j + 10] += np.einsum("nohw,oc->nchw", dy, w[:, :, i, j])
     np.testing.assert_allclose(dx.asnumpy(), dxp[:, :, 1:-1, 1:-1], rtol=1e-4, atol=1e-6)
+
+
+def test_zero_fills_of_whole_buffers_are_memsets():
+    """A Conv2d's parameter gradients start from zero-filled accumulators: those fills are
+    memsets in the entry (ms-cpu-fills-as-memset), not functions of their own, and the
+    gradients are numpy's on every call (the accumulators are zeroed each time)."""
+    net = ms.nn.Conv2d(3, 5, 3, pad_mode="same", has_bias=True)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 3, 8, 8)).astype(np.float32)
+    step = ms.jit(ms.value_and_grad(lambda a: (net(a) ** 2).sum(), None,
+                                    net.trainable_params()))
+    text = step.lower(ms.Tensor(x)).as_text("llvm")
+    assert text.count('"llvm.intr.memset"') >= 2
+    w, b = (p.asnumpy().astype(np.float64) for p in net.trainable_params())
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    y = np.einsum("nchwij,ocij->nohw", windows, w) + b[None, :, None, None]
+    dy = 2 * y
+    for _ in range(2):
+        loss, (dw, db) = step(ms.Tensor(x))
+        np.testing.assert_allclose(loss.asnumpy(), (y ** 2).sum(), rtol=1e-5)
+        np.testing.assert_allclose(dw.asnumpy(), np.einsum("nohw,nchwij->ocij", dy, windows),
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(db.asnumpy(), dy.sum((0, 2, 3)), rtol=1e-4, atol=1e-4)

@@ -1,4 +1,4 @@
-"""ms-cpu-vectorize-transposes: 2-D transposes copied in 16x16 blocks of vector registers.
+"""ms-cpu-vectorize-transposes: 2-D transposes copied in square blocks of vector registers.
 
 convert-linalg-to-loops writes a transpose as one scalar loop nest that reads a column of the
 input for every output row. When the input's rows are a power of two bytes apart (a 256x512
@@ -7,8 +7,18 @@ at ~15 GB/s, slower than the matmul that reads it is worth. In blocks of 16x16 e
 input line is used 16 times while it is in cache, and the block is transposed in registers
 (AVX-512 shuffles). ms-cpu-materialize-transposes makes these copies for every transposed
 matmul operand, so they are on the training step's path.
+
+Where the host has AVX2 the blocks are 8x8, transposed by MLIR's AVX2 lowering (three rounds
+of 256-bit unpacks, shuffles and blends; the blends as inline assembly), else 16x16 by
+vector.shuffle. LLVM's instruction selection takes the 16x16 shuffles (64 of them, 512-bit)
+slowly: a transpose of 32x784 floats took 36-43 ms of LLVM's time, in 8x8 blocks 20 ms (64x3136:
+65-75 -> 50 ms), and the copies ran as fast or faster (Intel Xeon, AVX-512; in 8x8 blocks
+144x784 and 128x1000 are whole blocks, 35 -> 19 and 41 -> 24 us). The `blocks` option pins
+the choice (lit tests).
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import arith, memref
@@ -23,23 +33,42 @@ from .outline import is_kernel
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vector)
 
-BLOCK = 16
+class Blocks(NamedTuple):
+    size: int   # elements per side
+    lowering: str  # vector.VectorTransposeLowering's member
+    avx2: bool  # MLIR's AVX2 lowering of 8x8 float32 transposes (inline assembly)
 
 
-def transpose_script(parallel):
+BLOCKS = {"shuffle-16x16": Blocks(16, "Shuffle16x16", False),
+          "avx2-8x8": Blocks(8, "Shuffle1D", True)}
+
+
+def host_blocks() -> str:
+    """The blocks for the current target: 8x8 by AVX2 where its instructions may be used and
+    LLVM's C API makes the machine code (it assembles inline assembly; the ExecutionEngine,
+    where that API is missing, does not)."""
+    from . import llvm_capi
+    avx2 = "avx2" in cpu_target.current().features and llvm_capi.library() is not None
+    return "avx2-8x8" if avx2 else "shuffle-16x16"
+
+
+def transpose_script(parallel, blocks: Blocks):
     """Rows of blocks are spread over the threads (scf.forall), blocks within a row are a
     loop."""
+    block = blocks.size
+
     def build(root):
         if parallel:
-            root = structured.TileUsingForallOp(root, tile_sizes=[BLOCK, 0]).tiled_op
-        tiled = structured.TileUsingForOp(root, sizes=[BLOCK, BLOCK])
+            root = structured.TileUsingForallOp(root, tile_sizes=[block, 0]).tiled_op
+        tiled = structured.TileUsingForOp(root, sizes=[block, block])
         structured.VectorizeOp(tiled.tiled_linalg_op)
         outer = tiled.loops[0]
         p = transform.ApplyPatternsOp(outer)
         with ir.InsertionPoint(p.patterns):
             vector.ApplyTransferPermutationPatternsOp()
             vector.ApplyLowerTransposePatternsOp(
-                lowering_strategy=vector.VectorTransposeLowering.Shuffle16x16)
+                lowering_strategy=getattr(vector.VectorTransposeLowering, blocks.lowering),
+                avx2_lowering_strategy=blocks.avx2)
         p = transform.ApplyPatternsOp(outer)
         with ir.InsertionPoint(p.patterns):
             vector.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True)
@@ -48,14 +77,14 @@ def transpose_script(parallel):
     return transform_script(build)
 
 
-def _blockable(op) -> bool:
+def _blockable(op, block: int) -> bool:
     """A 2-D transpose of 32-bit elements whose sizes are multiples of the block."""
     t = ir.MemRefType(op.operands[0].type)
     if t.rank != 2 or not t.has_static_shape:
         return False
     if getattr(t.element_type, "width", None) != 32:
         return False
-    return all(d % BLOCK == 0 for d in t.shape)
+    return all(d % block == 0 for d in t.shape)
 
 
 def _in_l1(op, l1d_bytes: int) -> bool:
@@ -72,7 +101,7 @@ def _in_l1(op, l1d_bytes: int) -> bool:
 _STRIP = "ms.transpose_strip"  # a strip of a dynamic transpose (vectorized already)
 
 
-def _ragged(op, l1d_bytes: int) -> bool:
+def _ragged(op, l1d_bytes: int, block: int) -> bool:
     """A static 2-D transpose of 32-bit elements between buffers of the identity layout, at
     least a block in each size, a size not a multiple of it, whose input does not fit in the
     L1 data cache (LeNet5's 120x400 and 84x120 with 32 KiB): a smaller one's scalar loops
@@ -85,7 +114,7 @@ def _ragged(op, l1d_bytes: int) -> bool:
     if getattr(src.element_type, "width", None) != 32:
         return False
     rows, cols = src.shape
-    return (rows >= BLOCK and cols >= BLOCK and bool(rows % BLOCK or cols % BLOCK)
+    return (rows >= block and cols >= block and bool(rows % block or cols % block)
             and rows * cols * 4 > l1d_bytes)
 
 
@@ -97,14 +126,14 @@ def _piece(value, offsets, sizes):
                           result_type=ir.MemRefType.get(sizes, t.element_type, layout))
 
 
-def _split_ragged(op):
+def _split_ragged(op, block: int):
     """A ragged transpose as three of views: the block-aligned rows and columns (blocked with
     the others), the rows beyond them and the columns beyond them (plain loops, under a block
     wide). Left whole, the transpose was one scalar loop nest reading a column of the input
     per output row."""
     src, dst = op.operands[0], op.operands[1]
     rows, cols = ir.MemRefType(src.type).shape
-    r, c = rows // BLOCK * BLOCK, cols // BLOCK * BLOCK
+    r, c = rows // block * block, cols // block * block
     pieces = [((0, 0), (r, c)), ((r, 0), (rows - r, cols)), ((0, c), (r, cols - c))]
     with ir.InsertionPoint(op), op.location:
         for (r0, c0), (nr, nc) in pieces:
@@ -114,52 +143,52 @@ def _split_ragged(op):
     op.erase()
 
 
-def _strippable(op):
+def _strippable(op, block: int):
     """For a 2-D transpose of 32-bit elements with one dynamic size and the other a multiple
     of the block: the input's dynamic dimension, else None."""
     t = ir.MemRefType(op.operands[0].type)
     if t.rank != 2 or getattr(t.element_type, "width", None) != 32:
         return None
     dynamic = [i for i, d in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(d)]
-    if len(dynamic) != 1 or t.shape[1 - dynamic[0]] % BLOCK:
+    if len(dynamic) != 1 or t.shape[1 - dynamic[0]] % block:
         return None
     return dynamic[0]
 
 
-def _in_strips(op, axis, parallel):
-    """A transpose with a dynamic size as transposes of static pieces: strips of BLOCK rows of
-    the output, over the threads, each copied in BLOCK-sized blocks of the dynamic size and
-    then single elements of it (BLOCK x BLOCK and 1 x BLOCK pieces). Rows of the output are
-    written whole, as in the static schedule: writing columns of BLOCK elements instead (one
+def _in_strips(op, axis, parallel, block: int):
+    """A transpose with a dynamic size as transposes of static pieces: strips of `block` rows
+    of the output, over the threads, each copied in blocks of the dynamic size and then single
+    elements of it (block x block and 1 x block pieces). Rows of the output are
+    written whole, as in the static schedule: writing columns of 16 elements instead (one
     64-byte piece per output row) ran ~2.5x slower. Returns the full pieces' transposes."""
     src, dst = op.operands[0], op.operands[1]
     idx = ir.IndexType.get()
     made = []
     with ir.InsertionPoint(op), op.location:
         total = memref.dim(src, arith.constant(idx, axis))
-        full = arith.divui(total, arith.constant(idx, BLOCK))
-        rest = arith.remui(total, arith.constant(idx, BLOCK))
-        firsts = (arith.constant(idx, 0), arith.muli(full, arith.constant(idx, BLOCK)))
+        full = arith.divui(total, arith.constant(idx, block))
+        rest = arith.remui(total, arith.constant(idx, block))
+        firsts = (arith.constant(idx, 0), arith.muli(full, arith.constant(idx, block)))
         if axis == 1:  # the output's rows are the dynamic size: strips of it, as before
-            made = _dynamic_pieces(src, dst, axis, total, full, rest, firsts, None, parallel)
+            made = _dynamic_pieces(src, dst, axis, full, rest, firsts, None, parallel, block)
         else:  # the output's rows are the static size: strips of it over the threads
-            rows = ir.MemRefType(src.type).shape[1] // BLOCK
-            strips = block_loop(arith.constant(idx, 0), rows, BLOCK, parallel)
+            rows = ir.MemRefType(src.type).shape[1] // block
+            strips = block_loop(arith.constant(idx, 0), rows, block, parallel)
             with ir.InsertionPoint(strips.body):
-                made = _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strips.start,
-                                       False)
+                made = _dynamic_pieces(src, dst, axis, full, rest, firsts, strips.start,
+                                       False, block)
                 strips.close()
     op.erase()
     return made
 
 
-def _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strip, parallel):
-    """Loops over the dynamic `axis` of src in blocks of BLOCK (over the threads when
+def _dynamic_pieces(src, dst, axis, full, rest, firsts, strip, parallel, block):
+    """Loops over the dynamic `axis` of src in blocks of `block` (over the threads when
     `parallel`), then of 1, each transposing a static piece: the whole static size, or the
-    BLOCK of it from `strip`. Returns the BLOCK-sized pieces' transposes (single elements are
+    `block` of it from `strip`. Returns the block-sized pieces' transposes (single elements are
     copied as they are)."""
     made = []
-    for size, count, first, threaded in ((BLOCK, full, firsts[0], parallel),
+    for size, count, first, threaded in ((block, full, firsts[0], parallel),
                                          (1, rest, firsts[1], False)):
         loop = block_loop(first, count, size, threaded)
         with ir.InsertionPoint(loop.body):
@@ -169,7 +198,7 @@ def _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strip, parallel):
                 offsets, sizes = [0, 0], list(t.shape)
                 offsets[dim], sizes[dim] = loop.start, size
                 if strip is not None:
-                    offsets[1 - dim], sizes[1 - dim] = strip, BLOCK
+                    offsets[1 - dim], sizes[1 - dim] = strip, block
                 views.append(memref.subview(value, offsets, sizes, [1, 1],
                                             result_type=block_type(t, sizes)))
             piece = linalg.transpose(views[0], outs=[views[1]], permutation=[1, 0])
@@ -183,36 +212,42 @@ def _dynamic_pieces(src, dst, axis, total, full, rest, firsts, strip, parallel):
 @register
 class VectorizeTransposes(ThreadedPass):
     name = "ms-cpu-vectorize-transposes"
-    summary = ("copy 2-D float32/int32 transposes in 16x16 register blocks, rows of blocks "
-               "on all threads (memrefs; before ms-cpu-parallelize)")
+    summary = ("copy 2-D float32/int32 transposes in square register blocks (8x8 by AVX2, else "
+               "16x16 shuffles), rows of blocks on all threads (memrefs; before "
+               "ms-cpu-parallelize)")
 
-    options = {**ThreadedPass.options, "l1d-bytes": 0}  # (0: the target's; lit tests pin it)
+    # (0 and "host": the target's; lit tests pin them)
+    options = {**ThreadedPass.options, "l1d-bytes": 0, "blocks": "host"}
+    choices = {**ThreadedPass.choices, "blocks": ("host", *BLOCKS)}
 
     def run(self, module):
         threads = self.threads()
         l1d_bytes = cpu_target.from_options(self.opts).l1d_bytes
+        blocks = BLOCKS[host_blocks() if self.opts["blocks"] == "host" else self.opts["blocks"]]
+        block = blocks.size
         scripts = ScriptCache()
+
+        def script(parallel):
+            return scripts.get(parallel, lambda: transpose_script(parallel, blocks))
         for fn in defined_functions(module):  # dynamic sizes: static strips, blocked below
             if is_kernel(fn):
                 continue
             for op in ops_of_kind(fn, "linalg.transpose"):
-                axis = _strippable(op)
+                axis = _strippable(op, block)
                 if axis is not None:
-                    for strip in _in_strips(op, axis, threads > 1):
-                        apply_script(strip, scripts.get(False, lambda: transpose_script(False)),
-                                     "transpose vectorization")
+                    for strip in _in_strips(op, axis, threads > 1, block):
+                        apply_script(strip, script(False), "transpose vectorization")
         for fn in defined_functions(module):  # ragged static sizes: an aligned part
             if not is_kernel(fn):
                 for op in ops_of_kind(fn, "linalg.transpose"):
-                    if _ragged(op, l1d_bytes):
-                        _split_ragged(op)
+                    if _ragged(op, l1d_bytes, block):
+                        _split_ragged(op, block)
         found = [op for fn in defined_functions(module) if not is_kernel(fn)
-                 for op in ops_of_kind(fn, "linalg.transpose") if _blockable(op)
+                 for op in ops_of_kind(fn, "linalg.transpose") if _blockable(op, block)
                  and _STRIP not in op.attributes and not _in_l1(op, l1d_bytes)]
         for op in found:
             rows, cols = ir.MemRefType(op.operands[0].type).shape
             # (one inside a parallel loop, a strip of pack_b's, is on the threads already)
             parallel = (threads > 1 and rows * cols >= MIN_PARALLEL_ITERATIONS
                         and not in_parallel_loop(op))
-            apply_script(op, scripts.get(parallel, lambda: transpose_script(parallel)),
-                         "transpose vectorization")
+            apply_script(op, script(parallel), "transpose vectorization")

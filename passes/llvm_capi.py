@@ -127,7 +127,9 @@ def library():
         for name, result, args in _SIGNATURES:
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = result, args
-        for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter"):
+        # (AsmParser: inline assembly, which the AVX2 transposes of
+        # ms-cpu-vectorize-transposes hold, is assembled by the object emission)
+        for part in ("TargetInfo", "Target", "TargetMC", "AsmPrinter", "AsmParser"):
             getattr(lib, f"LLVMInitialize{backend}{part}")()
     except (OSError, AttributeError):
         return None

@@ -1,5 +1,6 @@
-// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=2 l1d-bytes=2048" | FileCheck %s
-// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=1 l1d-bytes=2048" | FileCheck %s --check-prefix=SEQ
+// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=2 l1d-bytes=2048 blocks=shuffle-16x16" | FileCheck %s
+// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=1 l1d-bytes=2048 blocks=shuffle-16x16" | FileCheck %s --check-prefix=SEQ
+// RUN: ms-opt %s --split-input-file --ms-cpu-vectorize-transposes="threads=1 l1d-bytes=2048 blocks=avx2-8x8" | FileCheck %s --check-prefix=AVX2
 
 // A small transpose: 16x16 blocks, each loaded as 16 rows, transposed with shuffles and stored
 // as 16 rows; no threads.
@@ -15,6 +16,19 @@
 // CHECK-COUNT-16:    vector.store %{{.+}}, %[[OUT]]{{.*}} vector<16xf32>
 // CHECK-NOT:     linalg.transpose
 // SEQ-LABEL: func.func @small(
+// With AVX2 the blocks are 8x8: 8 rows loaded, three rounds of 8-lane shuffles and blends (the
+// blends as inline assembly), 8 rows stored.
+// AVX2-LABEL: func.func @small(
+// AVX2-SAME:    %[[X:.+]]: memref<64x32xf32>, %[[Y:.+]]: memref<32x64xf32>)
+// AVX2:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C8:.+]] {
+// AVX2-NEXT:      scf.for
+// AVX2-NEXT:        %[[IN:.+]] = memref.subview %[[X]][%{{.+}}, %{{.+}}] [8, 8] [1, 1]
+// AVX2-NEXT:        %[[OUT:.+]] = memref.subview %[[Y]][%{{.+}}, %{{.+}}] [8, 8] [1, 1]
+// AVX2-COUNT-8:     vector.load %[[IN]]{{.*}} vector<8xf32>
+// AVX2-COUNT-8:     vector.shuffle
+// AVX2-COUNT-8:     llvm.inline_asm asm_dialect = intel "vblendps
+// AVX2-COUNT-8:     vector.shuffle
+// AVX2-COUNT-8:     vector.store %{{.+}}, %[[OUT]]{{.*}} vector<8xf32>
 func.func @small(%x: memref<64x32xf32>, %y: memref<32x64xf32>) {
   linalg.transpose ins(%x : memref<64x32xf32>) outs(%y : memref<32x64xf32>) permutation = [1, 0]
   return

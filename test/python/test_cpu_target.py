@@ -61,7 +61,11 @@ KERNELS = {
     "matmul_transposed": (lambda a, b: ops.matmul(a, b.T), lambda a, b: a @ b.T,
                           [(64, 200), (48, 200)], 1e-5),
     "row_sum": (lambda x: x.sum(1), lambda x: x.sum(1), [(300, 777)], 1e-5),
-    # ragged static sizes: the 16x16-blocked aligned part and the rows and columns beyond it
+    # register blocks (8x8 by AVX2 on the host, haswell and 256-bit targets; 16x16 shuffles
+    # on x86-64), rows of blocks over the threads for the large one
+    "transpose_blocks": (lambda x: x.T, lambda x: x.T, [(144, 784)], 0),
+    "transpose_large": (lambda x: x.T, lambda x: x.T, [(256, 512)], 0),
+    # ragged static sizes: the blocked aligned part and the rows and columns beyond it
     "transpose_ragged": (lambda x: x.T, lambda x: x.T, [(120, 400)], 0),
     "transpose_ragged_both": (lambda x: x.T, lambda x: x.T, [(17, 33)], 0),
 }

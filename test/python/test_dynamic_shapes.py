@@ -475,16 +475,22 @@ def test_a_product_with_a_transposed_weight_packs_it_from_the_weight(dynamic):
     assert f.cache_info()["compiles"] == (1 if dynamic else 2)
 
 
+@pytest.mark.parametrize("blocks", ["shuffle-16x16", "avx2-8x8"])
 @pytest.mark.parametrize("dtype", [ms.float32, ms.int32])
 @pytest.mark.parametrize("dynamic_axis", [0, 1])
-def test_transposes_of_a_dynamic_size_copy_every_piece(dynamic_axis, dtype):
-    """ms-cpu-vectorize-transposes' pieces of a dynamic transpose (16x16 register blocks and
-    the remaining single elements, in strips of the static size or of the dynamic one): every
-    element lands where numpy puts it, for sizes below, at and around the block."""
+def test_transposes_of_a_dynamic_size_copy_every_piece(dynamic_axis, dtype, blocks,
+                                                       monkeypatch):
+    """ms-cpu-vectorize-transposes' pieces of a dynamic transpose (register blocks of either
+    kind and the remaining single elements, in strips of the static size or of the dynamic
+    one): every element lands where numpy puts it, for sizes below, at and around a block."""
+    from mscc.passes import cpu_transpose
+    if blocks == "avx2-8x8" and cpu_transpose.host_blocks() != blocks:
+        pytest.skip("the host has no AVX2 (or no LLVM C API to assemble its blends)")
+    monkeypatch.setattr(cpu_transpose, "host_blocks", lambda: blocks)
     shape = [None, 48] if dynamic_axis == 0 else [48, None]
     f = ms.jit(lambda x: x.T, input_signature=(T(*shape, dtype=dtype),))
     rng = np.random.default_rng(dynamic_axis)
-    for n in (1, 15, 16, 17, 100):
+    for n in (1, 7, 8, 9, 15, 16, 17, 100):
         size = [n, 48] if dynamic_axis == 0 else [48, n]
         x = rng.integers(-1000, 1000, size).astype(ms.dtype_to_nptype(dtype))
         np.testing.assert_array_equal(f(ms.Tensor(x)).asnumpy(), x.T)

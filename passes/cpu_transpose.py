@@ -33,6 +33,7 @@ from .outline import is_kernel
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
                          vector)
 
+
 class Blocks(NamedTuple):
     size: int   # elements per side
     lowering: str  # vector.VectorTransposeLowering's member

@@ -10,6 +10,8 @@
 """
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf, tensor
 
@@ -24,6 +26,7 @@ from ..dialects.ir_helpers import (callee_name, called_in_parallel, calls_by_cal
                          ops_of_kind, projection, set_function_type, symbol_name)
 from .outline import kernel_functions, static_kernel
 from .cpu_register_tiles import build_register_tiles
+from .cpu_transpose import BLOCKS as TRANSPOSE_BLOCKS
 from .cpu_zero_init import is_zero_fill
 from .cpu_fused_epilogues import FusedEpilogue, fusable_epilogue, mark, tiles_can_fuse
 from .transforms import (ScriptCache, apply_script, structured, transform, transform_script,
@@ -280,7 +283,7 @@ class CallSites:
 
 def transposed_source(call, bi):
     """(transpose, W) where the call's argument #bi is a buffer that only a linalg.transpose of
-    W (static, 2-D, 32-bit, its sizes multiples of the 16x16 register blocks) fills before the
+    W (static, 2-D, 32-bit, its sizes multiples of TRANSPOSE_BLOCK) fills before the
     call in the same block, and that nothing else uses but its dealloc: B = W^T, as
     ms-cpu-materialize-transposes makes it for x @ W.T (Dense's layout). Else None."""
     b = call.operands[bi]
@@ -302,7 +305,9 @@ def transposed_source(call, bi):
     return transpose, w
 
 
-TRANSPOSE_BLOCK = 16  # ms-cpu-vectorize-transposes' register blocks
+# A multiple of ms-cpu-vectorize-transposes' register blocks of every kind (8x8, 16x16):
+# W's strips of rows are blocked whichever the host gets.
+TRANSPOSE_BLOCK = math.lcm(*(blocks.size for blocks in TRANSPOSE_BLOCKS.values()))
 
 
 def _pack_from_transpose(transpose, w, packed):

@@ -1,6 +1,7 @@
 """The C part of the package: the cache-hit call of jit functions and CPU executables
 (runtime/_fastcall.c and jit_call.h, against numpy's C API), and the passes' op searches
-(dialects/_walk.c, against MLIR's C API found at run time). Optional: where they cannot be
+(dialects/_walk.c) and functions' structure (dialects/_structure.c), against MLIR's C API
+found at run time. Optional: where they cannot be
 built, the runtime calls through ctypes (runtime/fastcall.py), JitFunction's call is all
 Python and the searches walk in Python. Everything else is in pyproject.toml."""
 import numpy
@@ -11,4 +12,6 @@ setup(ext_modules=[Extension("mscc.runtime._fastcall", ["runtime/_fastcall.c"],
                              include_dirs=[numpy.get_include()], optional=True,
                              extra_compile_args=["-O2"]),
                    Extension("mscc.dialects._walk", ["dialects/_walk.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+                             extra_compile_args=["-O2"]),
+                   Extension("mscc.dialects._structure", ["dialects/_structure.c"],
+                             optional=True, extra_compile_args=["-O2"])])

@@ -23,7 +23,7 @@ from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_fuse_pairs, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_dynamic, cpu_fuse_pairs, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
                implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, symbols, verify)
 
@@ -106,7 +106,7 @@ _CPU_STAGES = _FRONT_STAGES + (
               # the OpenMP fork wrappers, whose packed arguments LLVM does not fold, shrink
               # by half. (Region simplification finds nothing here and costs a third more.)
               "llvm.func(canonicalize{region-simplify=disabled},cse)",
-              "ms-cpu-c-interface-names", "ms-cpu-private-entry-bodies",
+              "ms-cpu-merge-constant-variants", "ms-cpu-c-interface-names", "ms-cpu-private-entry-bodies",
               "ms-cpu-target-attributes")),
 )
 

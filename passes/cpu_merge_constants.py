@@ -130,6 +130,10 @@ def _shapes_innermost_loop(constant, induction: set) -> bool:
     return False
 
 
+# A call's attributes that describe its callee and operands: the new call has its own.
+_CALL_OPERAND_ATTRS = ("callee", "operandSegmentSizes", "arg_attrs")
+
+
 class _Variant:
     """One function of a group: its op, its constants' values and ops (signature order)."""
 
@@ -230,9 +234,13 @@ def _call_with_values(call, callee: str, values: list, constants: list):
         result = call.results[0].type if len(call.results) else None
         new = llvm.CallOp(result, list(call.operands) + extra, [], [],
                           callee=ir.FlatSymbolRefAttr.get(callee))
-    for name in call.attributes:
-        if name not in new.attributes:
+    for name in call.attributes:  # (calling convention, tail call kind, memory effects, ...)
+        if name not in _CALL_OPERAND_ATTRS:
             new.attributes[name] = call.attributes[name]
+    if "arg_attrs" in call.attributes:
+        empty = ir.DictAttr.get({})
+        new.attributes["arg_attrs"] = ir.ArrayAttr.get(
+            list(ir.ArrayAttr(call.attributes["arg_attrs"])) + [empty] * len(extra))
     for old, replacement in zip(call.results, new.results):
         old.replace_all_uses_with(replacement)
     call.erase()

@@ -396,7 +396,8 @@ llvm.func @caller(%dst: !llvm.ptr, %i: i64) {
 
 // -----
 
-// Functions with a result: the new call's result replaces the old one's.
+// Functions with a result: the new call's result replaces the old one's, and the new call
+// keeps the old one's attributes.
 // CHECK-LABEL: llvm.func internal @plus_a
 // CHECK-SAME:    (%[[X:[^:]+]]: i64, %[[OFFSET:[^:]+]]: i64) -> i64
 // CHECK:         %[[SUM:.+]] = llvm.add %[[X]], %[[OFFSET]] : i64
@@ -404,7 +405,7 @@ llvm.func @caller(%dst: !llvm.ptr, %i: i64) {
 // CHECK-NOT:   @plus_b
 // CHECK-LABEL: llvm.func @caller
 // CHECK:         %[[THREE:.+]] = llvm.mlir.constant(3 : i64) : i64
-// CHECK:         %[[A:.+]] = llvm.call @plus_a(%{{.+}}, %[[THREE]]) : (i64, i64) -> i64
+// CHECK:         %[[A:.+]] = llvm.call fastcc @plus_a(%{{.+}}, %[[THREE]]) {no_unwind} : (i64, i64) -> i64
 // CHECK:         %[[FIVE:.+]] = llvm.mlir.constant(5 : i64) : i64
 // CHECK:         %[[B:.+]] = llvm.call @plus_a(%{{.+}}, %[[FIVE]]) : (i64, i64) -> i64
 // CHECK:         %[[C:.+]] = llvm.mul %[[A]], %[[B]] : i64
@@ -420,7 +421,7 @@ llvm.func internal @plus_b(%x: i64) -> i64 attributes {sym_visibility = "private
   llvm.return %sum : i64
 }
 llvm.func @caller(%x: i64) -> i64 {
-  %a = llvm.call @plus_a(%x) : (i64) -> i64
+  %a = llvm.call fastcc @plus_a(%x) {no_unwind} : (i64) -> i64
   %b = llvm.call @plus_b(%x) : (i64) -> i64
   %c = llvm.mul %a, %b : i64
   llvm.return %c : i64

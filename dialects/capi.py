@@ -50,32 +50,48 @@ def native_signature():
 _TYPE_CAPSULE = b"mlir.ir.Type._CAPIPtr"
 
 
-def _type_pointer(t) -> int:
-    get = ctypes.pythonapi.PyCapsule_GetPointer
+@functools.lru_cache(maxsize=None)
+def _capsules():
+    """(PyCapsule_GetPointer, PyCapsule_New), bound once."""
+    get, new = ctypes.pythonapi.PyCapsule_GetPointer, ctypes.pythonapi.PyCapsule_New
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    return get(t._CAPIPtr, _TYPE_CAPSULE)
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return get, new
+
+
+def capsule_pointer(capsule, name: bytes) -> int:
+    """The C API handle (one pointer) in a bindings object's `_CAPIPtr` capsule."""
+    return _capsules()[0](capsule, name)
 
 
 def _type_at(pointer: int):
     from mlir import ir
-    new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
-                                                   ctypes.c_void_p]
-    return ir.Type._CAPICreate(new(pointer, _TYPE_CAPSULE, None))
+    return ir.Type._CAPICreate(_capsules()[1](pointer, _TYPE_CAPSULE, None))
+
+
+@functools.lru_cache(maxsize=None)
+def _llvm_function_type_functions():
+    """(mlirLLVMFunctionTypeGet, mlirLLVMFunctionTypeGetReturnType), bound once."""
+    get, result = (library().mlirLLVMFunctionTypeGet,
+                   library().mlirLLVMFunctionTypeGetReturnType)
+    get.restype, result.restype = ctypes.c_void_p, ctypes.c_void_p
+    get.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.POINTER(ctypes.c_void_p),
+                    ctypes.c_bool]
+    result.argtypes = [ctypes.c_void_p]
+    return get, result
 
 
 def llvm_function_type(result, inputs, vararg: bool = False):
     """!llvm.func<result (inputs...)> (the bindings have no builder for it)."""
-    get = library().mlirLLVMFunctionTypeGet
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.POINTER(ctypes.c_void_p),
-                    ctypes.c_bool]
-    pointers = (ctypes.c_void_p * max(len(inputs), 1))(*[_type_pointer(t) for t in inputs])
-    return _type_at(get(_type_pointer(result), len(inputs), pointers, vararg))
+    get = _llvm_function_type_functions()[0]
+    pointers = (ctypes.c_void_p * max(len(inputs), 1))(
+        *[capsule_pointer(t._CAPIPtr, _TYPE_CAPSULE) for t in inputs])
+    return _type_at(get(capsule_pointer(result._CAPIPtr, _TYPE_CAPSULE), len(inputs),
+                        pointers, vararg))
 
 
 def llvm_function_result(function_type):
     """The result type of an !llvm.func type."""
-    get = library().mlirLLVMFunctionTypeGetReturnType
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
-    return _type_at(get(_type_pointer(function_type)))
+    result = _llvm_function_type_functions()[1]
+    return _type_at(result(capsule_pointer(function_type._CAPIPtr, _TYPE_CAPSULE)))

@@ -201,9 +201,10 @@ def translate(module) -> LLVMCode:
     from ..runtime.debug_print import HOOK
     from . import llvm_capi
     lib = llvm_capi.library()
-    to_llvm, capsule = _translation_functions()
+    from ..dialects.capi import capsule_pointer
+    to_llvm = _translate_to_llvm()
     glue = _glue_candidates(module)
-    op = capsule(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
+    op = capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
     context = lib.LLVMContextCreate()
     try:
         llvm_module = to_llvm(op, context)
@@ -300,17 +301,13 @@ def _straight_line_at_o0(lib, llvm_module, names: set[str]):
 
 
 @functools.lru_cache(maxsize=None)
-def _translation_functions():
-    """(mlirTranslateModuleToLLVMIR of the bindings' C API, PyCapsule_GetPointer), bound
-    once."""
+def _translate_to_llvm():
+    """mlirTranslateModuleToLLVMIR of the bindings' C API, bound once."""
     from ..dialects import capi
     to_llvm = capi.library().mlirTranslateModuleToLLVMIR
     to_llvm.restype = ctypes.c_void_p
     to_llvm.argtypes = [ctypes.c_void_p, ctypes.c_void_p]  # (MlirOperation: one pointer)
-    capsule = ctypes.pythonapi.PyCapsule_GetPointer
-    capsule.restype = ctypes.c_void_p
-    capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return to_llvm, capsule
+    return to_llvm
 
 
 def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int,

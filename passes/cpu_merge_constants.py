@@ -33,6 +33,8 @@ are one op per function), before the entries get their C interface names.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlir import ir
 from mlir.dialects import llvm
 
@@ -42,10 +44,12 @@ from ..dialects.ir_helpers import (callee_name, calls_by_callee, defined_functio
 from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
 
-# Function attributes that may differ within a group: the name, and the windows functions'
-# description of their shapes (dialects/ops/conv.py reuses a windows function by it while
-# lowering to linalg; here the shapes are the constants).
-_IGNORED_ATTRS = ("sym_name", WINDOWS_ATTR)
+# Function attributes that may differ within a group: the name, and descriptions of shapes
+# (dropped from the kept function where its copies' differ): the windows functions' key
+# (dialects/ops/conv.py reuses a windows function by it while lowering to linalg; here the
+# shapes are the constants).
+_DESCRIPTIONS = (WINDOWS_ATTR,)
+_IGNORED_ATTRS = ("sym_name",) + _DESCRIPTIONS
 # Users that need a constant operand at `position` (None: any operand) to stay constant.
 _NEEDS_CONSTANT = {"llvm.udiv": 1, "llvm.sdiv": 1, "llvm.urem": 1, "llvm.srem": 1,
                    "llvm.alloca": None}
@@ -131,14 +135,14 @@ def _shapes_innermost_loop(constant, induction: set) -> bool:
 
 
 # A call's attributes that describe its callee and operands: the new call has its own.
-_CALL_OPERAND_ATTRS = ("callee", "operandSegmentSizes", "arg_attrs")
+_CALL_OPERAND_ATTRS = ("callee", "operandSegmentSizes")
 
 
-class _Variant:
+class _Variant(NamedTuple):
     """One function of a group: its op, its constants' values and ops (signature order)."""
-
-    def __init__(self, fn, values, constants):
-        self.fn, self.values, self.constants = fn, values, constants
+    fn: object
+    values: list
+    constants: list
 
 
 def _function_key(fn) -> tuple:
@@ -216,10 +220,15 @@ def _add_arguments(fn, constants: list):
     inputs = [a.type for a in entry.arguments]
     fn.attributes["function_type"] = ir.TypeAttr.get(
         capi.llvm_function_type(capi.llvm_function_result(ftype), inputs))
-    if "arg_attrs" in fn.attributes:
-        attrs = list(ir.ArrayAttr(fn.attributes["arg_attrs"]))
-        empty = ir.DictAttr.get({})
-        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs + [empty] * len(constants))
+    _extend_arg_attrs(fn, len(constants))
+
+
+def _extend_arg_attrs(op, count: int):
+    """Give a function's or a call's `count` new trailing arguments no attributes (the
+    per-argument list must match the arguments)."""
+    if "arg_attrs" in op.attributes:
+        attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"]))
+        op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * count)
 
 
 def _call_with_values(call, callee: str, values: list, constants: list):
@@ -237,10 +246,7 @@ def _call_with_values(call, callee: str, values: list, constants: list):
     for name in call.attributes:  # (calling convention, tail call kind, memory effects, ...)
         if name not in _CALL_OPERAND_ATTRS:
             new.attributes[name] = call.attributes[name]
-    if "arg_attrs" in call.attributes:
-        empty = ir.DictAttr.get({})
-        new.attributes["arg_attrs"] = ir.ArrayAttr.get(
-            list(ir.ArrayAttr(call.attributes["arg_attrs"])) + [empty] * len(extra))
+    _extend_arg_attrs(new, len(extra))
     for old, replacement in zip(call.results, new.results):
         old.replace_all_uses_with(replacement)
     call.erase()
@@ -251,13 +257,13 @@ def merge_group(group: list, calls: dict):
     call of the group to it with the caller's values; erase the others."""
     kept = group[0]
     varying = _varying(group)
-    name = symbol_name(kept.fn)
+    name, constants = symbol_name(kept.fn), [kept.constants[i] for i in varying]
     for variant in group:
         values = [variant.values[i] for i in varying]
         for call in calls.get(symbol_name(variant.fn), []):
-            _call_with_values(call, name, values, [kept.constants[i] for i in varying])
-    _add_arguments(kept.fn, [kept.constants[i] for i in varying])
-    for attr in _IGNORED_ATTRS[1:]:
+            _call_with_values(call, name, values, constants)
+    _add_arguments(kept.fn, constants)
+    for attr in _DESCRIPTIONS:
         if attr in kept.fn.attributes and any(
                 attr not in v.fn.attributes or v.fn.attributes[attr] != kept.fn.attributes[attr]
                 for v in group[1:]):

@@ -202,7 +202,9 @@ def store_later(key: str, exe, manifest: dict):
     into a shared library and written with `manifest` by the background worker."""
     global _worker
     path = path_for(key)
-    if path is None or path in _queued:
+    # (queued, or linked and written since this process looked it up: the worker writes
+    # the entry before it leaves _queued, so one of the two holds for the same key)
+    if path is None or path in _queued or os.path.exists(path):
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects.ir_helpers import (calls_by_callee, defined_functions, is_private, may_alias,
-                                   symbol_name, view_root)
+                                   ops_of_kind, symbol_name, view_root)
 from .base import ModulePass, register
 
 DISTINCT_ATTR = "ms.distinct_pointers"
@@ -55,7 +55,7 @@ def _aligned_pointers(fn) -> list | None:
 def _distinct_arguments(calls, memref_args: list) -> list:
     """The memref arguments, in order, whose buffers differ from those of every argument
     chosen before at every call."""
-    roots = [[view_root(v) for v in call.operands] for call in calls]
+    roots = [dict((k, view_root(call.operands[k])) for k in memref_args) for call in calls]
     chosen = []
     for k in memref_args:
         if all(not may_alias(r[k], r[j]) for r in roots for j in chosen):
@@ -123,13 +123,8 @@ def _annotate(fn, positions: list):
     scope_of = dict(zip((arguments[p] for p in positions), _scopes(len(positions))))
     others = {pointer: ir.ArrayAttr.get([s for p, s in scope_of.items() if p != pointer])
               for pointer in scope_of}
-
-    def visit(op):
-        operand = _ACCESSES.get(op.name)
-        if operand is not None:
-            root = _address_root(op.operands[operand])
-            if root is not None and root in scope_of:
-                op.attributes["alias_scopes"] = ir.ArrayAttr.get([scope_of[root]])
-                op.attributes["noalias_scopes"] = others[root]
-        return ir.WalkResult.ADVANCE
-    fn.walk(visit)
+    for op in ops_of_kind(fn, *_ACCESSES):
+        root = _address_root(op.operands[_ACCESSES[op.name]])
+        if root is not None and root in scope_of:
+            op.attributes["alias_scopes"] = ir.ArrayAttr.get([scope_of[root]])
+            op.attributes["noalias_scopes"] = others[root]

@@ -29,7 +29,7 @@ from ..dialects.ir_helpers import (MEMREF_VIEWS, defined_functions, loop_sizes, 
 from ..dialects.lowering import REGION_ATTR
 from ..dialects.upstream import linalg
 from .base import ModulePass, register
-from .cpu_terms import generic_body, generic_parts
+from .cpu_terms import clone_body_values, generic_body, generic_parts
 
 _GENERIC = "linalg.generic"
 # Ops between G1 and G2 looked at before giving up on a partner.
@@ -165,19 +165,6 @@ def _partner(g1, ops: list, position: dict, loops: dict, by_space: dict):
     return None
 
 
-def _clone_body(block, remap: dict) -> list:
-    """Clone a generic body's ops but its yield at the insertion point (operands through
-    `remap`, which gains their results); the values it yields, as cloned."""
-    ops = [o.operation for o in block.operations]
-    for op in ops[:-1]:
-        copy = op.clone()
-        for k, v in enumerate(copy.operands):
-            if v in remap:
-                copy.operands[k] = remap[v]
-        remap.update(zip(op.results, copy.results))
-    return [remap.get(v, v) for v in ops[-1].operands]
-
-
 def _fuse(g1, g2):
     """One generic in G1's place: G1's inputs, G2's inputs that G1 does not read through
     the same map, G1's outputs then G2's; both bodies."""
@@ -206,7 +193,7 @@ def _fuse(g1, g2):
                   if k not in kept})
     remap.update(zip(args2[len(ins2):], new[n_in + len(outs1):]))
     with ir.InsertionPoint(body), g1.location:
-        yielded = _clone_body(body1, remap) + _clone_body(body2, remap)
+        yielded = clone_body_values(body1, remap) + clone_body_values(body2, remap)
         linalg.YieldOp(yielded)
     g2.erase()
     g1.erase()

@@ -46,6 +46,11 @@ def generic_body(op):
 def clone_body(block, remap: dict):
     """Clone a generic body's ops (not its yield) at the insertion point, their operands
     through `remap` (which gains their results); the value the body yields, as cloned."""
+    return clone_body_values(block, remap)[0]
+
+
+def clone_body_values(block, remap: dict) -> list:
+    """clone_body for a body of any number of outputs: every value it yields, as cloned."""
     ops = [o.operation for o in block.operations]
     for op in ops[:-1]:
         copy = op.clone()
@@ -53,8 +58,7 @@ def clone_body(block, remap: dict):
             if v in remap:
                 copy.operands[k] = remap[v]
         remap.update(zip(op.results, copy.results))
-    yielded = ops[-1].operands[0]
-    return remap.get(yielded, yielded)
+    return [remap.get(v, v) for v in ops[-1].operands]
 
 
 class _Keys:

@@ -333,6 +333,16 @@ MEMREF_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape"
                 "memref.cast", "memref.reinterpret_cast")
 
 
+def defined_before(value, op, position: dict) -> bool:
+    """Whether `value` exists at `op` (a block argument, or made by an op before it;
+    `position`: the block's ops by index, ops outside it counted as before)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return True
+    index = position.get(owner.operation)
+    return index is None or index < position[op]
+
+
 def view_root(value):
     """The buffer a memref value views (through subviews, reshapes and casts): an
     allocation's result or a block argument."""

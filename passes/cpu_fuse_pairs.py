@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.ir_helpers import (PARALLEL, defined_functions, is_identity_map,
-                                   iterator_kinds, may_alias, view_root)
+from ..dialects.ir_helpers import (PARALLEL, defined_before, defined_functions,
+                                   is_identity_map, iterator_kinds, may_alias, view_root)
 from ..dialects.lowering import REGION_ATTR
 from ..dialects.upstream import linalg
 from .base import ModulePass, register
@@ -48,15 +48,6 @@ def _may_view(values, buffer) -> bool:
                if isinstance(v.type, ir.MemRefType))
 
 
-def _defined_before(value, op, position: dict) -> bool:
-    """Whether `value` exists at `op` (a block argument, or made by an op before it)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return True
-    index = position.get(owner.operation)
-    return index is None or index < position[op]
-
-
 def _partner(g1, ops: list, position: dict):
     """The op G2 that G1 (ops[position[g1]]) fuses with, or None."""
     _, ins1, (out1,) = generic_parts(g1)
@@ -75,7 +66,7 @@ def _partner(g1, ops: list, position: dict):
         if (not all(is_identity_map(m) for m in reading)
                 or _may_view(others, out1) or _may_view(ins1 + [out1], out2)
                 or any(_may_view(others + [out2, out1], f) for f in freed)
-                or not all(_defined_before(v, g1, position) for v in others + [out2])):
+                or not all(defined_before(v, g1, position) for v in others + [out2])):
             return None
         return op
     return None

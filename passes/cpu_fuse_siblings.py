@@ -24,12 +24,13 @@ import bisect
 
 from mlir import ir
 
-from ..dialects.ir_helpers import (MEMREF_VIEWS, defined_functions, loop_sizes, may_alias,
-                                   view_root)
+from ..dialects.ir_helpers import (MEMREF_VIEWS, defined_before, defined_functions,
+                                   loop_sizes, may_alias, view_root)
 from ..dialects.lowering import REGION_ATTR
 from ..dialects.upstream import linalg
 from .base import ModulePass, register
-from .cpu_terms import clone_body_values, generic_body, generic_parts
+from .cpu_terms import (clone_body_values, generic_body, generic_parts,
+                        linalg_operands)
 
 _GENERIC = "linalg.generic"
 # Ops between G1 and G2 looked at before giving up on a partner.
@@ -93,14 +94,6 @@ def _siblings(a: _Loop, b: _Loop) -> bool:
             and not _touches(b.outs, _roots(a.ins + a.outs)))
 
 
-def _defined_at(value, g1, position) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return True
-    index = position.get(owner.operation)
-    return index is None or index < position[g1]
-
-
 def _hoisted(g1, g2, between: list, position: dict):
     """The ops between G1 and G2 that must move before G1 (in order), or None where an op
     between them keeps the two apart."""
@@ -130,22 +123,15 @@ def _hoisted(g1, g2, between: list, position: dict):
             continue
         if op.name not in (_GENERIC, "linalg.fill"):
             return None
-        ins, outs = _operands(op)
+        ins, outs = linalg_operands(op)
         if _touches(outs, ins_roots) or _touches(ins + outs, out_roots):
             return None
     moved = [op for op in between if op in needed]
     inside = set(moved)
-    if not all(_defined_at(v, g1, position) or v.owner.operation in inside
+    if not all(defined_before(v, g1, position) or v.owner.operation in inside
                for op in moved for v in op.operands if not isinstance(v.owner, ir.Block)):
         return None
     return moved
-
-
-def _operands(op):
-    """(inputs, outputs) of a linalg fill or generic."""
-    n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
-    operands = list(op.operands)
-    return operands[:n_in], operands[n_in:]
 
 
 def _partner(g1, ops: list, position: dict, loops: dict, by_space: dict):

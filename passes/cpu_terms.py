@@ -32,10 +32,14 @@ def _reduces(op) -> bool:
 
 def generic_parts(op):
     """A linalg.generic's (indexing maps, inputs, outputs)."""
-    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+    return (list(ir.ArrayAttr(op.attributes["indexing_maps"])), *linalg_operands(op))
+
+
+def linalg_operands(op):
+    """A linalg op's (inputs, outputs): a generic's, a fill's."""
     n_in = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
     operands = list(op.operands)
-    return maps, operands[:n_in], operands[n_in:]
+    return operands[:n_in], operands[n_in:]
 
 
 def generic_body(op):

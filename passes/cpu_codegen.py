@@ -395,18 +395,54 @@ def _compile(lib, data, triple, cpu, opt_level, keep=None, path=None) -> bytes |
         # CalledValuePropagation took 1 s of MobileNetV2's step, 0.35 s in all after)
         llvm_capi.optimize(lib, module, machine,
                            f"always-inline,default<O{opt_level}>,globaldce")
-        if opt_level:
-            _entries_with_fast_isel(lib, module)
-        if path is None:
-            return llvm_capi.emit_to_memory(lib, module, machine)
-        llvm_capi.emit(lib, module, machine, path)
-        return None
+        if not opt_level:
+            return _emit(lib, module, machine, path)
+        _entries_with_fast_isel(lib, module)
+        _strength_reduce_marked(lib, module, machine)
+        with llvm_capi.codegen_strength_reduction(False):
+            return _emit(lib, module, machine, path)
     finally:
         if machine:
             lib.LLVMDisposeTargetMachine(machine)
         if module:
             lib.LLVMDisposeModule(module)
         lib.LLVMContextDispose(context)
+
+
+def _emit(lib, module, machine, path):
+    """The object code: into the file `path`, or returned as bytes (path None)."""
+    from . import llvm_capi
+    if path is None:
+        return llvm_capi.emit_to_memory(lib, module, machine)
+    llvm_capi.emit(lib, module, machine, path)
+    return None
+
+
+# LLVM's code generation starts with loop strength reduction (LSR) of every loop: 9-12% of
+# the optimizing compile of a ResNet block's or LeNet5's training step, the most of any
+# pass after instruction selection, and ~16% with what it makes the later passes do. It
+# pays in the matmul kernels' register-tile loops (nine address streams over k: 512^3 and
+# 100x300x200 matmuls 5-7% slower without it) and nowhere measurable else (the ResNet,
+# MobileNetV2 and LeNet5 steps and a conv forward the same within noise, Intel Emerald
+# Rapids). So code generation runs without it and the functions marked for it
+# (ms-cpu-target-attributes: the matmul kernels) get it at the end of their optimization,
+# as code generation would have run it (after canonicalizing freezes in loops): single-thread
+# LLVM time of the ResNet step -10%, LeNet5's -8%, their matmuls as fast.
+_STRENGTH_REDUCTION = "loop(canon-freeze,loop-reduce)"
+
+
+def _strength_reduce_marked(lib, module, machine) -> list[str]:
+    """LSR on the defined functions of `module` that carry STRENGTH_REDUCE_ATTR; their
+    names."""
+    from . import llvm_capi
+    from .cpu_target import STRENGTH_REDUCE_ATTR
+    done = []
+    for function in llvm_capi.functions(lib, module):
+        if not lib.LLVMIsDeclaration(function) and llvm_capi.has_string_attribute(
+                lib, function, STRENGTH_REDUCE_ATTR):
+            llvm_capi.optimize_function(lib, function, machine, _STRENGTH_REDUCTION)
+            done.append(llvm_capi.name_of(lib, function))
+    return done
 
 
 # LLVM-dialect operations of an entry (its C interface and body) from which share_out gives

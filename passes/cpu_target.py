@@ -204,12 +204,19 @@ def probe_vector_bits(cpu_name: str) -> int:
 
 # ------------------------------------------------------------------ the pass
 
+# The function attribute that asks cpu_codegen for LLVM's loop strength reduction (which its
+# code generation otherwise leaves out): on the matmul kernels, whose register-tile loops
+# over k read nine address streams.
+STRENGTH_REDUCE_ATTR = "mscc-loop-strength-reduction"
+
+
 @register
 class CpuTargetAttributes(ModulePass):
     name = "ms-cpu-target-attributes"
     summary = ("the target CPU on every defined llvm.func: prefer-vector-width (the target's "
                "width), and target-cpu/target-features for a named CPU (MSCC_CPU), which then "
-               "replace the host's in the ExecutionEngine and in llc")
+               "replace the host's in the ExecutionEngine and in llc; "
+               f"\"{STRENGTH_REDUCE_ATTR}\" on the matmul kernels")
     options = {"cpu": "", "vector-bits": 0}  # defaults: the current target's
     choices = {"vector-bits": (0, 128, 256, 512)}
 
@@ -219,11 +226,13 @@ class CpuTargetAttributes(ModulePass):
         bits = self.opts["vector-bits"] or target.vector_bits
         width = ir.ArrayAttr.get([ir.StringAttr.get("prefer-vector-width"),
                                   ir.StringAttr.get(str(bits))])
+        reduce = ir.StringAttr.get(STRENGTH_REDUCE_ATTR)
         for fn in top_level_ops(module, "llvm.func"):
             if not fn.regions[0].blocks:
                 continue  # a declaration
-            kept = [a for a in _passthrough(fn) if not _is_width(a)]
-            fn.attributes["passthrough"] = ir.ArrayAttr.get(kept + [width])
+            kept = [a for a in _passthrough(fn) if not _is_width(a) and a != reduce]
+            marks = [reduce] if _is_matmul_kernel(fn) else []
+            fn.attributes["passthrough"] = ir.ArrayAttr.get(kept + [width] + marks)
             if cpu:
                 # a feature list of its own, so that the host's (avx512f, ...) is not used
                 fn.attributes["target_cpu"] = ir.StringAttr.get(cpu)
@@ -235,6 +244,11 @@ def _passthrough(fn) -> list:
     if "passthrough" not in fn.attributes:
         return []
     return list(ir.ArrayAttr(fn.attributes["passthrough"]))
+
+
+def _is_matmul_kernel(fn) -> bool:
+    kind = fn.attributes["ms.kernel"] if "ms.kernel" in fn.attributes else None
+    return isinstance(kind, ir.StringAttr) and kind.value == "matmul"
 
 
 def _is_width(attr) -> bool:

@@ -8,10 +8,12 @@ LLVMContext optimize and compile parts of a module on every core at once; LLVM a
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
 import platform
+import threading
 
 P = ctypes.c_void_p
 _str, _int, _size = ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
@@ -43,6 +45,9 @@ _SIGNATURES = [
     ("LLVMPassBuilderOptionsSetLoopInterleaving", None, [P, _int]),
     ("LLVMPassBuilderOptionsSetLoopUnrolling", None, [P, _int]),
     ("LLVMRunPasses", P, [P, _str, P, P]),
+    ("LLVMRunPassesOnFunction", P, [P, _str, P, P]),
+    ("LLVMParseCommandLineOptions", None, [_int, ctypes.POINTER(_str), _str]),
+    ("LLVMGetStringAttributeAtIndex", P, [P, ctypes.c_uint, _str, ctypes.c_uint]),
     ("LLVMGetErrorMessage", P, [P]),
     ("LLVMDisposeErrorMessage", None, [P]),
     ("LLVMGetFirstFunction", P, [P]),
@@ -273,6 +278,54 @@ def optimize(lib, module, machine, passes: str = "default<O3>"):
         check(lib, lib.LLVMRunPasses(module, passes.encode(), machine, options))
     finally:
         lib.LLVMDisposePassBuilderOptions(options)
+
+
+def optimize_function(lib, function, machine, passes: str):
+    """The function pass pipeline `passes` on one function of a module (its analyses for
+    `machine`: what `optimize` set the module's data layout for)."""
+    options = lib.LLVMCreatePassBuilderOptions()
+    try:
+        check(lib, lib.LLVMRunPassesOnFunction(function, passes.encode(), machine, options))
+    finally:
+        lib.LLVMDisposePassBuilderOptions(options)
+
+
+def has_string_attribute(lib, function, name: str) -> bool:
+    """Whether `function` carries the string attribute `name` (an MLIR passthrough)."""
+    key = name.encode()
+    return bool(lib.LLVMGetStringAttributeAtIndex(function, FUNCTION_INDEX, key, len(key)))
+
+
+# LLVM's code generation runs loop strength reduction (LSR) on every loop unless its
+# process-wide option -disable-lsr is set: one flag for every thread of the process, the
+# NVPTX code generation of gpu-module-to-binary included. Compiles that want it the same
+# way share it; one that wants the other setting waits until they finish.
+_lsr_changed = threading.Condition()
+_lsr = {"on": True, "users": 0}
+
+
+@contextlib.contextmanager
+def codegen_strength_reduction(on: bool):
+    """LLVM's code generation with its loop strength reduction `on` or off (-disable-lsr)
+    for the length of the block."""
+    with _lsr_changed:
+        _lsr_changed.wait_for(lambda: _lsr["users"] == 0 or _lsr["on"] == on)
+        if _lsr["on"] != on:
+            set_options(library(), [f"-disable-lsr={'false' if on else 'true'}"])
+            _lsr["on"] = on
+        _lsr["users"] += 1
+    try:
+        yield
+    finally:
+        with _lsr_changed:
+            _lsr["users"] -= 1
+            _lsr_changed.notify_all()
+
+
+def set_options(lib, options: list[str]):
+    """LLVM command-line options (`llc -disable-lsr`), process-wide."""
+    args = [b"mscc"] + [o.encode() for o in options]
+    lib.LLVMParseCommandLineOptions(len(args), (_str * len(args))(*args), None)
 
 
 def emit(lib, module, machine, path: str, filetype: int = OBJECT_FILE):

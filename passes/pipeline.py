@@ -13,6 +13,7 @@ run as Python passes, everything else runs in an upstream PassManager.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -262,7 +263,8 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None, on_pass=
             pm.enable_verifier(verify_each)
             t0 = time.perf_counter()
             try:
-                pm.run(module.operation)
+                with _codegen_settings(pending):
+                    pm.run(module.operation)
             except ir.MLIRError as e:
                 capture.add_error(e)
                 raise CompileError(capture.errors or capture.diagnostics, stage) from None
@@ -291,6 +293,15 @@ def run_steps(module: ir.Module, steps, *, after_each=None, stage=None, on_pass=
         flush()
         if not verify_each and steps:
             _verify(module, capture, stage)
+
+
+def _codegen_settings(steps):
+    """gpu-module-to-binary's NVPTX code generation with LLVM's loop strength reduction, which
+    the CPU code generation turns off process-wide while it runs (passes/llvm_capi.py)."""
+    if not any(s.text.split("{")[0] == "gpu-module-to-binary" for s in steps):
+        return contextlib.nullcontext()
+    from .llvm_capi import codegen_strength_reduction
+    return codegen_strength_reduction(True)
 
 
 def _run_mscc_pass(step: Step, module: ir.Module, capture, stage):

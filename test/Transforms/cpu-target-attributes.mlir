@@ -31,3 +31,26 @@ llvm.func @declared(f32) -> f32
 llvm.func @tuned() attributes {passthrough = ["nounwind", ["prefer-vector-width", "128"]]} {
   llvm.return
 }
+
+// -----
+
+// A matmul kernel (ms.kernel = "matmul") asks cpu_codegen for LLVM's loop strength
+// reduction, which code generation leaves out of every other function; an elementwise
+// kernel does not, and a marker the function had already is not repeated.
+// CHECK-LABEL: llvm.func @product(
+// CHECK-SAME:    passthrough = {{\[\[}}"prefer-vector-width", "256"], "mscc-loop-strength-reduction"]
+// CHECK-LABEL: llvm.func @twice(
+// CHECK-SAME:    passthrough = {{\[\[}}"prefer-vector-width", "256"], "mscc-loop-strength-reduction"]
+// CHECK-LABEL: llvm.func @scale(
+// CHECK-SAME:    ms.kernel = "elementwise", passthrough = {{\[\[}}"prefer-vector-width", "256"]], target_cpu
+// HOST-LABEL: llvm.func @product(
+// HOST-SAME:    "mscc-loop-strength-reduction"
+llvm.func @product() attributes {ms.kernel = "matmul"} {
+  llvm.return
+}
+llvm.func @twice() attributes {ms.kernel = "matmul", passthrough = ["mscc-loop-strength-reduction"]} {
+  llvm.return
+}
+llvm.func @scale() attributes {ms.kernel = "elementwise"} {
+  llvm.return
+}

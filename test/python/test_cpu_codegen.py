@@ -591,3 +591,112 @@ def test_zero_fills_of_whole_buffers_are_memsets():
         np.testing.assert_allclose(dw.asnumpy(), np.einsum("nohw,nchwij->ocij", dy, windows),
                                    rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(db.asnumpy(), dy.sum((0, 2, 3)), rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------------ loop strength reduction
+
+_TWO_LOOPS = """
+define void @{name}(ptr %a, i64 %n, i64 %stride) #{attrs} {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %at = mul i64 %i, %stride
+  %p = getelementptr float, ptr %a, i64 %at
+  store float 1.0, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}}
+"""
+
+
+def test_only_marked_functions_get_loop_strength_reduction():
+    """cpu_codegen runs LLVM's LSR on the functions ms-cpu-target-attributes marked (the
+    matmul kernels) and on no other: LSR's induction variables (lsr.iv) appear in the
+    marked function's loop alone."""
+    import ctypes
+    from mscc.passes import llvm_capi
+    from mscc.passes.artifact import host_triple
+    from mscc.passes.cpu_target import STRENGTH_REDUCE_ATTR, current
+    lib = llvm_capi.library()
+    if lib is None:
+        pytest.skip("no libLLVM C API")
+    text = (_TWO_LOOPS.format(name="marked", attrs=0) + _TWO_LOOPS.format(name="plain", attrs=1)
+            + f'attributes #0 = {{ "{STRENGTH_REDUCE_ATTR}" }}\nattributes #1 = {{ nounwind }}\n')
+    context = lib.LLVMContextCreate()
+    module = llvm_capi.parse(lib, context, text.encode())
+    lib.LLVMSetTarget(module, host_triple().encode())
+    machine = llvm_capi.target_machine(lib, host_triple(), current().cpu)
+    try:
+        llvm_capi.optimize(lib, module, machine, "function(instcombine)")
+        assert cpu_codegen._strength_reduce_marked(lib, module, machine) == ["marked"]
+        lib.LLVMPrintModuleToString.restype = ctypes.c_void_p
+        lib.LLVMPrintModuleToString.argtypes = [ctypes.c_void_p]
+        printed = llvm_capi.message(lib, lib.LLVMPrintModuleToString(module))
+    finally:
+        lib.LLVMDisposeTargetMachine(machine)
+        lib.LLVMDisposeModule(module)
+        lib.LLVMContextDispose(context)
+    marked, plain = printed.split("define void @plain")
+    assert "lsr.iv" in marked and "lsr.iv" not in plain
+
+
+def test_code_generation_turns_strength_reduction_off_and_gpu_code_back_on(monkeypatch):
+    """-disable-lsr is one process-wide LLVM option: compiles that want the same setting
+    share it, one that wants the other waits for them (the NVPTX code generation of
+    gpu-module-to-binary wants it on)."""
+    from mscc.passes import exe_cache, llvm_capi, pipeline, tiering
+    tiering.wait_optimized()  # (no background compile of an earlier test meets the fakes)
+    exe_cache.wait()
+    set_to = []
+    monkeypatch.setattr(llvm_capi, "set_options", lambda lib, options: set_to.extend(options))
+    monkeypatch.setattr(llvm_capi, "library", lambda: object())
+    monkeypatch.setitem(llvm_capi._lsr, "on", True)
+    entered = threading.Event()
+    gpu_steps = pipeline.parse_pipeline("canonicalize,gpu-module-to-binary{format=isa}")
+    assert isinstance(pipeline._codegen_settings(pipeline.parse_pipeline("cse")),
+                      type(__import__("contextlib").nullcontext()))
+
+    def gpu():
+        with pipeline._codegen_settings(gpu_steps):
+            set_to.append("gpu ran")
+            entered.set()
+    with llvm_capi.codegen_strength_reduction(False):
+        with llvm_capi.codegen_strength_reduction(False):  # (a second CPU part: shared)
+            thread = threading.Thread(target=gpu)
+            thread.start()
+            assert not entered.wait(0.2)  # (the GPU compile waits for the CPU parts)
+    thread.join(5)
+    assert set_to == ["-disable-lsr=true", "-disable-lsr=false", "gpu ran"]
+
+
+def test_matmul_kernels_get_strength_reduction_in_a_jit_compile(monkeypatch):
+    """A jit compile's matmul kernel is the function LSR runs on; its code generation runs
+    with -disable-lsr, and the results are numpy's."""
+    from mscc.passes import llvm_capi
+    if llvm_capi.library() is None:
+        pytest.skip("no libLLVM C API")
+    monkeypatch.setenv("MSCC_TIERED", "0")
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    reduced, settings = [], []
+    marked, setting = cpu_codegen._strength_reduce_marked, llvm_capi.codegen_strength_reduction
+
+    def spy_marked(lib, module, machine):
+        reduced.extend(marked(lib, module, machine))
+        return reduced
+
+    def spy_setting(on):
+        settings.append(on)
+        return setting(on)
+    monkeypatch.setattr(cpu_codegen, "_strength_reduce_marked", spy_marked)
+    monkeypatch.setattr(llvm_capi, "codegen_strength_reduction", spy_setting)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((40, 30)), rng.standard_normal((30, 50))
+    f = ms.jit(lambda x, y: ops.relu(ops.matmul(x, y) + 1.0))
+    got = f(ms.Tensor(a.astype(np.float32)), ms.Tensor(b.astype(np.float32))).asnumpy()
+    np.testing.assert_allclose(got, np.maximum(a @ b + 1.0, 0.0), rtol=1e-5, atol=1e-5)
+    assert reduced and all("matmul" in name for name in reduced)
+    assert settings and not any(settings)

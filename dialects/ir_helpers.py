@@ -397,10 +397,12 @@ def collapsed_type(view_type, groups, shape=None):
 def aligned_pointer(buffer, loc):
     """An !llvm.ptr to the first element of an identity-layout memref (its aligned pointer:
     offset 0)."""
-    from mlir.dialects import arith, llvm, memref
+    from mlir.dialects import arith, memref
+    from .upstream import llvm
     index = memref.extract_aligned_pointer_as_index(buffer, loc=loc)
     i64 = ir.IntegerType.get_signless(64)
-    return llvm.inttoptr(llvm.PointerType.get(), arith.index_cast(i64, index, loc=loc), loc=loc)
+    with loc:
+        return llvm.int_to_ptr(arith.index_cast(i64, index))
 
 
 def element_bytes(t: ir.Type) -> int:

@@ -19,11 +19,10 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import llvm
-
 from .base import PatternPass, register
 from .outline import is_kernel
 from ..dialects.ir_helpers import aligned_pointer, identity_layout
+from ..dialects.upstream import llvm
 
 
 def _zero_bytes(value) -> bool:
@@ -63,9 +62,9 @@ def fill_as_memset(op, rewriter):
     with rewriter.ip, op.location:
         i8, i64 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(64)
         start = aligned_pointer(buffer, op.location)
-        zero = llvm.mlir_constant(ir.IntegerAttr.get(i8, 0))
-        length = llvm.mlir_constant(ir.IntegerAttr.get(i64, size))
-        llvm.intr_memset(start, zero, length, False)
+        zero = llvm.constant(i8, ir.IntegerAttr.get(i8, 0))
+        length = llvm.constant(i64, ir.IntegerAttr.get(i64, size))
+        llvm.memset(start, zero, length)
     rewriter.erase_op(op.operation)
 
 

@@ -36,12 +36,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from mlir import ir
-from mlir.dialects import llvm
 
 from ..dialects import capi
 from ..dialects.ir_helpers import (callee_name, calls_by_callee, defined_functions, ops_of_kind,
                                    symbol_name)
 from ..dialects.ops.conv import WINDOWS_ATTR
+from ..dialects.upstream import llvm
 from .base import ModulePass, register
 
 # Function attributes that may differ within a group: the name, and descriptions of shapes
@@ -238,11 +238,10 @@ def _call_with_values(call, callee: str, values: list, constants: list):
     with ir.InsertionPoint(call), loc:
         # (an llvm.mlir.constant of an index attribute is an i64: the attribute's type is
         # the result's here)
-        extra = [llvm.ConstantOp(c.results[0].type, ir.IntegerAttr.get(c.results[0].type, v))
-                 .result for c, v in zip(constants, values)]
+        extra = [llvm.constant(c.results[0].type, ir.IntegerAttr.get(c.results[0].type, v))
+                 for c, v in zip(constants, values)]
         result = call.results[0].type if len(call.results) else None
-        new = llvm.CallOp(result, list(call.operands) + extra, [], [],
-                          callee=ir.FlatSymbolRefAttr.get(callee))
+        new = llvm.call(result, callee, list(call.operands) + extra)
     for name in call.attributes:  # (calling convention, tail call kind, memory effects, ...)
         if name not in _CALL_OPERAND_ATTRS:
             new.attributes[name] = call.attributes[name]

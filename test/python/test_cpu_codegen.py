@@ -593,6 +593,35 @@ def test_zero_fills_of_whole_buffers_are_memsets():
         np.testing.assert_allclose(db.asnumpy(), dy.sum((0, 2, 3)), rtol=1e-4, atol=1e-4)
 
 
+_NO_LLVM_CLASSES = """
+import sys
+import numpy as np
+import mscc as ms
+net = ms.nn.Conv2d(3, 5, 3, pad_mode="same", has_bias=True)
+step = ms.jit(ms.value_and_grad(lambda a: (net(a) ** 2).sum(), None, net.trainable_params()))
+x = ms.Tensor(np.ones((2, 3, 8, 8), np.float32))
+text = step.lower(x).as_text("llvm")
+assert text.count('"llvm.intr.memset"') >= 2, "no memsets made"
+step(x)
+norm = ms.nn.BatchNorm2d
+two = ms.jit(lambda a, b: (norm(8)(a), norm(24)(b)))
+two(ms.Tensor(np.ones((2, 8, 4, 4), np.float32)), ms.Tensor(np.ones((2, 24, 4, 4), np.float32)))
+print(sorted(m for m in sys.modules if m.startswith("mlir.dialects.") and "llvm" in m))
+"""
+
+
+def test_the_cpu_passes_build_their_llvm_ops_without_the_upstream_classes():
+    """ms-cpu-fills-as-memset and ms-cpu-merge-constant-variants make LLVM ops
+    (dialects/upstream/llvm.py builds them generically): a process that compiles memsets
+    and merged functions never imports mlir.dialects.llvm, whose ~300 op classes took
+    14-17 ms of every process's first compile."""
+    env = dict(os.environ, MSCC_CACHE_DIR="")
+    out = subprocess.run([sys.executable, "-c", _NO_LLVM_CLASSES], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 # ------------------------------------------------------------------ loop strength reduction
 
 _TWO_LOOPS = """

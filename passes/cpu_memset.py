@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from mlir import ir
+
 from .base import PatternPass, register
 from .outline import is_kernel
 from ..dialects.ir_helpers import aligned_pointer, identity_layout

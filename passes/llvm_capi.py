@@ -322,6 +322,18 @@ def codegen_strength_reduction(on: bool):
             _lsr_changed.notify_all()
 
 
+def _forget_holders():
+    """In a forked child: the threads that held a setting are not there (the option's value,
+    copied with the process, stays what _lsr says)."""
+    global _lsr_changed
+    _lsr_changed = threading.Condition()
+    _lsr["users"] = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_holders)
+
+
 def set_options(lib, options: list[str]):
     """LLVM command-line options (`llc -disable-lsr`), process-wide."""
     args = [b"mscc"] + [o.encode() for o in options]

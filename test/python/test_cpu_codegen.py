@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -700,6 +701,36 @@ def test_code_generation_turns_strength_reduction_off_and_gpu_code_back_on(monke
             assert not entered.wait(0.2)  # (the GPU compile waits for the CPU parts)
     thread.join(5)
     assert set_to == ["-disable-lsr=true", "-disable-lsr=false", "gpu ran"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_is_not_held_up_by_its_parents_code_generation(monkeypatch):
+    """A fork while a code generation thread holds a setting (a background tier-up): the
+    child, which has no such thread, takes the other setting at once."""
+    from mscc.passes import llvm_capi
+    monkeypatch.setattr(llvm_capi, "set_options", lambda lib, options: None)
+    monkeypatch.setattr(llvm_capi, "library", lambda: object())
+    monkeypatch.setitem(llvm_capi._lsr, "on", True)
+    with llvm_capi.codegen_strength_reduction(False):
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 once it got the other setting, 1 on an error
+            code = 1
+            try:
+                with llvm_capi.codegen_strength_reduction(True):
+                    code = 0
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child waited for its parent's code generation")
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_matmul_kernels_get_strength_reduction_in_a_jit_compile(monkeypatch):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .base import ModulePass, register
+from .outline import kernel_kind
 from ..dialects.ir_helpers import top_level_ops
 from ..runtime.cpu_aot import host_cpu_flags
 
@@ -231,7 +232,7 @@ class CpuTargetAttributes(ModulePass):
             if not fn.regions[0].blocks:
                 continue  # a declaration
             kept = [a for a in _passthrough(fn) if not _is_width(a) and a != reduce]
-            marks = [reduce] if _is_matmul_kernel(fn) else []
+            marks = [reduce] if kernel_kind(fn) == "matmul" else []
             fn.attributes["passthrough"] = ir.ArrayAttr.get(kept + [width] + marks)
             if cpu:
                 # a feature list of its own, so that the host's (avx512f, ...) is not used
@@ -244,11 +245,6 @@ def _passthrough(fn) -> list:
     if "passthrough" not in fn.attributes:
         return []
     return list(ir.ArrayAttr(fn.attributes["passthrough"]))
-
-
-def _is_matmul_kernel(fn) -> bool:
-    kind = fn.attributes["ms.kernel"] if "ms.kernel" in fn.attributes else None
-    return isinstance(kind, ir.StringAttr) and kind.value == "matmul"
 
 
 def _is_width(attr) -> bool:

@@ -21,6 +21,11 @@ def is_kernel(fn) -> bool:
     return KERNEL_ATTR in fn.attributes
 
 
+def kernel_kind(fn) -> str | None:
+    """A kernel function's kind ("matmul"), None for any other function."""
+    return ir.StringAttr(fn.attributes[KERNEL_ATTR]).value if is_kernel(fn) else None
+
+
 def static_kernel(fn) -> bool:
     """Whether every buffer a kernel function takes has a static shape."""
     return all(ir.MemRefType(t).has_static_shape for t in function_type(fn).inputs
@@ -29,8 +34,7 @@ def static_kernel(fn) -> bool:
 
 def kernel_functions(module, kind: str) -> list:
     """The module's kernel functions of one kind ("matmul")."""
-    return [fn for fn in functions(module) if is_kernel(fn)
-            and ir.StringAttr(fn.attributes[KERNEL_ATTR]).value == kind]
+    return [fn for fn in functions(module) if kernel_kind(fn) == kind]
 
 
 def _live_ins(ops, inside):

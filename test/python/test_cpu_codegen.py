@@ -2,6 +2,7 @@
 nests outlined into functions of their own (passes/cpu_outline.py): the library they make
 computes what the ExecutionEngine's code computes, goes into the disk cache as it is, and a
 failing part is a compile error."""
+import contextlib
 import json
 import os
 import subprocess
@@ -688,7 +689,7 @@ def test_code_generation_turns_strength_reduction_off_and_gpu_code_back_on(monke
     entered = threading.Event()
     gpu_steps = pipeline.parse_pipeline("canonicalize,gpu-module-to-binary{format=isa}")
     assert isinstance(pipeline._codegen_settings(pipeline.parse_pipeline("cse")),
-                      type(__import__("contextlib").nullcontext()))
+                      contextlib.nullcontext)
 
     def gpu():
         with pipeline._codegen_settings(gpu_steps):

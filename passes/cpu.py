@@ -87,6 +87,21 @@ def register_tile(target) -> tuple[int, int]:
     return min(8, (target.vector_registers - 4) // 2), 2 * target.vector_bytes
 
 
+def tile_rows(m, mr: int) -> int:
+    """Rows of the register tiles of a product with `m` rows: the largest count from MR down
+    to 3/4 of MR that divides m, so that no ragged piece of rows is split off (each piece is
+    a copy of the tile loops through every later pass: LeNet5's 84-row products as 12 tiles
+    of 7 rows instead of 10 of 8 and a piece of 4, as fast); MR where none does (or m itself,
+    smaller than MR). (Lower: AVX2's 32 rows as tiles of 4 instead of 5 of 6 and a piece of
+    2 ran 3-8% slower.)"""
+    if ir.ShapedType.is_dynamic_size(m) or m <= mr:
+        return mr if ir.ShapedType.is_dynamic_size(m) else m
+    for rows in range(mr, -(-3 * mr // 4) - 1, -1):
+        if m % rows == 0:
+            return rows
+    return mr
+
+
 # Cache tiles: an MC x NC block of C per thread, K in KC-deep panels.
 MC, NC, KC = 64, 256, 256
 
@@ -198,17 +213,6 @@ def _should_pack(mm, nr, target, rows=None, free=False) -> bool:
 def strip_width(mm, target) -> int:
     """Elements in a packed strip of B (a register tile's columns) for the product `mm`."""
     return max(8, register_tile(target)[1] // _elem_bytes(mm))
-
-
-# A register tile's rows are vectors of its columns. A ragged edge of 24 or 20 float columns
-# (LeNet5's 120 and 84 features against strips of 32) made vectors LLVM can only legalize by
-# widening to 32 and splitting: code generation took 41-70 ms for each of the six kernels
-# with such tiles against 6-14 ms for the other seven (LeNet5's training step, Emerald
-# Rapids). Split at the last whole vector (16 + 8, 16 + 4), the pieces are vectors of
-# registers and shorter ones, which LLVM widens into one.
-def lanes(mm, target) -> int:
-    """Elements of the product `mm`'s output in one vector register."""
-    return max(1, target.vector_bytes // _elem_bytes(mm))
 
 
 def packs_b(sites: CallSites, fn, mm, nr, target) -> bool:
@@ -467,21 +471,22 @@ def _packed_products(fn):
     return [op for op in ops_of_kind(fn, "linalg.generic") if _is_packed(op)]
 
 
-def _split_ragged_edges(fn, mr, nr, vector, scripts):
-    """Split off the rows and columns beyond the last full register tile, so that every piece
-    has static tile shapes (dynamic tiles would not vectorize), then the columns of such a
-    piece beyond its last whole `vector` of elements, so that no row of a tile is a
-    vector longer than one register and not a whole number of them. (Packed products have
-    whole strips of columns.)"""
-    for dim, unit in ((0, mr), (1, nr), (1, vector)):
+def _split_ragged_edges(fn, mr, nr, scripts):
+    """Split off the rows and columns beyond the last full register tile (tile_rows: rows
+    where no tile height near MR divides them), so that every piece has static tile shapes
+    (dynamic tiles would not vectorize). The columns of a piece need not be a whole number
+    of vectors: cpu_register_tiles.RowVectors masks them. (Packed products have whole strips
+    of columns.)"""
+    for dim, unit in ((0, mr), (1, nr)):
         products = ops_of_kind(fn, "linalg.matmul")
         if dim == 0:
             products += _packed_products(fn)
         for mm in products:
             size = (loop_ranges(mm)[0][0] if mm.name == "linalg.generic"
                     else matmul_ranges(mm)[dim])
-            if size > unit and size % unit:
-                chunk = size // unit * unit
+            step = tile_rows(size, mr) if dim == 0 else unit
+            if size > step and size % step:
+                chunk = size // step * step
                 apply_script(mm, scripts.get(("split", dim, chunk),
                                              lambda: split_script(dim, chunk)), "matmul split")
 
@@ -495,15 +500,17 @@ def _tile_products(fn, mr, nr, scripts, threaded=True):
             panel, k = KC, DYNAMIC_ESTIMATE  # (k: the usual batch, for the flops test)
         else:
             panel = min(k, KC)
-        tiles = (_largest_tile(m, mr, MC), _largest_tile(n, nr, NC), panel,
-                 min(m, mr), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
+        rows = tile_rows(m, mr)
+        tiles = (_largest_tile(m, rows, MC), _largest_tile(n, nr, NC), panel,
+                 min(m, rows), min(n, nr), threaded and 2 * m * n * k >= MIN_PARALLEL_FLOPS)
         apply_script(mm, scripts.get(("tile",) + tiles, lambda: tile_matmul_script(*tiles)),
                      "matmul tiling")
     for gen in _packed_products(fn):
         m, strips, strip_width, k = loop_ranges(gen)[0]
-        tiles = (_largest_tile(m, mr, MC),
+        rows = tile_rows(m, mr)
+        tiles = (_largest_tile(m, rows, MC),
                  _largest_tile(strips * strip_width, strip_width, NC) // strip_width,
-                 min(k, KC), min(m, mr), strip_width,
+                 min(k, KC), min(m, rows), strip_width,
                  threaded and 2 * m * strips * strip_width * k >= MIN_PARALLEL_FLOPS)
         apply_script(gen, scripts.get(("packed",) + tiles, lambda: tile_packed_script(*tiles)),
                      "matmul tiling")
@@ -561,12 +568,11 @@ class CpuMatmulSchedule(ModulePass):
             if not (static_kernel(fn) or depth_arguments(fn) is not None):
                 continue  # other dynamic sizes: ms-cpu-dynamic-matmul made static blocks of it
             mr, nr = register_tile(target)[0], strip_width(matmuls[0], target)
-            vector = lanes(matmuls[0], target)
             for mm in matmuls:
                 if packs_b(sites, fn, mm, nr, target):
                     pack_b(sites, fn, mm, nr, epilogue=True)
             fused, c = _epilogue_to_fuse(fn, sites)
-            _split_ragged_edges(fn, mr, nr, vector, scripts)
+            _split_ragged_edges(fn, mr, nr, scripts)
             _tile_products(fn, mr, nr, scripts, threaded=not called_in_parallel(sites.of(fn)))
             if fused is not None and not tiles_can_fuse(
                     ops_of_kind(fn, "linalg.matmul") + _packed_products(fn)):
@@ -579,7 +585,7 @@ class CpuMatmulSchedule(ModulePass):
         # Register tiles and epilogues as vector code (passes/cpu_register_tiles.py); what
         # that leaves, the generic vectorizer's (mixed element types, other bodies).
         generic = [fn for fn in tiled if not build_register_tiles(
-            fn, static_kernel(fn), FusedEpilogue.of(fn))]
+            fn, static_kernel(fn), FusedEpilogue.of(fn), target.vector_bytes)]
         for fn in tiled:
             if fn not in generic:
                 del fn.attributes[_TILED]

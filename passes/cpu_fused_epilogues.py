@@ -128,32 +128,34 @@ class FusedEpilogue:
                 return FusedEpilogue(op, product_c, shape[-1] if len(shape) == 3 else None)
         return None
 
-    def store(self, indexes, c_rows, rows, nr):
-        """The epilogue of the tile's rows (vectors of nr columns at `c_rows`, C's indexes of
-        each row's first element), stored into C. Inputs that do not depend on the row (a
-        bias) are loaded once for the tile."""
+    def store(self, indexes, c_rows, rows, row):
+        """The epilogue of the tile's rows (vectors `row`, a RowVectors, at `c_rows`, C's
+        indexes of each row's first element), stored into C. Inputs that do not depend on
+        the row (a bias) are loaded once for the tile."""
         first = c_rows[0]
         col = first[1] if self.strip is None else arith.addi(
             arith.muli(first[1], indexes.constant(self.strip)), first[2])
-        shared = {arg: self._load(arg, plan, None, col, nr, indexes)
+        shared = {arg: self._load(arg, plan, None, col, row, indexes)
                   for arg, plan in zip(self.body.arguments, self.plans)
                   if ("dim", 0) not in plan[1][1] and len(list(arg.uses))}
         for at, acc in zip(c_rows, rows):
             values = dict(shared)
             for arg, plan in zip(self.body.arguments, self.plans):
                 if arg not in values and len(list(arg.uses)):
-                    values[arg] = self._load(arg, plan, at[0], col, nr, indexes)
+                    values[arg] = self._load(arg, plan, at[0], col, row, indexes)
             values[self.body.arguments[len(self.plans)]] = acc
-            (result,) = vector_body(self.body, values, nr)
-            vector.store(result, self.output, [at[0], col])
+            (result,) = vector_body(self.body, values, row.type.shape[0])
+            row.like(ir.VectorType(result.type).element_type).store(
+                result, self.output, [at[0], col])
 
     @staticmethod
-    def _load(arg, plan, row, col, nr, indexes):
-        """The vector of nr values an input gives the tile's row `row` from column `col`:
-        a row segment loaded, or one element broadcast."""
+    def _load(arg, plan, at_row, col, row, indexes):
+        """The vector (`row`'s, a RowVectors, of the argument's type) an input gives the
+        tile's row `at_row` from column `col`: a row segment loaded, or one element
+        broadcast."""
         value, (kind, dims) = plan
-        index = [row if d == ("dim", 0) else col if d == ("dim", 1)
+        index = [at_row if d == ("dim", 0) else col if d == ("dim", 1)
                  else indexes.constant(d[1]) for d in dims]
-        t = ir.VectorType.get([nr], arg.type)
-        return (vector.load(t, value, index) if kind == "row" else
-                vector.broadcast(t, memref.load(value, index)))
+        row = row.like(arg.type)
+        return (row.load(value, index) if kind == "row" else
+                vector.broadcast(row.type, memref.load(value, index)))

@@ -14,6 +14,8 @@ whether a kernel still needs it.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlir import ir
 from mlir.dialects import arith, memref, scf, vector
 
@@ -27,13 +29,14 @@ _PACKED_DIMS = ((0, 3), (1, 3, 2), (0, 1, 2))
 _MATMUL_DIMS = ((0, 2), (2, 1), (0, 1))
 
 
-def build_register_tiles(fn, static: bool = True, fused=None) -> bool:
+def build_register_tiles(fn, static: bool = True, fused=None, vector_bytes: int = 0) -> bool:
     """Replace the register tiles and epilogue tiles of the tiled kernel `fn` by vector code;
     True when no linalg op but a fill of C is left in it (else the generic vectorizer must
     run on it). A fill of zeros of C at the kernel's entry (ms-cpu-kernel-zero-init) is
     dropped when every product was built, its first tiles starting from zero registers,
     unless the kernel is not `static` (K may be 0 at run time: no tile would write C).
-    `fused`: the kernel's epilogue that the product's tiles compute (cpu_fused_epilogues)."""
+    `fused`: the kernel's epilogue that the product's tiles compute (cpu_fused_epilogues).
+    `vector_bytes`: the target's vector registers (RowVectors; 0: rows as they are)."""
     indexes = _Indexes(fn)
     fills = zero_filled_outputs(fn)
     left = False
@@ -43,7 +46,8 @@ def build_register_tiles(fn, static: bool = True, fused=None) -> bool:
         tile = product_tile(op) if op.name in ("linalg.matmul", "linalg.generic") else None
         reads = _row_reads(op) if tile is None and op.name == "linalg.generic" else None
         if tile is not None:
-            _build_product(op, indexes, *tile, zeroed=fills, fused=fused)
+            _build_product(op, indexes, *tile, zeroed=fills, fused=fused,
+                           vector_bytes=vector_bytes)
         elif reads is not None:
             _build_epilogue(op, indexes, reads)
         else:
@@ -278,80 +282,80 @@ def _inside(value, loop) -> bool:
     return block == loop.regions[0].blocks[0]
 
 
-def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None, fused=None):
+def _build_product(op, indexes, chains, b_moves, mr, nr, zeroed=None, fused=None,
+                   vector_bytes=0):
     """C's rows in registers across the loop over k: a loop carrying MR vectors of NR, each
     step one row of B and MR broadcast elements of A, then the rows stored. The loads and
     stores index the memrefs under the tiles' subviews (as the vectorizer's alias folding
     did), their offsets added up before the loop, only k inside it. Where C is an argument
     in `zeroed` (zero_filled_outputs), the tile of the first K panel (its loop from k = 0)
     starts from zeros instead of loading C's rows; where `fused` (a FusedEpilogue) is of C,
-    the rows go through it into its output instead of being stored."""
+    the rows go through it into its output instead of being stored. The rows are vectors
+    of RowVectors.of(nr, vector_bytes, ...) (masked where nr is not a whole number of registers)."""
     loop = op.operation.parent
     k = loop.regions[0].blocks[0].arguments[0]
     (a_root, a_at), (b_root, b_at), (c_root, c_at) = (
         (root, [(n, [v for v in values if v != k]) for n, values in offsets])
         for root, offsets in chains)
-    row_type = ir.VectorType.get([nr], ir.MemRefType(c_root.type).element_type)
     with ir.InsertionPoint(loop), op.location:
+        row = RowVectors.of(nr, vector_bytes, ir.MemRefType(c_root.type).element_type)
         c_rest = [indexes.sum(n, values) for n, values in c_at[1:]]
         c_rows = [[row] + c_rest for row in indexes.rows(*c_at[0], mr)]
         a_rows = indexes.rows(*a_at[0], mr)
         a_col = _base(indexes, a_at[1])
         b_fixed = [_base(indexes, at) if d == b_moves else indexes.sum(*at)
                    for d, at in enumerate(b_at)]
-        accumulators = _first_rows(row_type, c_root, c_rows, (loop.operands[0], a_at[1]),
+        accumulators = _first_rows(row, c_root, c_rows, (loop.operands[0], a_at[1]),
                                    c_root in (zeroed or {}), indexes)
         new = scf.ForOp(loop.operands[0], loop.operands[1], loop.operands[2], accumulators)
     with ir.InsertionPoint(new.body), op.location:
         kk = new.induction_variable
         b_fixed[b_moves] = _plus(b_fixed[b_moves], kk)
-        b_row = vector.load(row_type, b_root, b_fixed)
+        b_row = row.load(b_root, b_fixed)
         a_k = _plus(a_col, kk)
-        sums = [vector.fma(b_row, vector.broadcast(row_type, memref.load(a_root, [row, a_k])),
-                           acc) for row, acc in zip(a_rows, new.inner_iter_args)]
+        sums = [vector.fma(b_row, vector.broadcast(row.type, memref.load(a_root, [a_row, a_k])),
+                           acc) for a_row, acc in zip(a_rows, new.inner_iter_args)]
         scf.YieldOp(sums)
     with ir.InsertionPoint.after(new), op.location:
         rows = list(new.results)
         if fused is not None and c_root == fused.product_c:
             depth = ir.MemRefType(a_root.type).shape[1]
             _store_through(fused, rows, c_root, c_rows, (loop.operands[1], a_at[1]), depth,
-                           indexes, nr)
+                           indexes, row)
         else:
-            _store(rows, c_root, c_rows)
+            _store(row, rows, c_root, c_rows)
     loop.erase()
 
 
-def _store(rows, c_root, c_rows):
-    for row, at in zip(rows, c_rows):
-        vector.store(row, c_root, at)
+def _store(row: "RowVectors", rows, c_root, c_rows):
+    for value, at in zip(rows, c_rows):
+        row.store(value, c_root, at)
 
 
-def _store_through(fused, rows, c_root, c_rows, k_end, depth, indexes, nr):
+def _store_through(fused, rows, c_root, c_rows, k_end, depth, indexes, row):
     """A tile's rows through the fused epilogue into its output where the tile's k ends at
     A's `depth` (its last K panel: the rows are final), else stored into C to be loaded by
     the next panel's tile. `k_end`: (the loop's upper bound, A's column offset under the
     tiles' subviews)."""
     upper, (n, values) = k_end
     _where_sum_is([upper] + values, n, depth, indexes,
-                  lambda: fused.store(indexes, c_rows, rows, nr),
-                  lambda: _store(rows, c_root, c_rows))
+                  lambda: fused.store(indexes, c_rows, rows, row),
+                  lambda: _store(row, rows, c_root, c_rows))
 
 
-def _first_rows(row_type, c_root, c_rows, k_start, zeroed: bool, indexes):
+def _first_rows(row, c_root, c_rows, k_start, zeroed: bool, indexes):
     """A tile's accumulators before its loop over k: C's rows, or zeros where C was `zeroed`
     and the tile's first k is A's column 0. `k_start`: (the loop's lower bound, A's column
     offset under the tiles' subviews: (int, [index values]), the K panel's start among them)."""
     def loads():
-        return [vector.load(row_type, c_root, at) for at in c_rows]
+        return [row.load(c_root, at) for at in c_rows]
 
     def zeros():
-        zero = ir.FloatAttr.get(row_type.element_type, 0.0)
-        return [arith.constant(row_type, ir.DenseElementsAttr.get_splat(row_type, zero))] * len(
-            c_rows)
+        return [zeros_of(row.type)] * len(c_rows)
     if not zeroed:
         return loads()
     lower, (n, values) = k_start
-    return _where_sum_is([lower] + values, n, 0, indexes, zeros, loads, [row_type] * len(c_rows))
+    return _where_sum_is([lower] + values, n, 0, indexes, zeros, loads, [row.type] * len(c_rows))
 
 
 def _where_sum_is(parts, n: int, target: int, indexes, then, otherwise, types=()):
@@ -384,6 +388,64 @@ def _known_index(value):
     if loop is None or loop.name != "scf.for" or value != owner.arguments[0]:
         return None
     return constant_int(loop.operands[0]) if static_trip_count(loop) == 1 else None
+
+
+class RowVectors(NamedTuple):
+    """A register tile's rows of `columns` elements as vectors of `type`. Rows longer than
+    one register and not a whole number of them (LeNet5's 120 and 84 features against tiles
+    of 32) are rounded up to whole registers, their loads and stores masked to the columns:
+    the edge of such a product is one piece of tiles instead of one per register and one
+    shorter (each piece is a copy of the tile loops through every later pass), and no
+    vector is of a length LLVM can only legalize by widening and splitting (41-70 ms of code
+    generation per kernel with such tiles, LeNet5's step on Emerald Rapids). `mask`: the
+    i1 vector of the columns' lanes and `zeros` the masked loads' lanes beyond them, None
+    where every lane is a column."""
+    type: ir.VectorType
+    mask: object = None
+    zeros: object = None
+
+    @staticmethod
+    def of(columns: int, vector_bytes: int, elem) -> "RowVectors":
+        """Rows of `columns` elements of type `elem` on a target with vectors of
+        `vector_bytes` (0: rows as they are). Makes the mask, if any, at the insertion
+        point."""
+        lanes = vector_bytes * 8 // ir.FloatType(elem).width
+        width = columns
+        if lanes and columns > lanes and columns % lanes:
+            width = -(-columns // lanes) * lanes
+        t = ir.VectorType.get([width], elem)
+        if width == columns:
+            return RowVectors(t)
+        mask = vector.constant_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)),
+                                    [columns])
+        return RowVectors(t, mask, zeros_of(t))
+
+    def like(self, elem) -> "RowVectors":
+        """Rows of the same columns with elements of type `elem` (made at the insertion
+        point)."""
+        if elem == self.type.element_type:
+            return self
+        t = ir.VectorType.get(self.type.shape, elem)
+        return RowVectors(t, self.mask, None if self.mask is None else zeros_of(t))
+
+    def load(self, base, at):
+        if self.mask is None:
+            return vector.load(self.type, base, at)
+        return vector.maskedload(self.type, base, at, self.mask, self.zeros)
+
+    def store(self, value, base, at):
+        if self.mask is None:
+            vector.store(value, base, at)
+        else:
+            vector.maskedstore(base, at, self.mask, value)
+
+
+def zeros_of(t: ir.VectorType):
+    """A vector constant of zeros."""
+    elem = t.element_type
+    zero = (ir.FloatAttr.get(elem, 0.0) if isinstance(elem, ir.FloatType)
+            else ir.IntegerAttr.get(elem, 0))
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, zero))
 
 
 def _base(indexes, offset):

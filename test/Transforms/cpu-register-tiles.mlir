@@ -226,19 +226,21 @@ func.func private @panels__matmul0(%a: memref<16x512xf32>, %b: memref<512x64xf32
 // -----
 
 // A ragged edge of columns wider than one vector register and not a whole number of them is
-// split at its last whole vector: 56 columns are tiles of 32, 16 and 8, never a vector<24>
-// (which LLVM legalizes by widening to 32 and splitting: 3-5x the code generation time).
+// one tile of whole registers with its loads and stores masked: 56 columns are a tile of 32
+// and a tile of 24 as masked vector<32>, never a vector<24> (which LLVM legalizes by
+// widening to 32 and splitting: 3-5x the code generation time) nor a piece per register.
 // CHECK-LABEL: func.func private @ragged__matmul0(
 // CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<32xf32>
 // CHECK:         scf.for
 // CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<32xf32>
-// CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<16xf32>
+// CHECK:         %[[MASK:.+]] = vector.constant_mask [24] : vector<32xi1>
+// CHECK-COUNT-8: vector.maskedload %[[C:[a-z0-9_]+]][%{{.+}}], %[[MASK]], %{{.+}} : memref<8x56xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
 // CHECK:         scf.for
-// CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<16xf32>
-// CHECK-COUNT-8: vector.load %{{.+}} : memref<8x56xf32>, vector<8xf32>
-// CHECK:         scf.for
-// CHECK-COUNT-8: vector.store %{{.+}} : memref<8x56xf32>, vector<8xf32>
+// CHECK:           vector.maskedload %{{[a-z0-9_]+}}[%{{.+}}], %[[MASK]], %{{.+}} : memref<4x56xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK:           vector.fma
+// CHECK-COUNT-8: vector.maskedstore %[[C]][%{{.+}}], %[[MASK]], %{{.+}} : memref<8x56xf32>, vector<32xi1>, vector<32xf32>
 // CHECK-NOT:     vector<24xf32>
+// CHECK-NOT:     vector<16xf32>
 // CHECK:         return
 func.func @ragged(%a: memref<8x4xf32>, %b: memref<4x56xf32>, %c: memref<8x56xf32>) {
   call @ragged__matmul0(%a, %b, %c) : (memref<8x4xf32>, memref<4x56xf32>, memref<8x56xf32>) -> ()
@@ -246,5 +248,27 @@ func.func @ragged(%a: memref<8x4xf32>, %b: memref<4x56xf32>, %c: memref<8x56xf32
 }
 func.func private @ragged__matmul0(%a: memref<8x4xf32>, %b: memref<4x56xf32>, %c: memref<8x56xf32>) attributes {ms.kernel = "matmul"} {
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x56xf32>) outs(%c : memref<8x56xf32>)
+  return
+}
+
+// -----
+
+// Rows that no register tile of 8 divides are tiles of the largest height from 8 down to 6
+// that divides them, not tiles of 8 and a piece of the rest: 84 rows are 12 tiles of 7.
+// CHECK-LABEL: func.func private @rows__matmul0(
+// CHECK:         %[[SEVEN:.+]] = arith.constant 7 : index
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[SEVEN]]
+// CHECK-COUNT-7: vector.load %{{.+}} : memref<84x32xf32>, vector<32xf32>
+// CHECK-NOT:     vector.load %{{.+}} : memref<84x32xf32>, vector<32xf32>
+// CHECK:         scf.for
+// CHECK-COUNT-7: vector.store %{{.+}} : memref<84x32xf32>, vector<32xf32>
+// CHECK-NOT:     scf.for
+// CHECK:         return
+func.func @rows(%a: memref<84x4xf32>, %b: memref<4x32xf32>, %c: memref<84x32xf32>) {
+  call @rows__matmul0(%a, %b, %c) : (memref<84x4xf32>, memref<4x32xf32>, memref<84x32xf32>) -> ()
+  return
+}
+func.func private @rows__matmul0(%a: memref<84x4xf32>, %b: memref<4x32xf32>, %c: memref<84x32xf32>) attributes {ms.kernel = "matmul"} {
+  linalg.matmul ins(%a, %b : memref<84x4xf32>, memref<4x32xf32>) outs(%c : memref<84x32xf32>)
   return
 }

@@ -22,8 +22,9 @@ RNG = np.random.default_rng(7)
 
 # (m, k, n, transpose_b, bias_relu): K of one panel (<= 256), two, a ragged last panel (784),
 # B packed (m >= 128, rows of B 4 KiB apart), ragged edges of rows and columns (edges of
-# columns wider than a vector split at its last whole one: LeNet5's 120 and 84 features); the
-# bias and ReLU are computed on the tiles of the last K panel.
+# columns wider than a vector as masked whole vectors: LeNet5's 120 and 84 features; rows as
+# tiles of fewer rows where those divide them: 84 as 7s and 150 as 6s with AVX-512, 10 split
+# into 8 and 2), the bias and ReLU computed on the tiles of the last K panel.
 PRODUCTS = [
     (16, 24, 64, False, False),
     (16, 24, 64, False, True),
@@ -35,6 +36,9 @@ PRODUCTS = [
     (37, 200, 70, False, True),
     (32, 400, 120, False, True),
     (32, 120, 84, True, False),
+    (84, 32, 120, False, True),
+    (10, 32, 84, False, False),
+    (150, 100, 20, False, True),
     (512, 256, 784, False, False),
 ]
 
@@ -53,6 +57,18 @@ def test_products_start_from_zeros(m, k, n, transpose_b, bias_relu):
     if bias_relu:
         want = np.maximum(want + bias, 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("m,k,n", [(84, 40, 20), (12, 300, 44), (8, 16, 8)])
+def test_float64_products_with_masked_column_edges(m, k, n):
+    """float64 rows are vectors of 8 per 512-bit register (4 per 256-bit): 20 and 44 columns
+    leave masked edges, bias and ReLU applied to them on the tiles."""
+    a, b = RNG.standard_normal((m, k)), RNG.standard_normal((k, n))
+    bias = RNG.standard_normal(n)
+    got = ms.jit(lambda a, b, bias: ops.relu(ops.matmul(a, b) + bias))(
+        ms.Tensor(a), ms.Tensor(b), ms.Tensor(bias)).asnumpy()
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=1e-12, atol=1e-12)
 
 
 def test_weight_gradient_of_a_dynamic_batch_of_zero_rows_is_zero():
@@ -106,7 +122,8 @@ EPILOGUES = [
 
 
 @pytest.mark.parametrize("name,fn,reference", EPILOGUES, ids=[e[0] for e in EPILOGUES])
-@pytest.mark.parametrize("m,k,n", [(512, 256, 784), (40, 72, 96), (256, 300, 64)])
+@pytest.mark.parametrize("m,k,n", [(512, 256, 784), (40, 72, 96), (256, 300, 64),
+                                   (84, 72, 120)])
 def test_epilogues_on_the_tiles(name, fn, reference, m, k, n):
     a = RNG.standard_normal((m, k)).astype(np.float32)
     b = RNG.standard_normal((k, n)).astype(np.float32)

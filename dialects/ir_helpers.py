@@ -125,7 +125,7 @@ def ops_of_kind(root, *names: str, post_order: bool = False) -> list:
     walk order: pre-order, or with `post_order` an op after the ops it contains."""
     skip = _skip_linalg_bodies(names) if not post_order else ir.WalkResult.ADVANCE
     search = _native_search()
-    if search is not None:
+    if search is not None and len(names) <= MAX_SEARCH_NAMES:
         return search(root, names, skip == ir.WalkResult.SKIP, post_order, False)
     found = []
     advance = ir.WalkResult.ADVANCE
@@ -144,7 +144,7 @@ def has_op_of_kind(root, *names: str) -> bool:
     """Whether an op named one of `names` is nested in `root` (the walk stops at the first)."""
     skip = _skip_linalg_bodies(names)
     search = _native_search()
-    if search is not None:
+    if search is not None and len(names) <= MAX_SEARCH_NAMES:
         return bool(search(root, names, skip == ir.WalkResult.SKIP, False, True))
     found = [False]
     advance = ir.WalkResult.ADVANCE
@@ -178,6 +178,7 @@ def _native_search():
 
 
 PYTHON_WALK_ENV = "MSCC_PYTHON_WALK"
+MAX_SEARCH_NAMES = 32  # names one native search takes (_walk.c's MAX_NAMES); more: Python's
 
 
 # What a linalg op's region holds is its scalar body (arith, math, tensor.extract,

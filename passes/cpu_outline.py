@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
-from ..dialects.ir_helpers import defined_functions, symbol_name
+from ..dialects.ir_helpers import defined_functions, ops_of_kind, symbol_name
 from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
 from .outline import is_kernel
@@ -85,7 +85,7 @@ def _outline_nest(nest, captured, name: str, module_block, replaced: dict):
     for v, uses in captured:
         owner = _defining_op(v)
         (copied if owner is not None and owner.name in _COPIED else passed).append((v, uses))
-    passed.sort(key=_argument_order)
+    passed = _argument_order(nest, passed)
     results = list(nest.results)
     loc = nest.location
     with ir.InsertionPoint(module_block), loc:
@@ -108,16 +108,19 @@ def _outline_nest(nest, captured, name: str, module_block, replaced: dict):
     nest.move_before(ret)
 
 
-def _argument_order(captured) -> list:
-    """Where a value the nest reads goes in the outlined function's arguments: by how the
-    nest uses it, so that two copies of one nest take their arguments in one order whatever
-    the caller defined first, and ms-cpu-merge-loops finds them the same. (A ResNet block's
-    two forward convolutions read the step's input and a computed value: in the order of
+def _argument_order(nest, passed) -> list:
+    """The values the nest reads, `passed` ([(value, uses)]), in the order of the outlined
+    function's arguments: by where the nest first uses each (walk order, then operand
+    number), so that two copies of one nest take their arguments in one order whatever the
+    caller defined first, and ms-cpu-merge-loops finds them the same. (A ResNet block's two
+    forward convolutions read the step's input and a computed value: in the order of
     definition, the first was the first argument of one nest's function and the third of
-    the other's, and LLVM compiled the same nest twice.) Values used alike keep the order of
-    definition (a stable sort); types are left out: a copy's arguments have its original's
-    types pairwise, and their names cost more to read than the uses."""
-    return sorted((owner.name, number) for owner, number in captured[1])
+    the other's; a convolution's forward nest and its input gradient's, both subviews of an
+    input and an output, took them in opposite orders. LLVM compiled the same nest twice.)"""
+    names = {owner.name for _, uses in passed for owner, _ in uses}
+    position = {op: i for i, op in enumerate(ops_of_kind(nest, *names))}
+    return sorted(passed, key=lambda item: min(
+        (position.get(owner.operation, len(position)), number) for owner, number in item[1]))
 
 
 def _rewire(uses, value):

@@ -360,17 +360,22 @@ def _dilate(dy, spec: TensorSpec, sizes, begin, stride):
 
 def _flipped_per_group(w, spec: TensorSpec, groups):
     """wt[g, c, o, k...] = w[g*Og + o, c, K-1-k...]: the weight of the transposed
-    convolution, channel dims swapped per group and the kernel reversed. A gather (indices
-    computed in the body): an indexing map with a negative coefficient cannot be tiled."""
+    convolution, channel dims swapped per group and the kernel reversed; without the g dim
+    for one group, (C, O, *K) as a convolution's weight is (the input gradient's windows
+    product is then the same loop nest as a forward convolution of those shapes: one
+    function for both, compiled once). A gather (indices computed in the body): an indexing
+    map with a negative coefficient cannot be tiled."""
     og, cg, kernel = spec.shape[0] // groups, spec.shape[1], spec.shape[2:]
-    shape = (groups, cg, og) + kernel
+    lead = (groups,) if groups > 1 else ()
+    shape = lead + (cg, og) + kernel
     index = ir.IndexType.get()
 
     def body(_out):
         at = [linalg.IndexOp(i).result for i in range(len(shape))]
         c = lambda v: arith.constant(index, v)  # noqa: E731
-        coords = [arith.addi(arith.muli(at[0], c(og)), at[2]), at[1]]
-        coords += [arith.subi(c(k - 1), at[3 + i]) for i, k in enumerate(kernel)]
+        (g, ch, o), ks = ([None] + at[:2] if not lead else at[:3]), at[len(lead) + 2:]
+        coords = [o if g is None else arith.addi(arith.muli(g, c(og)), o), ch]
+        coords += [arith.subi(c(k - 1), ki) for k, ki in zip(kernel, ks)]
         return lowering.to_compute(tensor.extract(w, coords), spec.dtype)
     out = TensorSpec(shape, spec.dtype)
     return lowering.generic([], [lowering.empty(out)], [lowering.identity_map(len(shape))],
@@ -689,14 +694,11 @@ def _lower_input_grad(lc, dy, w):
     def prepare(v, spec):
         zp = _dilate(v, spec, sizes, [e - a for e, a in zip(reach, lo)], stride)
         return zp, TensorSpec(spec.shape[:2] + sizes, spec.dtype)
-    wt, wt_shape = _flipped_per_group(w, sw, groups)       # (g, Cg, Og, *K)
+    flipped, wt_shape = _flipped_per_group(w, sw, groups)  # (g, Cg, Og, *K); (C, O, *K)
     win = _Windows(prepare, kernel, spatial, (1,) * len(kernel), dilation)
     okk = (sw.shape[0] // groups) * rules.prod(kernel)
-    wt = lowering.reshape(wt, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
-    weight = None
-    if groups == 1:  # the flipped weight as a convolution's (C, O, *K)
-        flipped = TensorSpec(wt_shape[1:], sw.dtype)
-        weight = (lowering.reshape(wt, (1, sw.shape[1], okk), flipped.shape, sw.dtype), flipped)
+    wt = lowering.reshape(flipped, wt_shape, (groups, sw.shape[1], okk), sw.dtype)
+    weight = (flipped, TensorSpec(wt_shape, sw.dtype)) if groups == 1 else None
     return _windows_product(lc, dy, sdy, wt, win, groups, weight=weight)
 
 

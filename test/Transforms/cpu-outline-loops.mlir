@@ -2,7 +2,7 @@
 // function of its own: what it reads from the caller becomes arguments (constants are
 // copied in), what the caller uses after it becomes results. ms-cpu-local-functions then
 // makes such functions (and matmul kernels) internal and noinline. Arguments come in the
-// order of their uses' kinds (the op that uses them, the operand), not of their definition.
+// order of their first uses in the nest (walk order, then operand), not of their definition.
 // RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 | FileCheck %s
 // RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 --ms-cpu-local-functions | FileCheck %s --check-prefix=LOCAL
 // RUN: ms-opt %s --split-input-file --ms-cpu-outline-loops=min-loops=2 --ms-cpu-merge-loops | FileCheck %s --check-prefix=MERGE
@@ -12,7 +12,7 @@
 // CHECK-NOT: scf.for
 // CHECK: %[[SUM:.+]] = call @sum_then_scale__loop0(%[[X]]) : (memref<8xf32>) -> f32
 // CHECK-NOT: scf.for
-// CHECK: call @sum_then_scale__loop1(%[[SUM]], %[[X]], %[[OUT]]) : (f32, memref<8xf32>, memref<8xf32>) -> ()
+// CHECK: call @sum_then_scale__loop1(%[[X]], %[[SUM]], %[[OUT]]) : (memref<8xf32>, f32, memref<8xf32>) -> ()
 // CHECK-NEXT: memref.store %[[SUM]], %[[OUT]]
 // CHECK-NEXT: return
 // CHECK: func.func private @sum_then_scale__loop0(%[[A:.+]]: memref<8xf32>) -> f32 attributes {ms.outlined_loop}
@@ -21,7 +21,7 @@
 // CHECK: %[[S:.+]] = scf.for {{.+}} iter_args
 // CHECK: memref.load %[[A]]
 // CHECK: return %[[S]] : f32
-// CHECK: func.func private @sum_then_scale__loop1(%[[T:.+]]: f32, %[[B:.+]]: memref<8xf32>, %[[O:.+]]: memref<8xf32>)
+// CHECK: func.func private @sum_then_scale__loop1(%[[B:[a-z0-9]+]]: memref<8xf32>, %[[T:[a-z0-9]+]]: f32, %[[O:[a-z0-9]+]]: memref<8xf32>)
 // CHECK: scf.for
 // CHECK: %[[V:.+]] = memref.load %[[B]]
 // CHECK: arith.mulf %[[V]], %[[T]]
@@ -109,6 +109,46 @@ func.func @copy_twice(%x: memref<8xf32>, %out: memref<8xf32>) {
   scf.for %i = %c0 to %c8 step %c1 {
     %v = memref.load %t[%i] : memref<8xf32>
     memref.store %v, %out[%i] : memref<8xf32>
+  }
+  memref.dealloc %t : memref<8xf32>
+  return
+}
+
+// -----
+
+// Two nests that load two buffers and store their difference, the second loading a buffer
+// defined after the other (the first nest's result, then the argument): taken in the order
+// the nest reads them, both functions load their first argument, then their second, and
+// ms-cpu-merge-loops makes them one (in the order of definition the second function's
+// arguments were swapped, and LLVM compiled the nest twice).
+// CHECK-LABEL: func.func @differences(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[Y:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
+// CHECK: %[[T:.+]] = memref.alloc
+// CHECK: call @differences__loop0(%[[X]], %[[Y]], %[[T]])
+// CHECK: call @differences__loop1(%[[T]], %[[X]], %[[OUT]])
+// MERGE-LABEL: func.func @differences(
+// MERGE-SAME: %[[X:[a-z0-9]+]]: memref<8xf32>, %[[Y:[a-z0-9]+]]: memref<8xf32>, %[[OUT:[a-z0-9]+]]: memref<8xf32>
+// MERGE: %[[T:.+]] = memref.alloc
+// MERGE: call @differences__loop0(%[[X]], %[[Y]], %[[T]])
+// MERGE: call @differences__loop0(%[[T]], %[[X]], %[[OUT]])
+// MERGE: func.func private @differences__loop0(
+// MERGE-NOT: func.func
+func.func @differences(%x: memref<8xf32>, %y: memref<8xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %t = memref.alloc() : memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %a = memref.load %x[%i] : memref<8xf32>
+    %b = memref.load %y[%i] : memref<8xf32>
+    %d = arith.subf %a, %b : f32
+    memref.store %d, %t[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %a = memref.load %t[%i] : memref<8xf32>
+    %b = memref.load %x[%i] : memref<8xf32>
+    %d = arith.subf %a, %b : f32
+    memref.store %d, %out[%i] : memref<8xf32>
   }
   memref.dealloc %t : memref<8xf32>
   return

@@ -93,24 +93,22 @@ func.func @conv2d_f16(%x: tensor<1x2x4x4xf16>, %w: tensor<3x2x3x3xf16>) -> tenso
 // -----
 
 // The gradient of a stride-2 convolution (pad_lo 1) of a 1x3x8x8 input: the weight copied as
-// (g, C, O, K) flipped, wt[g, c, o, kh, kw] = w[g*4 + o, c, 2 - kh, 2 - kw]; dy placed every
-// second row and column (steps [1, 1, 2, 2]) at (K-1)*d - pad_lo = 1 into zeros of 8 + 2
+// a convolution's (C, O, K) flipped (one group: no group dim, the windows product is then the
+// forward convolution's loop nest), wt[c, o, kh, kw] = w[o, c, 2 - kh, 2 - kw]; dy placed
+// every second row and column (steps [1, 1, 2, 2]) at (K-1)*d - pad_lo = 1 into zeros of 8 + 2
 // rows; their stride-1 windows (n, g*4 + c, oh + kh, ow + kw) times the weight's matrix.
 // CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 4 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad(
 // CHECK-SAME:    %[[DY:.+]]: tensor<1x4x4x4xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
-// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<1x3x4x3x3xf32>)
-// CHECK-DAG:       %[[G:.+]] = linalg.index 0 : index
-// CHECK-DAG:       %[[C:.+]] = linalg.index 1 : index
-// CHECK-DAG:       %[[O:.+]] = linalg.index 2 : index
-// CHECK-DAG:       %[[KH:.+]] = linalg.index 3 : index
-// CHECK-DAG:       %[[KW:.+]] = linalg.index 4 : index
-// CHECK-DAG:       %[[C4:.+]] = arith.constant 4 : index
-// CHECK:           %[[GO:.+]] = arith.muli %[[G]], %[[C4]] : index
-// CHECK:           %[[ROW:.+]] = arith.addi %[[GO]], %[[O]] : index
+// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<3x4x3x3xf32>)
+// CHECK-DAG:       %[[C:.+]] = linalg.index 0 : index
+// CHECK-DAG:       %[[O:.+]] = linalg.index 1 : index
+// CHECK-DAG:       %[[KH:.+]] = linalg.index 2 : index
+// CHECK-DAG:       %[[KW:.+]] = linalg.index 3 : index
+// CHECK-NOT:       arith.muli
 // CHECK:           %[[FH:.+]] = arith.subi %{{.+}}, %[[KH]] : index
 // CHECK:           %[[FW:.+]] = arith.subi %{{.+}}, %[[KW]] : index
-// CHECK:           tensor.extract %[[W]][%[[ROW]], %[[C]], %[[FH]], %[[FW]]] : tensor<4x3x3x3xf32>
+// CHECK:           tensor.extract %[[W]][%[[O]], %[[C]], %[[FH]], %[[FW]]] : tensor<4x3x3x3xf32>
 // CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x4x10x10xf32>)
 // CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %[[ZEROS]][0, 0, 1, 1] [1, 4, 4, 4] [1, 1, 2, 2] : tensor<1x4x4x4xf32> into tensor<1x4x10x10xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x4x10x10xf32>) outs(%{{.+}} : tensor<1x4x3x3x1x8x8xf32>)
@@ -124,12 +122,25 @@ func.func @conv_input_grad(%dy: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) ->
 // -----
 
 // Two groups (depthwise, 5 outputs per channel, so 5 dy channels per group, more than
-// DIRECT_MAX_CHANNELS: not a direct nest): per group, the flipped weight (1 x 45) @ the
+// DIRECT_MAX_CHANNELS: not a direct nest): the weight copied as (g, C, O, K) flipped,
+// wt[g, c, o, kh, kw] = w[g*5 + o, c, 2 - kh, 2 - kw]; per group, the flipped weight (1 x 45) @ the
 // windows of dy (45 x 25), a
 // linalg.matmul in an scf.for over the groups.
 // CHECK-DAG:   #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 5 + d1, d2 + d5, d3 + d6)>
 // CHECK-LABEL: func.func @conv_input_grad_grouped(
 // CHECK-SAME:    %[[DY:.+]]: tensor<1x10x3x3xf32>, %[[W:.+]]: tensor<10x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<2x1x5x3x3xf32>)
+// CHECK-DAG:       %[[G:.+]] = linalg.index 0 : index
+// CHECK-DAG:       %[[C:.+]] = linalg.index 1 : index
+// CHECK-DAG:       %[[O:.+]] = linalg.index 2 : index
+// CHECK-DAG:       %[[KH:.+]] = linalg.index 3 : index
+// CHECK-DAG:       %[[KW:.+]] = linalg.index 4 : index
+// CHECK-DAG:       %[[C5:.+]] = arith.constant 5 : index
+// CHECK:           %[[GO:.+]] = arith.muli %[[G]], %[[C5]] : index
+// CHECK:           %[[ROW:.+]] = arith.addi %[[GO]], %[[O]] : index
+// CHECK:           %[[FH:.+]] = arith.subi %{{.+}}, %[[KH]] : index
+// CHECK:           %[[FW:.+]] = arith.subi %{{.+}}, %[[KW]] : index
+// CHECK:           tensor.extract %[[W]][%[[ROW]], %[[C]], %[[FH]], %[[FW]]] : tensor<10x1x3x3xf32>
 // CHECK:         %[[Z:.+]] = tensor.insert_slice %[[DY]] into %{{.+}}[0, 0, 2, 2] [1, 10, 3, 3] [1, 1, 1, 1] : tensor<1x10x3x3xf32> into tensor<1x10x7x7xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[Z]] : tensor<1x10x7x7xf32>) outs(%{{.+}} : tensor<2x5x3x3x1x5x5xf32>)
 // CHECK:         scf.for

@@ -9,10 +9,13 @@ bias gradient), three of a ResNet block's training step. Written as llvm.intr.me
 the fill was, the fill needs no loop and no function, and memset is what LLVM made of it.
 
 It applies to a fill of a zero (float +0.0 or integer 0) into a buffer of a static shape and
-the identity layout (contiguous from its start) whose element is a whole number of bytes, at
-the top level of a function that is not a matmul kernel (a kernel's fill is its schedule's:
-ms-cpu-matmul-schedule starts register tiles from zeros instead). Fills inside loops stay:
-their nest is outlined anyway, and a memset of a strided view would be several.
+the identity layout (contiguous from its start) whose element is a whole number of bytes, in
+a function that is not a matmul kernel (a kernel's fill is its schedule's:
+ms-cpu-matmul-schedule starts register tiles from zeros instead). Inside loops too: a
+convolution's loop over images zeroes each image's padded copy, a loop nest that LLVM's -O3
+turned into the same memset after its loop passes had worked on it (single-thread -O3 of the
+ResNet block's step 364 -> 349 ms, LeNet5's 809 -> 759; at -O0 the nest stayed a loop).
+Fills of strided views stay: their memset would be several.
 """
 from __future__ import annotations
 
@@ -50,9 +53,11 @@ def _whole_buffer_bytes(buffer) -> int | None:
 
 
 def _in_plain_function(op) -> bool:
-    """Whether op sits directly in a func.func that is not a matmul kernel."""
+    """Whether op sits in a func.func that is not a matmul kernel (at any depth)."""
     parent = op.parent
-    return parent is not None and parent.name == "func.func" and not is_kernel(parent)
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return parent is not None and not is_kernel(parent)
 
 
 def fill_as_memset(op, rewriter):
@@ -72,6 +77,6 @@ def fill_as_memset(op, rewriter):
 @register
 class FillsAsMemset(PatternPass):
     name = "ms-cpu-fills-as-memset"
-    summary = ("a zero fill of a whole contiguous buffer at a function's top level becomes "
-               "llvm.intr.memset (no loop nest, no outlined function)")
+    summary = ("a zero fill of a whole contiguous buffer becomes llvm.intr.memset (no loop "
+               "nest, no outlined function)")
     patterns = {"linalg.fill": fill_as_memset}

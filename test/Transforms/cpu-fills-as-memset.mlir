@@ -1,6 +1,6 @@
-// ms-cpu-fills-as-memset: a zero fill of a whole contiguous buffer at a function's top level
-// becomes llvm.intr.memset of the buffer's bytes; fills of other values, of strided views,
-// inside loops or in matmul kernels stay linalg.fill.
+// ms-cpu-fills-as-memset: a zero fill of a whole contiguous buffer (at any depth of a function)
+// becomes llvm.intr.memset of the buffer's bytes; fills of other values, of strided views or
+// in matmul kernels stay linalg.fill.
 // RUN: ms-opt %s --ms-cpu-fills-as-memset --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @zero_f32
@@ -60,29 +60,42 @@ func.func @kept(%a: memref<8x8xf32>, %b: memref<4x4xi1>, %n: index) {
 
 // -----
 
-// Inside a loop the fill is part of the nest ms-cpu-outline-loops outlines; in a matmul
-// kernel it is the register tiles' (their first panel starts from zeros).
+// Inside a loop (a per-image padded copy's zeros) the fill of a whole buffer is a memset too,
+// the fill of a row (a strided view) stays; in a matmul kernel, at any depth, it is the
+// register tiles' (their first panel starts from zeros).
 // CHECK-LABEL: func.func @in_loop
-// CHECK:         scf.for
-// CHECK-NEXT:      linalg.fill
+// CHECK:         scf.for %[[I:[a-z0-9]+]] =
+// CHECK:           "llvm.intr.memset"
+// CHECK:           %[[ROW:.+]] = memref.subview %{{.+}}[%[[I]], 0] [1, 8]
+// CHECK-NEXT:      linalg.fill ins(%{{.+}} : f32) outs(%[[ROW]]
 // CHECK-LABEL: func.func private @kernel
-// CHECK-NEXT:    arith.constant
-// CHECK-NEXT:    linalg.fill
+// CHECK:         linalg.fill
+// CHECK-NEXT:    linalg.matmul
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      linalg.fill
 // CHECK-NOT:     llvm.intr.memset
-func.func @in_loop(%a: memref<8x8xf32>) {
+func.func @in_loop(%a: memref<8x8xf32>, %b: memref<8x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %c1 = arith.constant 1 : index
   scf.for %i = %c0 to %c4 step %c1 {
     linalg.fill ins(%zero : f32) outs(%a : memref<8x8xf32>)
+    %row = memref.subview %b[%i, 0] [1, 8] [1, 1] : memref<8x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>)
   }
   return
 }
 
 func.func private @kernel(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %c: memref<8x8xf32>) attributes {ms.kernel = "matmul"} {
   %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
   linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
   linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
+  }
   return
 }

@@ -94,8 +94,10 @@ def tile_rows(m, mr: int) -> int:
     of 7 rows instead of 10 of 8 and a piece of 4, as fast); MR where none does (or m itself,
     smaller than MR). (Lower: AVX2's 32 rows as tiles of 4 instead of 5 of 6 and a piece of
     2 ran 3-8% slower.)"""
-    if ir.ShapedType.is_dynamic_size(m) or m <= mr:
-        return mr if ir.ShapedType.is_dynamic_size(m) else m
+    if ir.ShapedType.is_dynamic_size(m):
+        return mr
+    if m <= mr:
+        return m
     for rows in range(mr, -(-3 * mr // 4) - 1, -1):
         if m % rows == 0:
             return rows

@@ -373,7 +373,7 @@ def _flipped_per_group(w, spec: TensorSpec, groups):
     def body(_out):
         at = [linalg.IndexOp(i).result for i in range(len(shape))]
         c = lambda v: arith.constant(index, v)  # noqa: E731
-        (g, ch, o), ks = ([None] + at[:2] if not lead else at[:3]), at[len(lead) + 2:]
+        g, (ch, o, *ks) = (at[0], at[1:]) if lead else (None, at)
         coords = [o if g is None else arith.addi(arith.muli(g, c(og)), o), ch]
         coords += [arith.subi(c(k - 1), ki) for k, ki in zip(kernel, ks)]
         return lowering.to_compute(tensor.extract(w, coords), spec.dtype)

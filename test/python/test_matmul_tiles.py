@@ -61,8 +61,9 @@ def test_products_start_from_zeros(m, k, n, transpose_b, bias_relu):
 
 @pytest.mark.parametrize("m,k,n", [(84, 40, 20), (12, 300, 44), (8, 16, 8)])
 def test_float64_products_with_masked_column_edges(m, k, n):
-    """float64 rows are vectors of 8 per 512-bit register (4 per 256-bit): 20 and 44 columns
-    leave masked edges, bias and ReLU applied to them on the tiles."""
+    """float64 rows are vectors of 8 per 512-bit register (4 per 256-bit), tiles 16 columns
+    wide: 44 columns are two tiles and a masked edge of 12 (a vector of 16 lanes), 20 a tile
+    and 4 columns in one short vector; bias and ReLU applied on the tiles."""
     a, b = RNG.standard_normal((m, k)), RNG.standard_normal((k, n))
     bias = RNG.standard_normal(n)
     got = ms.jit(lambda a, b, bias: ops.relu(ops.matmul(a, b) + bias))(

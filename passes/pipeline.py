@@ -25,7 +25,7 @@ from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
-               buffer_lifetimes, cpu_collapse, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
+               buffer_lifetimes, cpu_collapse, cpu_huge_pages, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
                implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, symbols, verify)
 
 # The CUDA target's pass modules register their passes when a pipeline first names one: the
@@ -93,7 +93,7 @@ _CPU_STAGES = _FRONT_STAGES + (
               # manager runs them on the functions in parallel (LeNet5's step: the llvm
               # stage 333-401 -> 312-338 ms on 2 cores); the others need the module.
               "func.func(convert-vector-to-scf)", "convert-math-to-funcs",
-              "func.func(expand-strided-metadata,lower-affine)",
+              "ms-cpu-huge-pages", "func.func(expand-strided-metadata,lower-affine)",
               # before convert-scf-to-cf: the OpenMP regions hold memref.alloca_scope ops,
               # whose region must stay a single block ("expects region #0 to have 0 or 1
               # blocks" otherwise)

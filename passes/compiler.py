@@ -232,7 +232,7 @@ def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick
     from ..runtime.cpu import in_process_executable
     from . import cpu_codegen, tiering
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
-    if tier_store is not None and opt_level == 3 and tiering.should_tier(parts, quick_run):
+    if tier_store is not None and opt_level == 3 and tiering.should_tier(parts, sizes, quick_run):
         # (plan reads no sizes when it may use one core only; MSCC_TIERED=all tiers anyway)
         sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
         if sizes is not None:

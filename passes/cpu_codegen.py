@@ -11,8 +11,8 @@ shares a part is compiled with FastISel (FAST_ISEL_INSTRUCTIONS).
 One thread optimizes and compiles a small module into an object in memory
 (`compile_object`, linked into the process by runtime/jit_code.py). LLVM's time grows with
 the code (a Conv2d's forward and backward, 3,500 lines of LLVM dialect: 0.18 s); two threads
-on 2 cores take about half, the link ~20 ms more. Below `MIN_PART_COST` per thread the link
-costs more than the threads save, and the module is compiled whole in memory.
+on 2 cores take about half. Below `MIN_PART_COST` per thread a module is compiled whole in
+memory unless its functions share out into two parts of at least MIN_SECOND_PART_COST.
 (This used llvm-split and an `opt | llc` process per part before: starting the processes
 and splitting cost ~50 ms more than threads.)
 
@@ -45,6 +45,13 @@ ENV = "MSCC_CODEGEN_THREADS"
 # parameters (cost 15,000) 100 -> 75 ms, a Conv2d forward (8,800) 58 against 57 ms (the
 # ExecutionEngine, before: 94-106 -> 74-80 and 54 against 54).
 MIN_PART_COST = 6000
+# A smaller module takes two threads where its functions share out evenly enough: the
+# lighter part costs at least this much (~20 ms of LLVM's time), against each part's own
+# parse, target setup and object (~4 ms) and no link (the objects are linked into the
+# process, runtime/jit_code.py). Intel Xeon (Emerald Rapids), alternated in one process: a
+# Conv2d forward (costs 3,242 for its entry and 2,243 for its matmul kernel) 81 -> 55 ms of
+# LLVM, its whole compile 116 -> 93 ms. One costly function and small ones stay one part.
+MIN_SECOND_PART_COST = 1500
 # What LLVM IR translation has an implementation for: the C function that translates in
 # process crashes on anything else (the pipeline leaves nothing else; this is the check).
 _TRANSLATED = ("llvm.", "omp.", "builtin.")
@@ -87,11 +94,27 @@ def plan(module, sizes=None) -> tuple[int, dict | None]:
     if cap < 2 or not available():
         return 0, sizes
     sizes = function_sizes(module) if sizes is None else sizes
-    cost = sum(work.cost for work in sizes.values()) if sizes is not None else 0
-    if cost < 2 * MIN_PART_COST:
+    if sizes is None:
         return 0, sizes
-    threads = min(cap, cost // MIN_PART_COST)
+    cost = sum(work.cost for work in sizes.values())
+    if not long_compile(sizes) and min(part_costs(sizes, 2)) < MIN_SECOND_PART_COST:
+        return 0, sizes
+    threads = min(cap, max(2, cost // MIN_PART_COST))
     return max(threads, min(threads * PARTS_PER_THREAD, cost // PIECE_COST)), sizes
+
+
+def long_compile(sizes: dict | None) -> bool:
+    """Whether a module of these function_sizes is long for one thread to compile: at
+    least MIN_PART_COST for each of two."""
+    return sizes is not None and sum(w.cost for w in sizes.values()) >= 2 * MIN_PART_COST
+
+
+def part_costs(sizes: dict, parts: int) -> list[int]:
+    """The estimated cost of each part as share_out shares `sizes` out among `parts`."""
+    loads = [0] * parts
+    for name, part in share_out(sizes, parts).items():
+        loads[part] += sizes[name].cost
+    return loads
 
 
 def available() -> bool:

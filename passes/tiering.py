@@ -15,8 +15,9 @@ multiplied through), and a module whose estimate exceeds QUICK_RUN_LIMIT (a ResN
 batch 32: seconds at -O0) or that has dynamic sizes compiles optimized at once.
 
 MSCC_TIERED: `0` never tiers; `all` tiers every jit compile, small ones too (tests); unset or
-anything else: modules that the optimized compile would give threads (cpu_codegen.plan)
-and whose quick run is short.
+anything else: modules that the optimized compile would give threads for their size
+(cpu_codegen.long_compile: not the smaller ones that two threads compile only because their
+functions share out evenly) and whose quick run is short.
 
 The quick code serves exactly the first call, and the optimized compile starts when that call
 returns (TierUp says why not sooner); the second call waits for the optimized code (if it is
@@ -66,16 +67,17 @@ def mode() -> str:
     return {"0": "off", "off": "off", "all": "all"}.get(value, "auto")
 
 
-def should_tier(parts: int, quick_run: float | None) -> bool:
+def should_tier(parts: int, sizes: dict | None, quick_run: float | None) -> bool:
     """Whether a module at the `llvm` stage gets a quick first tier, given the threads its
-    optimized compile would use (cpu_codegen.plan) and its estimated quick run
-    (quick_run_seconds, None: unknown)."""
+    optimized compile would use (cpu_codegen.plan), its function_sizes (a long compile:
+    cpu_codegen.long_compile) and its estimated quick run (quick_run_seconds, None:
+    unknown)."""
     from . import cpu_codegen
     chosen = mode()
     if chosen == "off" or not cpu_codegen.available():
         return False
-    return chosen == "all" or (parts > 1 and quick_run is not None
-                               and quick_run <= QUICK_RUN_LIMIT)
+    return chosen == "all" or (parts > 1 and cpu_codegen.long_compile(sizes)
+                               and quick_run is not None and quick_run <= QUICK_RUN_LIMIT)
 
 
 def quick_run_seconds(module) -> float | None:

@@ -167,6 +167,47 @@ def test_small_modules_stay_in_process():
     assert type(_executable(f)).__name__ == "CpuExecutable"
 
 
+def test_a_module_whose_functions_share_out_evenly_takes_two_threads(monkeypatch):
+    """Below 2 x MIN_PART_COST a module takes two threads only where the lighter of its two
+    parts costs MIN_SECOND_PART_COST or more (a Conv2d forward: entry and kernel); such a
+    module is not long to compile, so it is not tiered either."""
+    from mscc.passes import tiering
+    monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
+    monkeypatch.delenv(cpu_codegen.ENV, raising=False)
+    monkeypatch.delenv(tiering.ENV, raising=False)
+    work = cpu_codegen.FunctionWork
+    second = cpu_codegen.MIN_SECOND_PART_COST
+    even = {"entry": work(200, 2 * second), "kernel": work(200, second), "": work(1, 4)}
+    lopsided = {"entry": work(200, 3 * second), "helper": work(20, second - 1)}
+    assert cpu_codegen.part_costs(even, 2) == [2 * second, second]
+    assert cpu_codegen.plan(None, even)[0] == 2
+    assert cpu_codegen.plan(None, lopsided)[0] == 0
+    assert not tiering.should_tier(2, even, 0.0)
+    large = {"a": work(900, cpu_codegen.MIN_PART_COST), "b": work(900, cpu_codegen.MIN_PART_COST)}
+    assert cpu_codegen.plan(None, large)[0] == 2 and tiering.should_tier(2, large, 0.0)
+
+
+def test_a_conv2d_forward_is_compiled_by_two_threads(monkeypatch):
+    """Its loop over images (the entry) and its matmul kernel, one part each, linked into
+    the process together; the numbers as a direct float64 convolution's."""
+    monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
+    monkeypatch.delenv(cpu_codegen.ENV, raising=False)
+    monkeypatch.setenv("MSCC_TIERED", "0")
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 16, 14, 14)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32) / 12
+    f = ms.jit(lambda a, b: ops.conv2d(a, b, pad_mode="same"))
+    got = f(ms.Tensor(x), ms.Tensor(w)).asnumpy()
+    assert len(_executable(f).objects) == 2
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((8, 32, 14, 14))
+    for i in range(3):
+        for j in range(3):
+            want += np.einsum("nchw,oc->nohw", padded[:, :, i:i + 14, j:j + 14], w[:, :, i, j])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_without_llvms_c_api_the_execution_engine_compiles(monkeypatch):
     """Where libLLVM's C API cannot be loaded (another architecture), the MLIR
     ExecutionEngine compiles every module, large ones too."""

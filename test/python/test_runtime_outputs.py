@@ -143,5 +143,6 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                              capture_output=True, text=True).stdout
         faults[value] = int(out.split()[-1])
-    # 5 calls x 2 images x 36 MiB = ~90000 pages when faulted in anew
-    assert faults["0"] > 10000 and faults["1"] < faults["0"] / 10, faults
+    # 5 calls x 2 images x 36 MiB faulted in anew: ~90000 pages of 4 KiB, ~90 of 2 MiB
+    # (ms-cpu-huge-pages), and the smaller buffers' pages (~5000 in all)
+    assert faults["0"] > 2000 and faults["1"] < faults["0"] / 10, faults

@@ -24,7 +24,7 @@ import math
 import sys
 
 from mlir import ir
-from mlir.dialects import arith, func
+from mlir.dialects import arith, func, memref
 
 from .base import ModulePass, register
 from ..dialects.ir_helpers import element_bytes, ops_of_kind
@@ -54,7 +54,6 @@ def _declare_madvise(module):
 def advise_huge_pages(alloc, size: int):
     """After `alloc` (of `size` bytes, at least 2 huge pages' worth): madvise(MADV_HUGEPAGE)
     on the huge pages that lie wholly inside the buffer."""
-    from mlir.dialects import memref
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     with ir.InsertionPoint.after(alloc), alloc.location:
         start = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(alloc.result))

@@ -2,15 +2,15 @@
 
 A training step's first call writes every activation and gradient buffer for the first time,
 and Linux maps each 4 KiB page of them at its first touch: a ResNet basic block's step at
-batch 32 (its buffers 25 MiB each) took 27,000 page faults in its first call, ~50-80 ms of
-the ~0.3 s call on the Intel Xeon of these machines, which the compile time of bench/conv.py
-(first call minus a later one) counts. Later calls reuse the same memory (runtime/malloc.py
+batch 32 (its buffers 25 MiB each) took 27,400 page faults in its first call, which ran
+~73 ms longer than a later one on the Intel Xeon of these machines (the compile time of
+bench/conv.py, first call minus a later one, counts it). Later calls reuse the same memory (runtime/malloc.py
 keeps freed memory in the process) and fault no more. This machine's kernel makes huge pages
 only where asked (/sys/kernel/mm/transparent_hugepage/enabled: "madvise", a common default):
 madvise(MADV_HUGEPAGE) on a buffer's whole 2 MiB pages before its first touch makes each
-fault map 2 MiB at once (the step's first call: 730 faults; its later calls the same or
-faster: fewer TLB misses). Under "always" the advice changes nothing; under "never" it is
-ignored.
+fault map 2 MiB at once: the step's first call 5,400 faults (its smaller buffers' pages),
+~45 ms longer than a later one (4 alternated process pairs); later calls as fast as before.
+Under "always" the advice changes nothing; under "never" it is ignored.
 
 A memref.alloc of a static shape of at least `min-bytes` (4 MiB: at least one whole 2 MiB
 page lies inside) is followed by the advice on the 2 MiB-aligned part of it. The advice is

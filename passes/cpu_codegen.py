@@ -97,7 +97,7 @@ def plan(module, sizes=None) -> tuple[int, dict | None]:
     if sizes is None:
         return 0, sizes
     cost = sum(work.cost for work in sizes.values())
-    if not long_compile(sizes) and min(part_costs(sizes, 2)) < MIN_SECOND_PART_COST:
+    if cost < 2 * MIN_PART_COST and min(part_costs(sizes, 2)) < MIN_SECOND_PART_COST:
         return 0, sizes
     threads = min(cap, max(2, cost // MIN_PART_COST))
     return max(threads, min(threads * PARTS_PER_THREAD, cost // PIECE_COST)), sizes

@@ -4,11 +4,11 @@ A training step's first call writes every activation and gradient buffer for the
 and Linux maps each 4 KiB page of them at its first touch: a ResNet basic block's step at
 batch 32 (its buffers 25 MiB each) took 27,400 page faults in its first call, which ran
 ~73 ms longer than a later one on the Intel Xeon of these machines (the compile time of
-bench/conv.py, first call minus a later one, counts it). Later calls reuse the same memory (runtime/malloc.py
-keeps freed memory in the process) and fault no more. This machine's kernel makes huge pages
-only where asked (/sys/kernel/mm/transparent_hugepage/enabled: "madvise", a common default):
-madvise(MADV_HUGEPAGE) on a buffer's whole 2 MiB pages before its first touch makes each
-fault map 2 MiB at once: the step's first call 5,400 faults (its smaller buffers' pages),
+bench/conv.py, first call minus a later one, counts it). Later calls reuse the same memory
+(runtime/malloc.py keeps freed memory in the process) and fault no more. This machine's
+kernel makes huge pages only where asked (/sys/kernel/mm/transparent_hugepage/enabled:
+"madvise", a common default): madvise(MADV_HUGEPAGE) on a buffer's whole 2 MiB pages
+before its first touch makes each fault map 2 MiB at once: the step's first call 5,400 faults (its smaller buffers' pages),
 ~45 ms longer than a later one (4 alternated process pairs); later calls as fast as before.
 Under "always" the advice changes nothing; under "never" it is ignored.
 
@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from .base import ModulePass, register
-from ..dialects.ir_helpers import element_bytes, ops_of_kind
+from ..dialects.ir_helpers import element_bytes, functions_by_name, ops_of_kind
 from ..dialects.upstream import llvm
 
 MADV_HUGEPAGE = 14          # <linux/mman.h>
@@ -42,11 +42,10 @@ def _static_bytes(alloc) -> int | None:
 
 def _declare_madvise(module):
     """`madvise(void *, size_t, int) -> int`, declared once at the module's top."""
-    body = module.regions[0].blocks[0]
-    for op in body.operations:
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == MADVISE:
-            return
+    if MADVISE in functions_by_name(module):
+        return
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    body = module.regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         func.FuncOp(MADVISE, ([llvm.pointer_type(), i64, i32], [i32]), visibility="private")
 

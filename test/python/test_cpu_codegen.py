@@ -183,7 +183,8 @@ def test_a_module_whose_functions_share_out_evenly_takes_two_threads(monkeypatch
     assert cpu_codegen.plan(None, even)[0] == 2
     assert cpu_codegen.plan(None, lopsided)[0] == 0
     assert not tiering.should_tier(2, even, 0.0)
-    large = {"a": work(900, cpu_codegen.MIN_PART_COST), "b": work(900, cpu_codegen.MIN_PART_COST)}
+    half = work(900, cpu_codegen.MIN_PART_COST)
+    large = {"a": half, "b": half}
     assert cpu_codegen.plan(None, large)[0] == 2 and tiering.should_tier(2, large, 0.0)
 
 

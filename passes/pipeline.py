@@ -26,7 +26,7 @@ from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_huge_pages, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
-               implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, symbols, verify)
+               implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, split_deallocs, symbols, verify)
 
 # The CUDA target's pass modules register their passes when a pipeline first names one: the
 # CPU target's first compile does not import the gpu dialect's Python modules for them.
@@ -52,17 +52,23 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
              "function-boundary-type-conversion=identity-layout-map "
              "allow-return-allocs-from-loops=1}")
 
-# buffer-deallocation-pipeline, step by step (the CUDA target drops some deallocations
-# between its simplification and their lowering to host code).
-_DEALLOC_STEPS = ("expand-realloc", "canonicalize", "ownership-based-buffer-deallocation",
-                  "canonicalize", "buffer-deallocation-simplification")
+# buffer-deallocation-pipeline, step by step. The CPU target takes the buffers that need no
+# runtime alias check out of each bufferization.dealloc before the simplification, whose
+# time grows with the square of a dealloc's buffers (passes/split_deallocs.py: MobileNetV2's
+# step 240 -> 25 ms); the CUDA target drops some deallocations between the simplification
+# and their lowering to host code.
 _DEALLOC_LOWER = ("bufferization-lower-deallocations", "cse", "canonicalize")
+_CPU_DEALLOC = ("expand-realloc{emit-deallocs=false}", "canonicalize",
+                "ownership-based-buffer-deallocation", "canonicalize",
+                "ms-split-fresh-deallocs", "buffer-deallocation-simplification") + _DEALLOC_LOWER
+_CUDA_DEALLOC = ("expand-realloc", "canonicalize", "ownership-based-buffer-deallocation",
+                 "canonicalize", "buffer-deallocation-simplification",
+                 "ms-gpu-drop-control-deallocs") + _DEALLOC_LOWER
 
 
-def _bufferize(*extra, before_lowering=()):
-    """Destination-passing entries, then one-shot bufferization with caller-owned outputs."""
-    dealloc = (("buffer-deallocation-pipeline",) if not before_lowering else
-               _DEALLOC_STEPS + tuple(before_lowering) + _DEALLOC_LOWER)
+def _bufferize(*extra, dealloc=_CPU_DEALLOC):
+    """Destination-passing entries, then one-shot bufferization with caller-owned outputs
+    and the `dealloc` steps."""
     return ("bufferized", ("ms-entry-dps", "eliminate-empty-tensors", BUFFERIZE,
                            "drop-equivalent-buffer-results") + dealloc
             + ("ms-bool-buffers-as-bytes", "convert-bufferization-to-memref") + extra
@@ -122,7 +128,7 @@ _CUDA_STAGES = _FRONT_STAGES + (
                 "convert-ms-to-linalg{scatter=reduction conv=implicit-gemm rows=gather}",
                 "ms-gpu-outline-control-flow", "func.func(convert-elementwise-to-linalg)",
                 "ms-outline-matmul{epilogues=false}", "canonicalize", "cse")),
-    _bufferize(before_lowering=("ms-gpu-drop-control-deallocs",)),
+    _bufferize(dealloc=_CUDA_DEALLOC),
     # Matmul kernel functions are scheduled while still isolated, then everything is inlined
     # into the entry, whose remaining linalg ops each become one gpu.launch; linalg left
     # inside launches (the per-thread matmul tiles and tile copies) becomes loops.

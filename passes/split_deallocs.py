@@ -1,16 +1,19 @@
-"""ms-split-fresh-deallocs: the buffers a `bufferization.dealloc` frees unconditionally and
-that nothing it keeps can alias leave it as plain `memref.dealloc` ops (both targets; before
-buffer-deallocation-simplification).
+"""ms-split-fresh-deallocs (CPU; between ownership-based-buffer-deallocation and
+buffer-deallocation-simplification): the buffers a `bufferization.dealloc` frees
+unconditionally and that nothing else it frees or keeps can alias leave it as plain
+`memref.dealloc` ops.
 
 ownership-based-buffer-deallocation frees what a block owns in one `bufferization.dealloc`
 before its terminator: for a training step's entry, every intermediate of the forward and the
 backward (MobileNetV2's step: 791 buffers in one op). buffer-deallocation-simplification
-then asks, for every pair of its buffers, whether they may alias: 0.4-0.5 s of that compile
-(13 ms for a ResNet block's step, whose largest dealloc holds 30). A buffer this block
+then asks, for every pair of its buffers, whether they may alias: 240-500 ms of that compile
+(2-5 ms for a ResNet block's step, whose largest dealloc holds ~30). A buffer this block
 allocated (`memref.alloc`), freed under a constant true condition, and none of whose views
-(traced through every op that takes it and returns a memref, as ms-early-dealloc does) is
-another freed buffer or a kept one, is freed the same with or without the op's runtime alias
-checks: it moves out, and the simplification sees what is left.
+is another freed buffer or a kept one, is freed the same with or without the op's runtime
+alias checks: it moves out, and the simplification sees what is left. Views are followed
+through every op that takes one and returns memrefs, and through a region's terminator to
+the memref results of the op holding the region (a conditional yielding the buffer); a
+buffer the function returns stays.
 """
 from __future__ import annotations
 
@@ -62,11 +65,11 @@ def _views(buffer, last_ops: dict) -> list | None:
     return found
 
 
-def split_fresh_deallocs(dealloc, last_ops: dict):
-    """`bufferization.dealloc` -> `memref.dealloc` of each fresh, unaliased buffer it frees
-    unconditionally, and a dealloc of the rest (none when nothing is left and nothing
-    is kept)."""
-    op = dealloc.operation
+def split_fresh_deallocs(op, last_ops: dict):
+    """`bufferization.dealloc` op -> `memref.dealloc` of each fresh, unaliased buffer it
+    frees unconditionally, and a dealloc of the rest (none when nothing is left and nothing
+    is kept). `last_ops`: see _views."""
+    op = op.operation
     dealloc = op.opview
     buffers, conditions = list(dealloc.memrefs), list(dealloc.conditions)
     retained = list(dealloc.retained)

@@ -30,13 +30,24 @@ from .base import ModulePass, register
 from ..dialects.ir_helpers import ops_of_kind
 
 
-def _aliases(buffer) -> list:
-    """`buffer` and the memrefs derived from it (views), transitively."""
+def aliases(buffer, terminators: dict | None = None) -> list | None:
+    """`buffer` and the memrefs derived from it (views), transitively: the results of every
+    op that takes one of them and returns memrefs. With `terminators` (a cache of each
+    block's last op), also where a region's terminator yields one, the memref results of the
+    op holding the region; None when one reaches the function's own terminator."""
     found, todo = [buffer], [buffer]
     while todo:
-        v = todo.pop()
-        for use in v.uses:
-            for r in use.owner.results:
+        for use in todo.pop().uses:
+            user = use.owner.operation
+            if terminators is not None:
+                block = user.block
+                if block not in terminators:
+                    terminators[block] = block.operations[len(block.operations) - 1].operation
+                if user == terminators[block]:
+                    user = user.parent  # (what a region yields, its holder returns)
+                    if user.name == "func.func":
+                        return None
+            for r in user.results:
                 if isinstance(r.type, ir.MemRefType) and r not in found:
                     found.append(r)
                     todo.append(r)
@@ -59,7 +70,7 @@ def _users(buffer, block, order, skip=None):
     """The ops of `block` that use `buffer` or a view of it, in block order; None when a
     use cannot be placed in the block."""
     found = set()
-    for alias in _aliases(buffer):
+    for alias in aliases(buffer):
         for use in alias.uses:
             user = use.owner.operation
             if skip is not None and user == skip:

@@ -57,13 +57,14 @@ BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries=1 "
 # time grows with the square of a dealloc's buffers (passes/split_deallocs.py: MobileNetV2's
 # step 240 -> 25 ms); the CUDA target drops some deallocations between the simplification
 # and their lowering to host code.
+_OWNERSHIP = ("canonicalize", "ownership-based-buffer-deallocation", "canonicalize")
 _DEALLOC_LOWER = ("bufferization-lower-deallocations", "cse", "canonicalize")
-_CPU_DEALLOC = ("expand-realloc{emit-deallocs=false}", "canonicalize",
-                "ownership-based-buffer-deallocation", "canonicalize",
-                "ms-split-fresh-deallocs", "buffer-deallocation-simplification") + _DEALLOC_LOWER
-_CUDA_DEALLOC = ("expand-realloc", "canonicalize", "ownership-based-buffer-deallocation",
-                 "canonicalize", "buffer-deallocation-simplification",
-                 "ms-gpu-drop-control-deallocs") + _DEALLOC_LOWER
+_CPU_DEALLOC = (("expand-realloc{emit-deallocs=false}",) + _OWNERSHIP
+                + ("ms-split-fresh-deallocs", "buffer-deallocation-simplification")
+                + _DEALLOC_LOWER)
+_CUDA_DEALLOC = (("expand-realloc",) + _OWNERSHIP
+                 + ("buffer-deallocation-simplification", "ms-gpu-drop-control-deallocs")
+                 + _DEALLOC_LOWER)
 
 
 def _bufferize(*extra, dealloc=_CPU_DEALLOC):

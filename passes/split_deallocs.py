@@ -23,6 +23,7 @@ from mlir import ir
 from mlir.dialects import bufferization, memref
 
 from .base import ModulePass, register
+from .buffer_lifetimes import aliases
 from ..dialects.ir_helpers import ops_of_kind
 
 
@@ -42,33 +43,10 @@ def _fresh(buffer, dealloc) -> bool:
             and owner.operation.block == dealloc.block)
 
 
-def _views(buffer, last_ops: dict) -> list | None:
-    """The memrefs that may alias `buffer`, itself first: the results of every op that takes
-    one of them and returns memrefs, and where a region yields one (its block's terminator),
-    the memref results of the op holding the region. None when the function returns one.
-    `last_ops` caches each block's terminator."""
-    found, todo = [buffer], [buffer]
-    while todo:
-        for use in todo.pop().uses:
-            user = use.owner.operation
-            block = user.block
-            if block not in last_ops:
-                last_ops[block] = block.operations[len(block.operations) - 1].operation
-            if user == last_ops[block]:
-                user = user.parent  # (a terminator: what it yields, its parent returns)
-                if user.name == "func.func":
-                    return None
-            for r in user.results:
-                if isinstance(r.type, ir.MemRefType) and r not in found:
-                    found.append(r)
-                    todo.append(r)
-    return found
-
-
-def split_fresh_deallocs(op, last_ops: dict):
+def split_fresh_deallocs(op, terminators: dict):
     """`bufferization.dealloc` op -> `memref.dealloc` of each fresh, unaliased buffer it
     frees unconditionally, and a dealloc of the rest (none when nothing is left and nothing
-    is kept). `last_ops`: see _views."""
+    is kept). `terminators`: see buffer_lifetimes.aliases."""
     op = op.operation
     dealloc = op.opview
     buffers, conditions = list(dealloc.memrefs), list(dealloc.conditions)
@@ -79,7 +57,7 @@ def split_fresh_deallocs(op, last_ops: dict):
     for i, (buffer, condition) in enumerate(zip(buffers, conditions)):
         if not _always(condition) or not _fresh(buffer, op) or freed[buffer] > 1:
             continue
-        views = _views(buffer, last_ops)
+        views = aliases(buffer, terminators)
         if views is not None and buffer not in kept and not any(
                 v in freed or v in kept for v in views[1:]):
             split.append(i)
@@ -105,6 +83,6 @@ class SplitFreshDeallocs(ModulePass):
                "memref.dealloc")
 
     def run(self, module):
-        last_ops: dict = {}
+        terminators: dict = {}
         for dealloc in ops_of_kind(module, "bufferization.dealloc"):
-            split_fresh_deallocs(dealloc, last_ops)
+            split_fresh_deallocs(dealloc, terminators)

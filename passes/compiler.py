@@ -211,9 +211,10 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
     run = functools.partial(pipeline.run_pipeline, module, "cpu", on_stage=times.__setitem__,
                             on_pass=on_pass)
     quick_run = None
-    if tier_store is not None and start_after is None and tiering.mode() != "off":
-        run(stop_after="bufferized")  # (the quick run is estimated on its buffers)
-        quick_run = tiering.quick_run_seconds(module)
+    if (tier_store is not None and tiering.mode() != "off"
+            and "bufferized" in pipeline.stages_between("cpu", start_after, "llvm")):
+        run(stop_after="bufferized", start_after=start_after)  # (the quick run is
+        quick_run = tiering.quick_run_seconds(module)          # estimated on its buffers)
         run(stop_after="llvm", start_after="bufferized")
     else:
         run(stop_after="llvm", start_after=start_after)

@@ -155,7 +155,7 @@ def _compile_single_op(op_name, operands, attrs, consts, target, specs=None):
 def _trace_and_compile_op(op_name, operands, attrs, consts, target, specs):
     global eager_compiles
     from ..passes.compiler import compile_module
-    from .trace import Trace
+    from .trace import TRACED_STAGE, Trace
     where = user_location()
     tr = Trace("eager_" + op_name.split(".", 1)[1], where)
     with tr:
@@ -164,4 +164,4 @@ def _trace_and_compile_op(op_name, operands, attrs, consts, target, specs):
                   for x, spec in zip(operands, specs)]
         tr.finish(tr.emit(op_name, values, attrs, consts, where))
     eager_compiles += 1
-    return compile_module(tr.module, tr.name, target=target)
+    return compile_module(tr.module, tr.name, target=target, start_after=TRACED_STAGE)

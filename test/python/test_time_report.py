@@ -32,3 +32,23 @@ def test_time_report_lists_the_passes_and_the_program_still_runs(monkeypatch, ca
     assert "one-shot-bufferize " in err and "{" not in pass_report("f", exe.pass_times)
     x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_allclose(exe(x)[0], np.tanh(x), rtol=1e-5)
+
+
+def test_a_traced_program_starts_after_the_ms_stage(monkeypatch, capsys):
+    """jit hands the compiler its traced module at the `ms` stage: the tracer built every op
+    with the shape and dtype rules ms-verify checks, so the first pass is the folding, and
+    ms-verify runs once, after it. The program still computes what numpy does."""
+    import mscc as ms
+    from mscc import ops
+    from mscc.pyfront.trace import TRACED_STAGE
+    monkeypatch.setenv("MSCC_TIME_REPORT", "1")
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    assert pipeline.stages_between("cpu", TRACED_STAGE, "ms-opt") == ["ms-opt"]
+    f = ms.jit(lambda x: ops.tanh(x) * 2)
+    x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_allclose(f(ms.Tensor(x)).asnumpy(), np.tanh(x) * 2, rtol=1e-5)
+    report = [line for line in capsys.readouterr().err.splitlines()
+              if line.startswith("mscc: passes of")]
+    passes = [step.split()[0] for step in report[-1].split("(", 1)[1].split(", ")]
+    assert passes[0] == "ms-const-input-to-attr"
+    assert passes.count("ms-verify") == 1

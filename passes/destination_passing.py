@@ -128,12 +128,18 @@ def _widen_values(op):
     the loads and stores of such buffers, to be fixed up."""
     accesses = []
 
-    def visit(inner):
-        for value in list(inner.results) + [a for region in inner.regions
-                                            for block in region.blocks for a in block.arguments]:
+    def widen(values):
+        for value in values:
             wide = _widened(value.type)
             if wide is not None:
                 value.set_type(wide)
+
+    def visit(inner):
+        widen(inner.results)
+        if len(inner.regions):  # (most ops have none: listing them was half the walk)
+            for region in inner.regions:
+                for block in region.blocks:
+                    widen(block.arguments)
         if inner.name in ("memref.load", "memref.store"):
             accesses.append(inner)
         return ir.WalkResult.ADVANCE

@@ -213,8 +213,9 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
     quick_run = None
     if (tier_store is not None and tiering.mode() != "off"
             and "bufferized" in pipeline.stages_between("cpu", start_after, "llvm")):
-        run(stop_after="bufferized", start_after=start_after)  # (the quick run is
-        quick_run = tiering.quick_run_seconds(module)          # estimated on its buffers)
+        # (the quick run is estimated on the module's buffers)
+        run(stop_after="bufferized", start_after=start_after)
+        quick_run = tiering.quick_run_seconds(module)
         run(stop_after="llvm", start_after="bufferized")
     else:
         run(stop_after="llvm", start_after=start_after)

@@ -154,8 +154,7 @@ def _compile_single_op(op_name, operands, attrs, consts, target, specs=None):
 
 def _trace_and_compile_op(op_name, operands, attrs, consts, target, specs):
     global eager_compiles
-    from ..passes.compiler import compile_module
-    from .trace import TRACED_STAGE, Trace
+    from .trace import Trace, compile_traced
     where = user_location()
     tr = Trace("eager_" + op_name.split(".", 1)[1], where)
     with tr:
@@ -164,4 +163,4 @@ def _trace_and_compile_op(op_name, operands, attrs, consts, target, specs):
                   for x, spec in zip(operands, specs)]
         tr.finish(tr.emit(op_name, values, attrs, consts, where))
     eager_compiles += 1
-    return compile_module(tr.module, tr.name, target=target, start_after=TRACED_STAGE)
+    return compile_traced(tr.module, tr.name, target)

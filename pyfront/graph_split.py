@@ -312,13 +312,13 @@ class _CompiledFragment(_GraphFragment):
         return text
 
     def __call__(self, *values):
-        from ..passes.compiler import clone_module, compile_module
-        from .trace import TRACED_STAGE
+        from ..passes.compiler import clone_module
+        from .trace import compile_traced
         if self._exe is None:
             with compiler_lock:
                 if self._exe is None:
-                    self._exe = compile_module(clone_module(self.module), self.name,
-                                               target=self.target, start_after=TRACED_STAGE)
+                    self._exe = compile_traced(clone_module(self.module), self.name,
+                                               self.target)
         exe = self._exe
         if self.target == "cuda":
             arrays = [v._device if v._device is not None else v.asnumpy()

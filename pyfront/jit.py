@@ -546,8 +546,7 @@ class JitFunction(JitBase):
             return self._trace_and_compile(args, leaves, key)
 
     def _trace_and_compile(self, args, leaves, key):
-        from ..passes.compiler import compile_module
-        from .trace import TRACED_STAGE
+        from .trace import compile_traced
         t0 = time.perf_counter()
         tr, out_tree, tensor_leaves, n_out = self.trace(args, leaves)
         if os.environ.get("MSCC_TIME_REPORT"):  # the stage before the compiler's own report
@@ -556,7 +555,7 @@ class JitFunction(JitBase):
         from . import communication
         # tiered (passes/tiering.py), except for data-parallel ranks: each must update its
         # weights with the same code as the others
-        exe = compile_module(tr.module, tr.name, target=key[1], start_after=TRACED_STAGE,
+        exe = compile_traced(tr.module, tr.name, key[1],
                              tiered=not communication.is_initialized())
         self.compile_count += 1
         writebacks = [tr.explicit_params.get(id(p), p) for p in tr.assigned_params]
@@ -645,12 +644,12 @@ class Compiled:
 
     def __call__(self, *arrays):
         if self._exe is None:
-            from ..passes.compiler import clone_module, compile_module
-            from .trace import TRACED_STAGE
+            from ..passes.compiler import clone_module
+            from .trace import compile_traced
             with compiler_lock:
                 if self._exe is None:
-                    self._exe = compile_module(clone_module(self._module), self.entry,
-                                               target=self.target, start_after=TRACED_STAGE)
+                    self._exe = compile_traced(clone_module(self._module), self.entry,
+                                               self.target)
         return self._exe(*arrays)
 
     def save(self, path: str) -> str:

@@ -39,6 +39,12 @@ from .tensor import Parameter, Tensor
 TRACED_STAGE = "ms"
 
 
+def compile_traced(module, entry: str, target: str, **options):
+    """passes.compiler.compile_module for a module the tracer built (at TRACED_STAGE)."""
+    from ..passes.compiler import compile_module
+    return compile_module(module, entry, target=target, start_after=TRACED_STAGE, **options)
+
+
 def current_trace():
     return active_traces[-1] if active_traces else None
 

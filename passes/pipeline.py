@@ -24,7 +24,7 @@ from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_matmul_calls, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_huge_pages, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
                implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, split_deallocs, symbols, verify)
 
@@ -153,6 +153,28 @@ _CUDA_STAGES = _FRONT_STAGES + (
 )
 
 TARGET_STAGES = {"cpu": _CPU_STAGES, "cuda": _CUDA_STAGES}
+
+# The CPU passes that only make the code faster (the IR is valid and computes the same
+# without them): the first tier of a tiered compile (passes/tiering.py) lowers without them,
+# for LLVM to compile at -O0. Dropped together, LeNet5's training step's llvm stage took
+# ~130 ms instead of ~380 and its -O0 code generation ~40 ms instead of ~135 (one thread):
+# the matmul schedule's register tiles are most of both.
+CPU_SPEED_ONLY = frozenset((
+    "ms-cpu-kernel-dest", "ms-cpu-kernel-zero-init", "ms-cpu-fuse-elementwise-pairs",
+    "ms-cpu-fuse-sibling-loops", "ms-cpu-tile-rows", "ms-cpu-store-terms",
+    "ms-cpu-merge-kernels", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule",
+    "ms-cpu-merge-scheduled-kernels", "ms-cpu-vectorize-transposes", "ms-cpu-parallelize",
+    "ms-cpu-collapse-dims", "ms-cpu-promote-accumulators", "ms-cpu-prefetch-b",
+    "ms-cpu-outline-loops", "ms-cpu-merge-loops", "ms-cpu-distinct-buffers",
+    "ms-cpu-huge-pages", "ms-cpu-loop-hints", "ms-cpu-merge-constant-variants",
+    "ms-cpu-alias-scopes"))
+# What the quick tier runs instead: its matmuls call a compiled matrix product.
+_CPU_QUICK_INSTEAD = {"ms-cpu-matmul-schedule": "ms-cpu-matmul-calls"}
+# {target: {stage: its steps in the quick tier}}: the stages a quick compile runs differently.
+QUICK_STAGES = {"cpu": {"llvm": tuple(_CPU_QUICK_INSTEAD.get(step, step)
+                                      for step in dict(_CPU_STAGES)["llvm"]
+                                      if step not in CPU_SPEED_ONLY
+                                      or step in _CPU_QUICK_INSTEAD)}}
 # Stages produced by exporting the final module rather than by passes, per target.
 EXPORT_STAGES = {"cpu": ("llvm-ir", "asm", "obj"), "cuda": ("plan", "obj")}
 
@@ -353,13 +375,16 @@ def stages_between(target: str, start_after: str | None, stop_after: str) -> lis
 
 
 def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=None,
-                 start_after=None, on_stage=None, on_pass=None):
+                 start_after=None, on_stage=None, on_pass=None, quick=False):
     """The pipeline driver: run the stages after `start_after` (None: from the beginning)
     through `stop_after` (see stages_between). `after_each(step, module)` sees the IR after
     every pass; `on_stage(name, seconds)` is told how long each stage took, `on_pass(step,
-    seconds)` each pass. Returns the module (changed in place); raises CompileError at the
+    seconds)` each pass. `quick`: the stages of QUICK_STAGES without the passes that only
+    make the code faster. Returns the module (changed in place); raises CompileError at the
     first failing pass."""
     steps = dict(TARGET_STAGES[target]) if target in TARGET_STAGES else {}
+    if quick:
+        steps.update(QUICK_STAGES.get(target, {}))
     for name in stages_between(target, start_after, stop_after):
         t0 = time.perf_counter()
         run_steps(module, [parse_step(s) for s in steps[name]], after_each=after_each,

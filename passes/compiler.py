@@ -200,9 +200,9 @@ def compile_module(module: ir.Module, entry: str | None = None, target="cpu", op
 
 def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tier_store=None):
     """The CPU pipeline through `llvm`, then the machine code (tiered when `tier_store` is
-    given: passes/tiering.py); the executable's `compile_times` holds the seconds of every
-    stage and of the machine code, and under MSCC_TIME_REPORT `pass_times` those of every
-    pass, in order ((name, seconds) pairs)."""
+    given and tiering.should_tier says so: passes/tiering.py); the executable's
+    `compile_times` holds the seconds of every stage and of the machine code, and under
+    MSCC_TIME_REPORT `pass_times` those of every pass, in order ((name, seconds) pairs)."""
     from . import tiering
     times, passes = {}, []
     # Timing every pass runs each upstream pass in a PassManager of its own: only on request.
@@ -210,35 +210,30 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
         "MSCC_TIME_REPORT") else None
     run = functools.partial(pipeline.run_pipeline, module, "cpu", on_stage=times.__setitem__,
                             on_pass=on_pass)
-    quick_run = None
-    if (tier_store is not None and tiering.mode() != "off"
+    if (tier_store is not None and opt_level == 3 and tiering.mode() != "off"
             and "bufferized" in pipeline.stages_between("cpu", start_after, "llvm")):
-        # (the quick run is estimated on the module's buffers)
+        # (whether to tier is decided on the module's buffers)
         run(stop_after="bufferized", start_after=start_after)
-        quick_run = tiering.quick_run_seconds(module)
-        run(stop_after="llvm", start_after="bufferized")
-    else:
-        run(stop_after="llvm", start_after=start_after)
+        start_after = "bufferized"
+        if tiering.should_tier(module):
+            exe = _tiered(module, sig, run, times, tier_store)
+            exe.compile_times, exe.pass_times = times, passes
+            return exe
+    run(stop_after="llvm", start_after=start_after)
     t0 = time.perf_counter()
-    exe = _machine_code(module, sig, opt_level, tier_store, quick_run)
+    exe = _machine_code(module, sig, opt_level)
     times["codegen"] = time.perf_counter() - t0  # LLVM optimization and machine code
     exe.compile_times, exe.pass_times = times, passes
     return exe
 
 
-def _machine_code(module, sig: EntrySignature, opt_level, tier_store=None, quick_run=None):
+def _machine_code(module, sig: EntrySignature, opt_level):
     """The executable of a module at the `llvm` stage, its code linked into the process
     (`exe.artifact` None: the disk cache links a library of it in the background): compiled
-    by several threads when the module is large (passes/cpu_codegen.py), else by one; with
-    `tier_store`, possibly the quick tier of passes/tiering.py (`exe.tier_up`)."""
+    by several threads when the module is large (passes/cpu_codegen.py), else by one."""
     from ..runtime.cpu import in_process_executable
-    from . import cpu_codegen, tiering
+    from . import cpu_codegen
     parts, sizes = cpu_codegen.plan(module) if opt_level == 3 else (0, None)
-    if tier_store is not None and opt_level == 3 and tiering.should_tier(parts, sizes, quick_run):
-        # (plan reads no sizes when it may use one core only; MSCC_TIERED=all tiers anyway)
-        sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
-        if sizes is not None:
-            return _tiered(module, sig, sizes, max(1, parts), tier_store)
     if parts > 1:
         exe = _threaded(module, sig, cpu_codegen.translate(module), sizes, parts,
                         current().cpu)
@@ -264,20 +259,47 @@ def _threaded(module, sig: EntrySignature, code, sizes, parts: int, cpu: str, qu
                                       code.prints, dynamic_description(module, sig.name))
 
 
-def _tiered(module, sig: EntrySignature, sizes, parts: int, tier_store):
-    """The -O0 executable of a module at the `llvm` stage (not stored: `artifact` None),
-    with its `tier_up` compiling the optimized one on `parts` threads in the background."""
+def _tiered(module, sig: EntrySignature, run, times, tier_store):
+    """The quick tier of a bufferized module (passes/tiering.py): lowered without the
+    passes that only make code faster (pipeline.QUICK_STAGES) and compiled at -O0, not
+    stored (`artifact` None); its `tier_up` lowers a copy of the module with every pass and
+    compiles it at -O3 in the background."""
     from . import cpu_codegen, tiering
-    from .artifact import code_artifact
-    manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
-    code = cpu_codegen.translate(module)
     target = current()  # (both tiers: the environment may change before the background one)
-    exe = _threaded(module, sig, code, sizes, parts, target.cpu, quick=True)
+    optimized = clone_module(module)
+    run(stop_after="llvm", start_after="bufferized", quick=True)
+    t0 = time.perf_counter()
+    parts, sizes = cpu_codegen.plan(module)
+    sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
+    if sizes is None:  # (an op without a translation: the optimized compile reports it)
+        pipeline.run_pipeline(optimized, "cpu", stop_after="llvm", start_after="bufferized")
+        return _machine_code(optimized, sig, 3)
+    code = cpu_codegen.translate(module)
+    exe = _threaded(module, sig, code, sizes, max(1, parts), target.cpu, quick=True)
+    times["codegen"] = time.perf_counter() - t0
     exe.artifact = None
-    exe.tier_up = tiering.TierUp(lambda: code_artifact(code, sizes, parts, sig, manifest,
-                                                       target.cpu, target.features),
-                                 tier_store)
+    manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
+    exe.tier_up = tiering.TierUp(
+        functools.partial(_optimized_artifact, optimized, sig, manifest, target), tier_store)
     return exe
+
+
+def _optimized_artifact(module, sig: EntrySignature, manifest, target):
+    """The tier-up's build (in its background thread): the bufferized `module` through the
+    `llvm` stage for `target`, then its library compiled at -O3 on the threads its size
+    gives it. The MLIR part holds the compiler lock (the program's thread shares the
+    context); LLVM's does not."""
+    from ..pyfront.state import compiler_lock
+    from . import cpu_codegen
+    from .artifact import code_artifact
+    from .cpu_target import pinned_target
+    with compiler_lock, pinned_target(target):
+        pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after="bufferized")
+        parts, sizes = cpu_codegen.plan(module)
+        sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
+        code = cpu_codegen.translate(module)
+    return code_artifact(code, sizes, max(1, parts), sig, manifest, target.cpu,
+                         target.features)
 
 
 def dynamic_description(module, entry: str):

@@ -81,7 +81,7 @@ PIECE_COST = 50_000
 PARTS_PER_THREAD = 3
 
 
-def _threads() -> int:
+def codegen_threads() -> int:
     """The most threads machine code may use (MSCC_CODEGEN_THREADS, else the cores)."""
     limit = os.environ.get(ENV, "").strip()
     return int(limit) if limit.isdigit() else _cores()
@@ -90,7 +90,7 @@ def _threads() -> int:
 def plan(module, sizes=None) -> tuple[int, dict | None]:
     """(parts_for(module), the function_sizes it read, None where it read none): one walk
     of the module for both (17 ms for a ViT step's 18,000 operations)."""
-    cap = _threads()
+    cap = codegen_threads()
     if cap < 2 or not available():
         return 0, sizes
     sizes = function_sizes(module) if sizes is None else sizes
@@ -101,12 +101,6 @@ def plan(module, sizes=None) -> tuple[int, dict | None]:
         return 0, sizes
     threads = min(cap, max(2, cost // MIN_PART_COST))
     return max(threads, min(threads * PARTS_PER_THREAD, cost // PIECE_COST)), sizes
-
-
-def long_compile(sizes: dict | None) -> bool:
-    """Whether a module of these function_sizes is long for one thread to compile: at
-    least MIN_PART_COST for each of two."""
-    return sizes is not None and sum(w.cost for w in sizes.values()) >= 2 * MIN_PART_COST
 
 
 def part_costs(sizes: dict, parts: int) -> list[int]:
@@ -366,7 +360,7 @@ def compile_parts(code: bytes | str, assignment: dict[str, int], parts: int,
             if index is None:
                 return
             compile_part(index)
-    threads = [threading.Thread(target=worker) for _ in range(1, min(parts, _threads()))]
+    threads = [threading.Thread(target=worker) for _ in range(1, min(parts, codegen_threads()))]
     for t in threads:
         t.start()
     worker()

@@ -18,6 +18,8 @@ against 256 bits: the elementwise chain 1.3x faster, softmax 1.2x, matmul 512 1.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import math
@@ -100,10 +102,29 @@ def from_options(opts: dict) -> CpuTarget:
         l1d_ways=opts.get("l1d-ways") or target.l1d_ways)
 
 
+# The target a thread compiles for whatever the environment says (pinned_target): the
+# background compile of passes/tiering.py, for the target of the compile it finishes.
+_pinned: contextvars.ContextVar = contextvars.ContextVar("mscc_cpu_target", default=None)
+
+
 def current() -> CpuTarget:
-    """The target of compiles in this process now (the environment may change it)."""
+    """The target of compiles in this process now (the environment may change it), or in
+    this thread the one pinned_target names."""
+    pinned = _pinned.get()
+    if pinned is not None:
+        return pinned
     return _target(os.environ.get(CPU_ENV, "").strip(),
                    os.environ.get(VECTOR_BITS_ENV, "").strip())
+
+
+@contextlib.contextmanager
+def pinned_target(target: CpuTarget):
+    """current() is `target` in this thread meanwhile."""
+    token = _pinned.set(target)
+    try:
+        yield target
+    finally:
+        _pinned.reset(token)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,23 +1,27 @@
-"""Tiered CPU compilation: a jit compile of a large module returns code that LLVM compiled
-without optimizing (-O0: no opt passes, fast instruction selection and register allocation),
-and the optimized code (-O3 on every core, passes/cpu_codegen.py) is compiled in a
-background thread and serves the jit entry's calls from the second on, as the JVM's and V8's
-tiers take over from their interpreters.
+"""Tiered CPU compilation: a jit compile of a large module returns quick code, and the
+optimized code is compiled in a background thread and serves the jit entry's calls from the
+second on, as the JVM's and V8's tiers take over from their interpreters.
 
-LLVM is 50-70% of a compile (issue 21); at -O0 it takes 5-8x less time. Measured on the
-AMD EPYC (fresh process, empty cache, first result of a training step; bench/compile_time.py):
-LeNet5 1.17-1.36 -> 0.87-1.07 s, ViT layer 1.09-1.41 -> 0.82-0.93, ResNet block 0.71-0.84 ->
-0.61-0.71, MLP 0.56-0.75 -> 0.47-0.70. The quick
-code runs 9-20x slower (MLP step 2.4 -> 21 ms, LeNet5 1.7 -> 32 ms), so a module tiers only
-when its quick run is short next to the time the optimized compile takes: `quick_run_seconds`
+The quick tier lowers the bufferized module without the passes that only make code faster
+(pipeline.QUICK_STAGES: no matmul schedule, fusion of loops, threads or outlining; its
+matmuls call a compiled matrix product, ms-cpu-matmul-calls and runtime/_quick_kernels.c)
+and LLVM compiles that at -O0 (no opt passes, fast instruction selection and register
+allocation). The optimized tier lowers a copy of the bufferized module with every pass and
+compiles it at -O3 on every core (passes/cpu_codegen.py). Measured on the Intel Xeon
+(Emerald Rapids, 2 cores) with bench/conv.py, LeNet5's training step: compile 0.64-0.69 s
+with an -O0 tier of the fully lowered module, 0.42-0.44 s with this one (its llvm stage
+~380 -> ~130 ms, -O0 code generation ~135 -> ~40 ms of CPU); the optimized code is ready
+~0.2-0.3 s later than before (its lowering now runs after the quick call).
+
+The quick code runs 10-25x slower (LeNet5 step 1.7 -> ~40 ms), so a module tiers only when
+its quick run is short next to the time the optimized compile takes: `quick_run_seconds`
 estimates it from the iteration space of every linalg op (loop trip counts and kernel calls
 multiplied through), and a module whose estimate exceeds QUICK_RUN_LIMIT (a ResNet block at
-batch 32: seconds at -O0) or that has dynamic sizes compiles optimized at once.
+batch 32: seconds) or that has dynamic sizes compiles optimized at once.
 
 MSCC_TIERED: `0` never tiers; `all` tiers every jit compile, small ones too (tests); unset or
-anything else: modules that the optimized compile would give threads for their size
-(cpu_codegen.long_compile: not the smaller ones that two threads compile only because their
-functions share out evenly) and whose quick run is short.
+anything else: modules of at least MIN_LOOP_NESTS loop nests (smaller ones compile quickly
+anyway) whose quick run is short, on a machine with two cores or more for the compile.
 
 The quick code serves exactly the first call, and the optimized compile starts when that call
 returns (TierUp says why not sooner); the second call waits for the optimized code (if it is
@@ -37,6 +41,7 @@ locks held by a thread it does not have, and its own first compile would hang.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -46,17 +51,25 @@ from concurrent.futures import Future, wait
 
 from mlir import ir
 
-from ..dialects.ir_helpers import indexing_maps, loop_sizes, static_trip_count
+from ..dialects.ir_helpers import indexing_maps, loop_sizes, ops_of_kind, static_trip_count
 
 ENV = "MSCC_TIERED"
-# Iteration-space points per second of -O0 code, measured on the AMD EPYC (MLP, LeNet5,
-# ResNet-block and ViT training steps): matmul kernels (vectorized by the MLIR schedule,
-# ~10 G points/s at -O0) and everything else (scalar loops that LLVM's vectorizer no longer
-# vectorizes, ~0.5 G points/s).
-KERNEL_POINTS_PER_SECOND = 10e9
-LOOP_POINTS_PER_SECOND = 0.5e9
-# The longest quick run worth tiering: the -O0 compile saves 0.1-0.6 s of a first call.
-QUICK_RUN_LIMIT = 0.05
+# Iteration-space points per second of the quick code, measured on the Intel Xeon (Emerald
+# Rapids): matmul kernels (runtime/_quick_kernels.c: 5-14 G multiply-adds/s for LeNet5's and
+# larger products, less for a few columns) and everything else (serial scalar loops at -O0,
+# ~0.3 G points/s: LeNet5's step 10.5 M points in ~30 ms, a MobileNetV2 block's 177 M in
+# ~0.6 s).
+KERNEL_POINTS_PER_SECOND = 6e9
+LOOP_POINTS_PER_SECOND = 0.3e9
+# The longest quick run worth tiering: the quick tier saves 0.2-0.3 s of LeNet5's first call
+# (more for larger modules).
+QUICK_RUN_LIMIT = 0.1
+# The loop nests (linalg ops on buffers) of the smallest module worth tiering: below, the
+# optimized compile is short. test_cpu_codegen's MLP step (18) tiers; a convolution's
+# forward (5) or a softmax (7) compiles optimized at once.
+MIN_LOOP_NESTS = 16
+_NESTS = ("linalg.generic", "linalg.matmul", "linalg.batch_matmul", "linalg.fill",
+          "linalg.transpose", "linalg.copy", "linalg.reduce", "linalg.map")
 
 _pending: set = set()  # the TierUps whose optimized code is not ready yet
 _lock = threading.Lock()
@@ -67,17 +80,22 @@ def mode() -> str:
     return {"0": "off", "off": "off", "all": "all"}.get(value, "auto")
 
 
-def should_tier(parts: int, sizes: dict | None, quick_run: float | None) -> bool:
-    """Whether a module at the `llvm` stage gets a quick first tier, given the threads its
-    optimized compile would use (cpu_codegen.plan), its function_sizes (a long compile:
-    cpu_codegen.long_compile) and its estimated quick run (quick_run_seconds, None:
-    unknown)."""
+def should_tier(module) -> bool:
+    """Whether a bufferized module gets a quick first tier: MSCC_TIERED=all, or (auto) a
+    module with threads to compile it (the background compile leaves the program a core),
+    at least MIN_LOOP_NESTS loop nests and an estimated quick run (quick_run_seconds) of at
+    most QUICK_RUN_LIMIT."""
     from . import cpu_codegen
+    from ..runtime import quick_kernels
     chosen = mode()
-    if chosen == "off" or not cpu_codegen.available():
+    if chosen == "off" or not cpu_codegen.available() or not quick_kernels.load():
         return False
-    return chosen == "all" or (parts > 1 and cpu_codegen.long_compile(sizes)
-                               and quick_run is not None and quick_run <= QUICK_RUN_LIMIT)
+    if chosen == "all":
+        return True
+    if cpu_codegen.codegen_threads() < 2 or len(ops_of_kind(module, *_NESTS)) < MIN_LOOP_NESTS:
+        return False
+    quick_run = quick_run_seconds(module)
+    return quick_run is not None and quick_run <= QUICK_RUN_LIMIT
 
 
 def quick_run_seconds(module) -> float | None:
@@ -215,6 +233,8 @@ class TierUp:
             self.future.set_result(exe)
             with _lock:
                 _pending.discard(self)
+            with _compiler_condition():
+                _compiler_condition().notify_all()
 
     @staticmethod
     def _optimized(build, store):
@@ -233,8 +253,20 @@ class TierUp:
             return None
 
     def result(self):
+        """Waits with the compiler lock released: the build's MLIR part takes it, and the
+        waiting thread may hold it (a call made while a function is traced or compiled)."""
         self.start()
+        with _compiler_condition():
+            _compiler_condition().wait_for(self.future.done)
         return self.future.result()
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_condition() -> threading.Condition:
+    """A condition on the compiler lock: TierUp.result waits on it, releasing the lock
+    however often its thread holds it, and a finished build notifies it."""
+    from ..pyfront.state import compiler_lock
+    return threading.Condition(compiler_lock)
 
 
 # The background compile's niceness: the program's own threads (its calls, its next

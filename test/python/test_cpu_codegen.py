@@ -169,12 +169,9 @@ def test_small_modules_stay_in_process():
 
 def test_a_module_whose_functions_share_out_evenly_takes_two_threads(monkeypatch):
     """Below 2 x MIN_PART_COST a module takes two threads only where the lighter of its two
-    parts costs MIN_SECOND_PART_COST or more (a Conv2d forward: entry and kernel); such a
-    module is not long to compile, so it is not tiered either."""
-    from mscc.passes import tiering
+    parts costs MIN_SECOND_PART_COST or more (a Conv2d forward: entry and kernel)."""
     monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
     monkeypatch.delenv(cpu_codegen.ENV, raising=False)
-    monkeypatch.delenv(tiering.ENV, raising=False)
     work = cpu_codegen.FunctionWork
     second = cpu_codegen.MIN_SECOND_PART_COST
     even = {"entry": work(200, 2 * second), "kernel": work(200, second), "": work(1, 4)}
@@ -182,10 +179,9 @@ def test_a_module_whose_functions_share_out_evenly_takes_two_threads(monkeypatch
     assert cpu_codegen.part_costs(even, 2) == [2 * second, second]
     assert cpu_codegen.plan(None, even)[0] == 2
     assert cpu_codegen.plan(None, lopsided)[0] == 0
-    assert not tiering.should_tier(2, even, 0.0)
     half = work(900, cpu_codegen.MIN_PART_COST)
     large = {"a": half, "b": half}
-    assert cpu_codegen.plan(None, large)[0] == 2 and tiering.should_tier(2, large, 0.0)
+    assert cpu_codegen.plan(None, large)[0] == 2
 
 
 def test_a_conv2d_forward_is_compiled_by_two_threads(monkeypatch):
@@ -444,11 +440,12 @@ f = ms.jit(t._step)
 got = [r.asnumpy().tolist() for r in f(*map(ms.Tensor, t._inputs()))]
 stored = exe_cache.stats["stored"]  # before the tier-up's optimized code, if tiered
 exe_cache.wait()
-f(*map(ms.Tensor, t._inputs()))  # (tiered: the optimized code serves the second call)
+again = [r.asnumpy().tolist() for r in f(*map(ms.Tensor, t._inputs()))]  # (tiered: the
+# optimized code serves the second call)
 exe = t._executable(f)
 print(json.dumps({"kind": type(exe).__name__, "stages": sorted(exe.compile_times),
                   "stored": stored, "stored_after_wait": exe_cache.stats["stored"],
-                  "got": got}))
+                  "got": got, "again": again}))
 '''
 
 
@@ -475,8 +472,12 @@ def test_the_threads_code_is_the_cache_entry(tmp_path, tiered):
     assert len(list(tmp_path.glob("*.msx"))) == 1
     second = run()
     assert second["stages"] == ["disk-cache"]
-    for a, b in zip(first["got"], second["got"]):
+    # (the code that served the first process's second call is the entry: the same bits;
+    # tiered, its first call ran the quick code, whose sums may round otherwise)
+    for a, b in zip(first["again"], second["got"]):
         np.testing.assert_array_equal(a, b)
+    for a, b in zip(first["got"], second["got"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
 EXITING_PROGRAM = r'''

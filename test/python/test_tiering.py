@@ -173,8 +173,8 @@ def test_a_long_quick_run_is_not_tiered(monkeypatch):
     monkeypatch.setenv("MSCC_CACHE_DIR", "")
     monkeypatch.setattr(communication, "is_initialized", lambda: False)
     monkeypatch.setattr(tiering, "QUICK_RUN_LIMIT", 0.0)
+    monkeypatch.setattr(tiering, "MIN_LOOP_NESTS", 1)
     from mscc.passes import cpu_codegen
-    monkeypatch.setattr(cpu_codegen, "MIN_PART_COST", 400)
     monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
     fn, reference, shapes = _mlp_step_program()
     inputs = [np.ones(s, np.float32) / 8 for s in shapes]
@@ -186,6 +186,79 @@ def test_a_long_quick_run_is_not_tiered(monkeypatch):
     g(*map(ms.Tensor, inputs))
     assert _entry(g).tier_up is not None
     ms.wait_optimized()
+
+
+def test_a_small_module_is_not_tiered(monkeypatch):
+    """auto: a module of fewer than MIN_LOOP_NESTS loop nests (a softmax: its optimized
+    compile is short) compiles optimized at once, however short its quick run."""
+    from mscc.pyfront import communication
+    from mscc.passes import cpu_codegen
+    monkeypatch.setenv(tiering.ENV, "1")
+    monkeypatch.setenv("MSCC_CACHE_DIR", "")
+    monkeypatch.setattr(communication, "is_initialized", lambda: False)
+    monkeypatch.setattr(tiering, "QUICK_RUN_LIMIT", 1.0)
+    monkeypatch.setattr(cpu_codegen, "_cores", lambda: 2)
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+    assert getattr(_entry(f).exe, "tier_up", None) is None
+    monkeypatch.setattr(tiering, "MIN_LOOP_NESTS", 1)  # now it tiers
+    g = ms.jit(fn)
+    _check(g(*map(ms.Tensor, inputs)), reference, inputs)
+    assert _entry(g).tier_up is not None
+    ms.wait_optimized()
+
+
+def test_the_quick_tier_lowers_without_the_speed_passes(tiered_all, monkeypatch):
+    """The quick tier runs pipeline.QUICK_STAGES: its matmuls call the compiled product
+    (ms-cpu-matmul-calls) and none of the passes that only make code faster runs (a
+    float64 Dense layer: a transposed read made plain, the float64 product); both tiers
+    compute it."""
+    from mscc.passes import pipeline
+    monkeypatch.setenv("MSCC_TIME_REPORT", "1")
+
+    def f(x, w, b):
+        return ops.relu(ops.matmul(x, w, transpose_b=True) + b)
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s) for s in ((7, 12), (5, 12), (5,)))
+    want = np.maximum(x @ w.T + b, 0)
+    g = ms.jit(f)
+    for _ in range(3):  # quick, then optimized (waited for), then optimized
+        got = g(ms.Tensor(x), ms.Tensor(w), ms.Tensor(b)).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        if _entry(g).tier_up is not None:
+            quick_passes = {name for name, _ in _entry(g).exe.pass_times}
+    assert "ms-cpu-matmul-calls" in quick_passes
+    assert not quick_passes & pipeline.CPU_SPEED_ONLY
+    assert _entry(g).exe.artifact is not None  # (the optimized tier took over)
+
+
+def test_the_second_call_may_hold_the_compiler_lock(tiered_all, monkeypatch):
+    """The optimized tier's lowering takes the compiler lock (the MLIR context is shared): a
+    second call made while the lock is held (a call from a thread that is tracing or
+    compiling) waits for it without holding the lock, instead of for ever."""
+    import threading
+    from mscc.pyfront.state import compiler_lock
+    held = threading.Event()
+    # (the background compile starts once the caller holds the lock)
+    monkeypatch.setattr(tiering, "_yield_to_the_program", lambda: held.wait(60))
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # the quick tier
+    results = []
+
+    def second_call():
+        with compiler_lock, compiler_lock:  # (held twice: an RLock's depth)
+            held.set()
+            results.append(f(*map(ms.Tensor, inputs)))
+    caller = threading.Thread(target=second_call, daemon=True)
+    caller.start()
+    caller.join(timeout=60)
+    assert not caller.is_alive(), "the second call waited for ever"
+    _check(results[0], reference, inputs)
+    assert _entry(f).exe.artifact is not None
 
 
 def test_a_failed_optimized_compile_keeps_the_quick_code(tiered_all, monkeypatch):

@@ -14,7 +14,8 @@ computation written as plain jax (jax eager for the PyNative row).
 Per row: `import mscc` (`import jax`) in seconds, then the seconds from after the import to the
 first result (building the model and the inputs, tracing, compiling, running once), the first
 call alone and the second call. mscc's jit compiles tier (passes/tiering.py: the first result
-comes from -O0 code while -O3 compiles in the background); where they did, the cell also says
+comes from quick code, lowered without the speed-only passes and compiled at -O0, while the
+optimized code is lowered and compiled at -O3 in the background); where they did, the cell also says
 when the optimized code was ready (measured from the same start; MSCC_TIERED=0 in the
 environment measures untiered compiles). MSCC_TIME_REPORT=1 in the worker gives mscc's breakdown,
 summed over every compile of the process: tracing, the pass stages (ms ... llvm), LLVM's code

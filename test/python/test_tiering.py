@@ -3,6 +3,7 @@ optimize, while the optimized code is compiled in the background and then serves
 Both tiers must compute the same function (numbers against numpy, float64 references), the
 optimized tier must take over, the quick run's estimate must count what the module does,
 and a failed optimized compile must leave the working quick code in place."""
+import time
 import warnings
 
 import numpy as np
@@ -259,6 +260,32 @@ def test_the_second_call_may_hold_the_compiler_lock(tiered_all, monkeypatch):
     assert not caller.is_alive(), "the second call waited for ever"
     _check(results[0], reference, inputs)
     assert _entry(f).exe.artifact is not None
+
+
+def test_the_programs_compiles_come_before_the_optimized_lowering(tiered_all, monkeypatch):
+    """The background lowering lets the compiler lock go after every pass: a compile the
+    program starts meanwhile (a PyNative step's next graph) runs between two of its passes,
+    not after the whole stage."""
+    import threading
+    from mscc.passes import base
+    started, compiled, seen = threading.Event(), threading.Event(), []
+    # Two passes that only the optimized lowering runs: the first tells the program it has
+    # begun (and gives it time to ask for the lock), the second looks whether the program's
+    # compile ran in between.
+    first, second = base.PASSES["ms-cpu-kernel-dest"], base.PASSES["ms-cpu-kernel-zero-init"]
+    monkeypatch.setattr(first, "run", lambda self, module: (started.set(), time.sleep(0.2)))
+    monkeypatch.setattr(second, "run", lambda self, module: seen.append(compiled.wait(20)))
+    fn, reference, shapes = _softmax_program()
+    inputs = [np.linspace(-1, 1, 33 * 70, dtype=np.float32).reshape(33, 70)]
+    f = ms.jit(fn)
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # the quick tier; lowering starts
+    assert started.wait(60)
+    g = ms.jit(lambda x: ops.exp(x) + 1.0)
+    np.testing.assert_allclose(g(ms.Tensor(inputs[0])).asnumpy(), np.exp(inputs[0]) + 1.0,
+                               rtol=1e-6)
+    compiled.set()
+    _check(f(*map(ms.Tensor, inputs)), reference, inputs)  # the optimized tier
+    assert seen[0] is True  # (then g's own optimized lowering's)
 
 
 def test_a_failed_optimized_compile_keeps_the_quick_code(tiered_all, monkeypatch):

@@ -210,7 +210,7 @@ def _compile_in_process(module, sig: EntrySignature, opt_level, start_after, tie
         "MSCC_TIME_REPORT") else None
     run = functools.partial(pipeline.run_pipeline, module, "cpu", on_stage=times.__setitem__,
                             on_pass=on_pass)
-    if (tier_store is not None and opt_level == 3 and tiering.mode() != "off"
+    if (tier_store is not None and opt_level == 3
             and "bufferized" in pipeline.stages_between("cpu", start_after, "llvm")):
         # (whether to tier is decided on the module's buffers)
         run(stop_after="bufferized", start_after=start_after)
@@ -269,13 +269,12 @@ def _tiered(module, sig: EntrySignature, run, times, tier_store):
     optimized = clone_module(module)
     run(stop_after="llvm", start_after="bufferized", quick=True)
     t0 = time.perf_counter()
-    parts, sizes = cpu_codegen.plan(module)
-    sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
+    parts, sizes = cpu_codegen.plan_with_sizes(module)
     if sizes is None:  # (an op without a translation: the optimized compile reports it)
         pipeline.run_pipeline(optimized, "cpu", stop_after="llvm", start_after="bufferized")
         return _machine_code(optimized, sig, 3)
     code = cpu_codegen.translate(module)
-    exe = _threaded(module, sig, code, sizes, max(1, parts), target.cpu, quick=True)
+    exe = _threaded(module, sig, code, sizes, parts, target.cpu, quick=True)
     times["codegen"] = time.perf_counter() - t0
     exe.artifact = None
     manifest = entry_manifest(sig, "cpu", dynamic_description(module, sig.name))
@@ -304,11 +303,9 @@ def _optimized_artifact(module, sig: EntrySignature, manifest, target):
     with compiler_lock, pinned_target(target):
         pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after="bufferized",
                               on_pass=let_the_program_compile)
-        parts, sizes = cpu_codegen.plan(module)
-        sizes = cpu_codegen.function_sizes(module) if sizes is None else sizes
+        parts, sizes = cpu_codegen.plan_with_sizes(module)
         code = cpu_codegen.translate(module)
-    return code_artifact(code, sizes, max(1, parts), sig, manifest, target.cpu,
-                         target.features)
+    return code_artifact(code, sizes, parts, sig, manifest, target.cpu, target.features)
 
 
 def dynamic_description(module, entry: str):

@@ -103,6 +103,13 @@ def plan(module, sizes=None) -> tuple[int, dict | None]:
     return max(threads, min(threads * PARTS_PER_THREAD, cost // PIECE_COST)), sizes
 
 
+def plan_with_sizes(module) -> tuple[int, dict | None]:
+    """plan's threads, at least one, and the module's function_sizes, read even where plan
+    needed none (share_out and code_artifact take them whatever the threads)."""
+    parts, sizes = plan(module)
+    return max(1, parts), function_sizes(module) if sizes is None else sizes
+
+
 def part_costs(sizes: dict, parts: int) -> list[int]:
     """The estimated cost of each part as share_out shares `sizes` out among `parts`."""
     loads = [0] * parts

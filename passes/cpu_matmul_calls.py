@@ -20,7 +20,8 @@ from mlir.dialects import arith, func, memref
 
 from ..runtime.quick_kernels import MATMUL
 from .base import ModulePass, register
-from ..dialects.ir_helpers import element_bytes, indexing_maps, ops_of_kind, projection
+from ..dialects.ir_helpers import (element_bytes, functions_by_name, indexing_maps,
+                                   ops_of_kind, projection)
 
 
 def _element(value) -> str | None:
@@ -85,8 +86,7 @@ class CpuMatmulCalls(ModulePass):
                "call of the quick tier's compiled matrix product (C += A @ B)")
 
     def run(self, module):
-        declared = {op.attributes["sym_name"].value for op in module.regions[0].blocks[0]
-                    if op.operation.name == "func.func"}
+        declared = set(functions_by_name(module))
         for op in ops_of_kind(module, "linalg.matmul"):
             callee = _callee(op)
             if callee is None:

@@ -144,21 +144,23 @@ _DESCRIPTOR_OPS = frozenset(("llvm.extractvalue", "llvm.insertvalue", "llvm.mlir
 _BRANCHES = frozenset(("llvm.br", "llvm.cond_br"))
 BRANCH_COST, OP_COST, FUNCTION_COST = 28, 4, 800
 # A function compiled at O0 (_straight_line_at_o0: the entry of a program whose loops were
-# outlined), whose operations then cost 1 each: a Conv2d step's entry, ~200 operations,
-# took ~1 ms at O0 against ~14 at O3 (AMD EPYC, compiled alone).
+# outlined; the small loop nests ms-cpu-cold-loops marks), whose operations then cost 1
+# each: a Conv2d step's entry, ~200 operations, took ~1 ms at O0 against ~14 at O3 (AMD
+# EPYC, compiled alone).
 O0_FUNCTION_COST = 100
 
 
 def function_sizes(module) -> dict[str, FunctionWork] | None:
     """The work of each llvm.func of `module` by name (its globals under ""), or None if
     an operation has no LLVM IR translation."""
+    from .cpu_cold_loops import unoptimized
     sizes: dict[str, FunctionWork] = {}
     at_o0 = _entries_at_o0(module)
     for op in module.body.operations:
         op = op.operation
         is_function = op.name == "llvm.func"
         name = ir.StringAttr(op.attributes["sym_name"]).value if is_function else ""
-        plain = name in at_o0
+        plain = name in at_o0 or (is_function and unoptimized(op))
         # (a declaration, malloc or free, costs nothing: no FUNCTION_COST)
         count = [0, (O0_FUNCTION_COST if plain else FUNCTION_COST)
                  if is_function and op.regions[0].blocks else 0]

@@ -24,7 +24,7 @@ from ..dialects.builders import mlir_context
 from . import base
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
 # Importing the pass modules registers them.
-from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_matmul_calls, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
+from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_cold_loops, cpu_matmul_calls, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_huge_pages, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
                implicit_cast, inline, math_approx, ms_to_linalg, outline, simplify_broadcasts, split_deallocs, symbols, verify)
 
@@ -95,7 +95,7 @@ _CPU_STAGES = _FRONT_STAGES + (
                "ms-keep-heap-buffers", "ms-late-alloc", "ms-early-dealloc"),
     ("llvm", ("ms-cpu-kernel-dest", "ms-cpu-kernel-zero-init", "ms-cpu-internal-symbols", "ms-cpu-fuse-elementwise-pairs", "ms-cpu-fuse-sibling-loops", "ms-cpu-tile-rows", "ms-cpu-store-terms", "ms-cpu-merge-kernels", "ms-cpu-dynamic-matmul", "ms-cpu-matmul-schedule", "ms-cpu-merge-scheduled-kernels", "ms-cpu-vectorize-transposes",
               "ms-cpu-strided-copies", "ms-cpu-parallelize", _BF16_MATH, "ms-cpu-math-approx", "ms-cpu-collapse-dims", "ms-cpu-fills-as-memset", "func.func(convert-linalg-to-loops)", "ms-cpu-promote-accumulators", "ms-cpu-prefetch-b",
-              "ms-cpu-outline-loops", "ms-cpu-merge-loops", "ms-cpu-local-functions", "ms-cpu-distinct-buffers", "ms-cpu-lower-forall",
+              "ms-cpu-outline-loops", "ms-cpu-merge-loops", "ms-cpu-local-functions", "ms-cpu-cold-loops", "ms-cpu-distinct-buffers", "ms-cpu-lower-forall",
               # Lowerings that work within a function run nested in func.func: MLIR's pass
               # manager runs them on the functions in parallel (LeNet5's step: the llvm
               # stage 333-401 -> 312-338 ms on 2 cores); the others need the module.

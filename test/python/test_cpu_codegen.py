@@ -576,11 +576,14 @@ def _function_attributes(bitcode: bytes) -> dict[str, set[str]]:
 
 def test_straight_line_glue_is_compiled_at_o0(monkeypatch):
     """The entry and the outlined functions of parallel loops (an OpenMP fork call once
-    translated) are optnone; the loops' region functions, serial loop functions and kernels
-    are optimized. The step still computes what numpy does."""
+    translated) are optnone, as are the small loops ms-cpu-cold-loops marked; the loops'
+    region functions, the other serial loop functions and kernels are optimized. The step
+    still computes what numpy does."""
     from mlir import ir
     from mscc.dialects.builders import mlir_context
+    from mscc.dialects.ir_helpers import defined_functions, symbol_name
     from mscc.passes import cpu_loops
+    from mscc.passes.cpu_cold_loops import unoptimized
     monkeypatch.setattr(cpu_loops.ThreadedPass, "threads", lambda self: 2)
     net = ms.nn.Conv2d(4, 8, 3, pad_mode="same", has_bias=True)
     rng = np.random.default_rng(1)
@@ -591,14 +594,17 @@ def test_straight_line_glue_is_compiled_at_o0(monkeypatch):
         module = ir.Module.parse(text)
         sizes = cpu_codegen.function_sizes(module)
         code = cpu_codegen.translate(module)
+        cold = {symbol_name(f) for f in defined_functions(module, "llvm.func") if unoptimized(f)}
     attributes = _function_attributes(code.bitcode)
     at_o0 = {name for name, found in attributes.items() if "optnone" in found}
     wrappers = {name for name in attributes if name + "..omp_par" in attributes}
     (interface,) = [n for n in attributes if n.startswith("_mlir_ciface_")]
-    assert wrappers and at_o0 == wrappers | {interface}
+    assert wrappers and cold and at_o0 == wrappers | {interface} | cold
+    assert all("__loop" in n and n not in wrappers for n in cold)
     assert all("noinline" in attributes[n] for n in at_o0)
-    # the work shared out counts the entry at O0's cost, a wrapper with its region's
-    assert sizes[interface].cost < cpu_codegen.FUNCTION_COST
+    # the work shared out counts the entry and the cold loops at O0's cost, a wrapper with
+    # its region's
+    assert all(sizes[n].cost < cpu_codegen.FUNCTION_COST for n in cold | {interface})
     assert all(sizes[n].cost > cpu_codegen.FUNCTION_COST for n in wrappers)
     loss, dx = step(ms.Tensor(x))[0], step(ms.Tensor(x))[1][0]
     w, b = (p.asnumpy().astype(np.float64) for p in net.trainable_params())

@@ -1,7 +1,8 @@
 """The MLIR C API of the loaded Python bindings (their libMLIRPythonCAPI.so), for what the
 bindings do not offer: translating a module to LLVM IR in process (passes/cpu_codegen.py)
-the op searches' walk in C (dialects/_walk.c through ir_helpers) and functions' structure
-(dialects/_structure.c, for passes/cpu_merge_constants.py)."""
+the op searches' walk in C (dialects/_walk.c through ir_helpers), functions' structure
+(dialects/_structure.c, for passes/cpu_merge_constants.py) and what loop nests read
+(passes/cpu_outline.py)."""
 from __future__ import annotations
 
 import ctypes
@@ -45,6 +46,16 @@ def native_signature():
         return None
     _structure.configure(address)
     return _structure.signature
+
+
+@functools.lru_cache(maxsize=None)
+def native_captured_uses():
+    """`captured_uses` of dialects/_structure.c bound to this C API, or None where the
+    extension was not built."""
+    if native_signature() is None:  # (which configures the extension)
+        return None
+    from . import _structure
+    return _structure.captured_uses
 
 
 _TYPE_CAPSULE = b"mlir.ir.Type._CAPIPtr"

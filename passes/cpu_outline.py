@@ -20,6 +20,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
+from ..dialects.capi import native_captured_uses
 from ..dialects.ir_helpers import defined_functions, ops_of_kind, symbol_name
 from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
@@ -59,7 +60,23 @@ def _nests(fn) -> list:
 
 def _captured_uses(fn, nests) -> dict:
     """{nest: [(value, [uses inside the nest])]} for the values defined at the function's top
-    level (its arguments, the results of its top-level ops) that the nests read."""
+    level (its arguments, the results of its top-level ops) that the nests (_nests(fn)) read,
+    in the order the values are defined: found in C (dialects/_structure.c; MobileNetV2's
+    step: 983 nests, 0.25 s in Python), else walked here."""
+    native = native_captured_uses()
+    if native is None:
+        return _captured_uses_walked(fn, nests)
+    arguments = fn.regions[0].blocks[0].arguments
+    operation = ir.Operation._CAPICreate
+
+    def value(definer, index):
+        return arguments[index] if definer is None else operation(definer).results[index]
+    return {nest: [(value(definer, index), [(operation(user), number) for user, number in uses])
+                   for definer, index, uses in found]
+            for nest, found in zip(nests, native(fn.operation._CAPIPtr))}
+
+
+def _captured_uses_walked(fn, nests) -> dict:
     found = {n: {} for n in nests}
     body = fn.regions[0].blocks[0]
     values = list(body.arguments) + [r for op in body.operations for r in op.results]

@@ -71,7 +71,9 @@ class ColdLoops(ModulePass):
     summary = ("mark optnone (with noinline) the outlined loop functions whose loops execute "
                "at most max-ops operations per call of the program")
     # 4,096 operations: unoptimized, ~1 ns each (a spill or reload beside most), a few
-    # microseconds per call at most.
+    # microseconds per call at most. LeNet5's training step (~1.3 ms) has 16 such nests,
+    # 22,000 operations per call: as fast as before (alternated in one process, 3,000 calls
+    # each: best 1,295 against 1,300 us); at 16,384 (25 nests, 126,000 operations) 3% slower.
     options = {"max-ops": 4096}
 
     def run(self, module):

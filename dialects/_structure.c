@@ -137,16 +137,24 @@ typedef struct {
     int failed;
 } Signature;
 
+/* Room for one more item in the growing array *items (doubling from `first`); 0 when out of
+ * memory (the array is kept). */
+static int reserve(void **items, size_t length, size_t *capacity, size_t item, size_t first) {
+    if (length < *capacity)
+        return 1;
+    size_t bigger = *capacity ? 2 * *capacity : first;
+    void *grown = realloc(*items, bigger * item);
+    if (grown == NULL)
+        return 0;
+    *items = grown;
+    *capacity = bigger;
+    return 1;
+}
+
 static void emit(Signature *s, uint64_t word) {
-    if (s->length == s->capacity) {
-        size_t capacity = s->capacity ? 2 * s->capacity : 1024;
-        uint64_t *words = realloc(s->words, capacity * sizeof(uint64_t));
-        if (words == NULL) {
-            s->failed = 1;
-            return;
-        }
-        s->words = words;
-        s->capacity = capacity;
+    if (!reserve((void **)&s->words, s->length, &s->capacity, sizeof(uint64_t), 1024)) {
+        s->failed = 1;
+        return;
     }
     s->words[s->length++] = word;
 }
@@ -294,15 +302,9 @@ typedef struct { uint64_t value, order; void *owner; intptr_t operand; } Use;
 typedef struct { Use *items; size_t length, capacity; int failed; } Uses;
 
 static void add_use(Uses *u, uint64_t value, void *owner, intptr_t operand) {
-    if (u->length == u->capacity) {
-        size_t capacity = u->capacity ? 2 * u->capacity : 256;
-        Use *items = realloc(u->items, capacity * sizeof(Use));
-        if (items == NULL) {
-            u->failed = 1;
-            return;
-        }
-        u->items = items;
-        u->capacity = capacity;
+    if (!reserve((void **)&u->items, u->length, &u->capacity, sizeof(Use), 256)) {
+        u->failed = 1;
+        return;
     }
     u->items[u->length] = (Use){value, u->length, owner, operand};
     u->length++;

@@ -283,6 +283,11 @@ def _tiered(module, sig: EntrySignature, run, times, tier_store):
     return exe
 
 
+# The longest the tier-up's lowering waits, between two passes, for a thread blocked on the
+# compiler lock to take it (it takes it in microseconds on an idle machine).
+HANDOVER_SECONDS = 0.5
+
+
 def _optimized_artifact(module, sig: EntrySignature, manifest, target):
     """The tier-up's build (in its background thread): the bufferized `module` through the
     `llvm` stage for `target`, then its library compiled at -O3 on the threads its size
@@ -297,8 +302,14 @@ def _optimized_artifact(module, sig: EntrySignature, manifest, target):
     from .cpu_target import pinned_target
 
     def let_the_program_compile(step, seconds):
+        if not compiler_lock.waiting():
+            return
         compiler_lock.release()
-        time.sleep(0.001)  # (a thread waiting for the lock takes it now)
+        # until the waiting thread has it (it then holds it through its compile); bounded,
+        # in case the waiter gave up
+        give_up = time.monotonic() + HANDOVER_SECONDS
+        while compiler_lock.waiting() and time.monotonic() < give_up:
+            time.sleep(0.0002)
         compiler_lock.acquire()
     with compiler_lock, pinned_target(target):
         pipeline.run_pipeline(module, "cpu", stop_after="llvm", start_after="bufferized",

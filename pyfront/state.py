@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 
 
@@ -53,7 +54,63 @@ active_bodies = ThreadStack()
 # The options of the ms.jit functions being traced (JitOptions: loops, fullgraph), innermost
 # last: pyfront/autograph.py reads them while it converts and runs control flow.
 jit_options = ThreadStack()
-compiler_lock = threading.RLock()
+class CompilerLock:
+    """A re-entrant lock that counts the threads blocked acquiring it, so that a thread
+    holding it for long (the tier-up's background lowering) hands it over between steps
+    exactly when someone waits (it slept 1 ms per pass and hoped; a loaded machine did not
+    wake the waiter in time, and the background took the lock back). threading.Condition
+    works on it as on an RLock."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._count_lock = threading.Lock()
+        self._waiting = 0
+
+    def acquire(self, blocking=True, timeout=-1):
+        if self._lock.acquire(blocking=False):
+            return True
+        if not blocking:
+            return False
+        with self._count_lock:
+            self._waiting += 1
+        try:
+            return self._lock.acquire(True, timeout)
+        finally:
+            with self._count_lock:
+                self._waiting -= 1
+
+    def release(self):
+        self._lock.release()
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def waiting(self) -> int:
+        """How many threads are blocked acquiring it now."""
+        return self._waiting
+
+    def _forget_waiters(self):
+        """In a forked child: the threads that waited are not there."""
+        self._count_lock = threading.Lock()
+        self._waiting = 0
+
+    # threading.Condition's hooks, as an RLock has them
+    def _is_owned(self):
+        return self._lock._is_owned()
+
+    def _release_save(self):
+        return self._lock._release_save()
+
+    def _acquire_restore(self, state):
+        self._lock._acquire_restore(state)
+
+
+compiler_lock = CompilerLock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=compiler_lock._forget_waiters)
 
 
 # The cyclic garbage collector is paused while a function is traced and compiled: the

@@ -435,3 +435,35 @@ def test_fork_waits_for_the_optimized_compile(tiered_all):
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     _check(f(*map(ms.Tensor, inputs)), reference, inputs)
+
+
+def test_the_compiler_lock_counts_its_waiters():
+    """What the background lowering's handover reads: a thread blocked acquiring the lock is
+    counted until it has it; re-entry and a Condition on the lock work as on an RLock."""
+    import threading
+    from mscc.pyfront.state import CompilerLock
+    lock, got = CompilerLock(), threading.Event()
+    lock.acquire()
+    lock.acquire()  # re-entrant
+
+    def waiter():
+        with lock:
+            got.set()
+    t = threading.Thread(target=waiter)
+    t.start()
+    deadline = time.monotonic() + 10
+    while lock.waiting() != 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert lock.waiting() == 1 and not got.is_set()
+    lock.release()
+    assert lock.waiting() == 1 and not got.is_set()  # still held once
+    lock.release()
+    t.join(10)
+    assert got.is_set() and lock.waiting() == 0
+    assert lock.acquire(blocking=False)
+    condition, flag = threading.Condition(lock), []
+    threading.Timer(0.05, lambda: (lock.acquire(), flag.append(1), condition.notify_all(),
+                                   lock.release())).start()
+    with condition:
+        assert condition.wait_for(lambda: flag, timeout=10)
+    lock.release()

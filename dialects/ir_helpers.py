@@ -27,6 +27,26 @@ def set_symbol_name(op, name: str):
     op.attributes["sym_name"] = ir.StringAttr.get(name)
 
 
+def symbol_names(module) -> set[str]:
+    """The names of the symbols directly in a module's body (functions, globals)."""
+    return {ir.StringAttr(op.attributes["sym_name"]).value
+            for op in module.operation.regions[0].blocks[0].operations
+            if "sym_name" in op.operation.attributes}
+
+
+def unique_symbol(taken: set[str], name: str) -> str:
+    """`name`, or `name_<n>` with the first n that is not in `taken` (the names a pass may
+    not reuse: a module's symbol_names), which gains it. A pass naming what it makes after
+    its source (`f__loop0`) met a symbol of that name in the input: two definitions, an
+    invalid module (and an abort in MLIR's symbol table after)."""
+    unique, n = name, 0
+    while unique in taken:
+        n += 1
+        unique = f"{name}_{n}"
+    taken.add(unique)
+    return unique
+
+
 def is_private(op) -> bool:
     return ("sym_visibility" in op.attributes
             and ir.StringAttr(op.attributes["sym_visibility"]).value == "private")
@@ -47,12 +67,7 @@ def enclosing_module(op):
 
 def fresh_symbol(module, base: str) -> str:
     """`base`, or `base_<n>` for the first n the module's symbol table does not have."""
-    table = ir.SymbolTable(module.operation)
-    name, n = base, 0
-    while name in table:
-        n += 1
-        name = f"{base}_{n}"
-    return name
+    return unique_symbol(symbol_names(module), base)
 
 
 def remap_operands(op, mapping):

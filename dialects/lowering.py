@@ -298,7 +298,10 @@ def _mixed(values, dynamic_marker):
 
 def insert_slice(source, dest, offsets, sizes, strides=None):
     """tensor.insert_slice of `source` at `offsets` (unit strides unless given); offsets and
-    sizes may be dynamic (symdim.Dim), computed at run time."""
+    sizes may be dynamic (symdim.Dim), computed at run time. A slice with no elements
+    inserts nothing: `dest` (MLIR's verifier rejects its offset in a dimension of size 0)."""
+    if any(not isinstance(s, Dim) and s == 0 for s in sizes):
+        return dest
     offset_values, static_offsets = _mixed(offsets, ir.ShapedType.get_dynamic_stride_or_offset())
     size_values, static_sizes = _mixed(sizes, ir.ShapedType.get_dynamic_size())
     return tensor.insert_slice(source, dest, offset_values, size_values, [], static_offsets,
@@ -632,9 +635,9 @@ def reshape(x, from_shape, to_shape, dtype: dt.DType):
     if has_dynamic(from_shape) or has_dynamic(to_shape):
         return _reshape_dynamic(x, from_shape, to_shape, elem)
     if len(from_shape) > 1 or (len(from_shape) == 1 and len(to_shape) == 0):
-        total = _prod(from_shape)
-        flat = () if len(to_shape) == 0 else (total if isinstance(total, Dim)
-                                               else max(1, total),)
+        # (a zero-element tensor collapses to 0 elements: 1 was an invalid collapse_shape,
+        # unnoticed while mscc's passes went unverified)
+        flat = () if len(to_shape) == 0 else (_prod(from_shape),)
         reassoc = [list(range(len(from_shape)))] if flat else []
         x = tensor.collapse_shape(ir.RankedTensorType.get(ir_shape(flat), elem), x, reassoc)
         from_shape = flat
@@ -847,6 +850,16 @@ def rebind(x, leaf):
 
 
 REGION_ATTR = "ms.region"  # on the ops a fused region lowered to: {id, kind}
+
+
+def region_kind(attr) -> str | None:
+    """The `kind` of an REGION_ATTR value, or None where it has none (IR read from a file
+    may carry any attribute under that name: a dictionary without `kind` was a KeyError in
+    ms-outline-matmul)."""
+    if not isinstance(attr, ir.DictAttr) or "kind" not in attr:
+        return None
+    kind = attr["kind"]
+    return kind.value if isinstance(kind, ir.StringAttr) else None
 
 
 def lower_fused(lc: LowerCtx):

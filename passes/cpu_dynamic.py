@@ -29,7 +29,7 @@ from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, CallSites, _dynamic_dim
                   strip_width)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
 from ..dialects.ir_helpers import (function_type, indexing_maps, set_function_type,
-                                   set_symbol_name, symbol_name)
+                                   set_symbol_name, symbol_name, symbol_names, unique_symbol)
 from .outline import kernel_functions
 
 _LINALG = ("linalg.matmul", "linalg.generic", "linalg.fill", "linalg.copy")
@@ -92,8 +92,11 @@ def row_arguments(fn):
 
 
 def _static_clone(fn, name, arg_types):
-    """A copy of kernel `fn` named `name` taking `arg_types` (static shapes)."""
-    clone = fn.operation.clone(ip=ir.InsertionPoint(fn.operation.parent.regions[0].blocks[0]))
+    """A copy of kernel `fn` named `name` (made unique in the module) taking `arg_types`
+    (static shapes)."""
+    module = fn.operation.parent
+    name = unique_symbol(symbol_names(module), name)
+    clone = fn.operation.clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
     set_symbol_name(clone, name)
     for arg, t in zip(clone.regions[0].blocks[0].arguments, arg_types):
         arg.set_type(t)
@@ -123,8 +126,8 @@ class _Blocks:
                                     result_type=block_type(t, sizes))
         name = self.clones.get((size, variant))
         if name is None:
-            name = f"{symbol_name(self.fn)}__{size}{variant}"
-            _static_clone(self.fn, name, [v.type for v in ops])
+            name = symbol_name(_static_clone(self.fn, f"{symbol_name(self.fn)}__{size}{variant}",
+                                             [v.type for v in ops]))
             self.clones[(size, variant)] = name
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), ops)
 

@@ -29,7 +29,7 @@ from mlir import ir
 
 from ..dialects.ir_helpers import (calls_by_callee, defined_functions, function_type,
                                    in_parallel_loop, ops_of_kind, symbol_name)
-from ..dialects.lowering import REGION_ATTR
+from ..dialects.lowering import REGION_ATTR, region_kind
 from . import cpu_target
 from .base import ModulePass, register, run_upstream
 from .cpu import CallSites, packs_b, strip_width
@@ -46,8 +46,14 @@ def _attributes(op) -> dict:
     attributes = op.attributes
     for name in attributes:
         attr = attributes[name]
-        found[name] = ir.DictAttr(attr)["kind"] if name == REGION_ATTR else attr
+        found[name] = _region_key(attr) if name == REGION_ATTR else attr
     return found
+
+
+def _region_key(attr):
+    """A fusion region compared by its kind (the whole attribute where it has none)."""
+    kind = region_kind(attr)
+    return attr if kind is None else kind
 
 
 def _same_attributes(x, y) -> bool:
@@ -59,7 +65,7 @@ def _same_attributes(x, y) -> bool:
         if name not in y:
             return False
         if name == REGION_ATTR:
-            if ir.DictAttr(x[name])["kind"] != ir.DictAttr(y[name])["kind"]:
+            if _region_key(x[name]) != _region_key(y[name]):
                 return False
         elif x[name] != y[name]:
             return False

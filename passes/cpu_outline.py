@@ -21,7 +21,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects.capi import native_captured_uses
-from ..dialects.ir_helpers import defined_functions, ops_of_kind, symbol_name
+from ..dialects.ir_helpers import (defined_functions, ops_of_kind, symbol_name, symbol_names,
+                                  unique_symbol)
 from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
 from .outline import is_kernel
@@ -154,6 +155,7 @@ class OutlineLoops(ModulePass):
 
     def run(self, module):
         block = module.regions[0].blocks[0]
+        taken = symbol_names(module)
         for fn in defined_functions(module):
             if is_kernel(fn) or OUTLINED_ATTR in fn.attributes:
                 continue
@@ -163,7 +165,8 @@ class OutlineLoops(ModulePass):
             captured, replaced = _captured_uses(fn, nests), {}
             base = symbol_name(fn)
             for i, nest in enumerate(nests):
-                _outline_nest(nest, captured[nest], f"{base}__loop{i}", block, replaced)
+                _outline_nest(nest, captured[nest], unique_symbol(taken, f"{base}__loop{i}"),
+                              block, replaced)
 
 
 @register

@@ -10,9 +10,10 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
-from ..dialects.lowering import REGION_ATTR
-from .base import ModulePass, register
-from ..dialects.ir_helpers import function_type, functions, ops_of_kind, symbol_name
+from ..dialects.lowering import REGION_ATTR, region_kind
+from .base import ModulePass, fail, register
+from ..dialects.ir_helpers import (function_type, functions, ops_of_kind, symbol_name, symbol_names,
+                                  unique_symbol)
 
 KERNEL_ATTR = "ms.kernel"
 
@@ -101,8 +102,11 @@ def kernel_ops(matmul):
     """The matmul and, when it anchors a fused region, the region's other linalg ops (its
     epilogue), in block order."""
     region = matmul.attributes[REGION_ATTR] if REGION_ATTR in matmul.attributes else None
+    if region is not None and region_kind(region) is None:
+        fail(matmul, f"'{REGION_ATTR}' must be a dictionary with a string 'kind' (a fused "
+                     f"region's), not {region}")
     # (a matmul inside another anchor's lowering, a convolution's, keeps its region's ops)
-    if region is None or ir.StringAttr(ir.DictAttr(region)["kind"]).value != "matmul":
+    if region is None or region_kind(region) != "matmul":
         return [matmul]
     return [op.operation for op in matmul.operation.block.operations
             if REGION_ATTR in op.attributes and op.attributes[REGION_ATTR] == region
@@ -119,8 +123,9 @@ class OutlineMatmul(ModulePass):
 
     def run(self, module):
         block = module.regions[0].blocks[0]
+        taken = symbol_names(module)
         for fn in [fn for fn in functions(module) if not is_kernel(fn)]:
             fn_name = symbol_name(fn)
             for i, op in enumerate(ops_of_kind(fn, "linalg.matmul")):
                 ops = kernel_ops(op) if self.opts["epilogues"] else [op.operation]
-                outline(ops, f"{fn_name}__matmul{i}", "matmul", block)
+                outline(ops, unique_symbol(taken, f"{fn_name}__matmul{i}"), "matmul", block)

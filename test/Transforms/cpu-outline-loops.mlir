@@ -153,3 +153,39 @@ func.func @differences(%x: memref<8xf32>, %y: memref<8xf32>, %out: memref<8xf32>
   memref.dealloc %t : memref<8xf32>
   return
 }
+
+// -----
+
+// A symbol already named as an outlined nest would be (`clash__loop0`) keeps its name; the
+// nest's function takes the first free one, and the module keeps one definition per name.
+// CHECK-LABEL: func.func private @clash__loop0(
+// CHECK-NOT: ms.outlined_loop
+// CHECK-LABEL: func.func @clash(
+// CHECK: call @clash__loop0_1(
+// CHECK: call @clash__loop1(
+// CHECK: call @clash__loop0(
+// CHECK: func.func private @clash__loop0_1({{.+}} attributes {ms.outlined_loop}
+// CHECK: func.func private @clash__loop1({{.+}} attributes {ms.outlined_loop}
+// MERGE-LABEL: func.func private @clash__loop0(
+// MERGE-LABEL: func.func @clash(
+// MERGE: call @clash__loop0_1(
+// MERGE: call @clash__loop0_1(
+// MERGE: call @clash__loop0(
+func.func private @clash__loop0(%x: memref<8xf32>) {
+  return
+}
+func.func @clash(%x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %x[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %x[%i] : memref<8xf32>
+  }
+  call @clash__loop0(%x) : (memref<8xf32>) -> ()
+  return
+}

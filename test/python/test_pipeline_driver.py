@@ -81,6 +81,40 @@ def test_invalid_ir_left_by_a_pass_is_a_compile_error(verify_each):
     assert "i32" in str(info.value) and info.value.stage == "ms-opt"
 
 
+class _BreaksReturnType:
+    """A pass (mscc's kind) that leaves the IR invalid: the function's result type changed
+    behind the verifier's back."""
+    name = "test-breaks-return-type"
+
+    @classmethod
+    def from_text(cls, options):
+        return cls()
+
+    def run(self, module):
+        from mlir import ir
+        fn = module.regions[0].blocks[0].operations[0]
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [ir.F32Type.get()], [ir.IntegerType.get_signless(32)]))
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_left_by_a_python_pass_is_a_compile_error(verify_each, monkeypatch):
+    """The last step mscc's own pass: verified after it whether the upstream passes are
+    verified each (ms-opt, the tests) or once per stage (compiles). With verify_each it was
+    not: ms-opt printed the invalid module in generic form and exited 0."""
+    from mlir import ir
+    from mscc.dialects.builders import mlir_context
+    from mscc.passes import base
+    from mscc.passes.diagnostics import CompileError
+    monkeypatch.setitem(base.PASSES, _BreaksReturnType.name, _BreaksReturnType)
+    with mlir_context():
+        module = ir.Module.parse("func.func @f(%a: f32) -> f32 {\n  return %a : f32\n}")
+    with pytest.raises(CompileError) as info:
+        pipeline.run_steps(module, [pipeline.parse_step(_BreaksReturnType.name)],
+                           stage="llvm", verify_each=verify_each)
+    assert "i32" in str(info.value) and info.value.stage == "llvm"
+
+
 def _plain_walk(root, names):
     from mlir import ir
     found = []

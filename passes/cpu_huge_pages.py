@@ -27,7 +27,8 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from .base import ModulePass, register
-from ..dialects.ir_helpers import element_bytes, functions_by_name, ops_of_kind
+from .symbols import declare_external
+from ..dialects.ir_helpers import element_bytes, ops_of_kind
 from ..dialects.upstream import llvm
 
 MADV_HUGEPAGE = 14          # <linux/mman.h>
@@ -42,12 +43,8 @@ def _static_bytes(alloc) -> int | None:
 
 def _declare_madvise(module):
     """`madvise(void *, size_t, int) -> int`, declared once at the module's top."""
-    if MADVISE in functions_by_name(module):
-        return
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    body = module.regions[0].blocks[0]
-    with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
-        func.FuncOp(MADVISE, ([llvm.pointer_type(), i64, i32], [i32]), visibility="private")
+    declare_external(module, MADVISE, [llvm.pointer_type(), i64, i32], [i32], at_start=True)
 
 
 def advise_huge_pages(alloc, size: int):

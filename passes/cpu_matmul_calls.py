@@ -20,8 +20,8 @@ from mlir.dialects import arith, func, memref
 
 from ..runtime.quick_kernels import MATMUL
 from .base import ModulePass, register
-from ..dialects.ir_helpers import (element_bytes, functions_by_name, indexing_maps,
-                                   ops_of_kind, projection)
+from .symbols import declare_external
+from ..dialects.ir_helpers import element_bytes, indexing_maps, ops_of_kind, projection
 
 
 def _element(value) -> str | None:
@@ -65,12 +65,6 @@ def _address_and_rows(buffer):
     return address, list(meta.sizes), list(meta.strides)[0]
 
 
-def _declare(module, name: str):
-    index = ir.IndexType.get()
-    with ir.InsertionPoint(module.regions[0].blocks[0]), ir.Location.unknown():
-        func.FuncOp(name, ([index] * 9, []), visibility="private")
-
-
 def _as_call(op, callee: str):
     with ir.InsertionPoint(op), op.location:
         (a, (m, k), lda), (b, (_, n), ldb), (c, _, ldc) = (
@@ -86,12 +80,12 @@ class CpuMatmulCalls(ModulePass):
                "call of the quick tier's compiled matrix product (C += A @ B)")
 
     def run(self, module):
-        declared = set(functions_by_name(module))
+        declared = set()
         for op in ops_of_kind(module, "linalg.matmul"):
             callee = _callee(op)
             if callee is None:
                 continue
             if callee not in declared:
-                _declare(module, callee)
+                declare_external(module, callee, [ir.IndexType.get()] * 9, [])
                 declared.add(callee)
             _as_call(op, callee)

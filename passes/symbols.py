@@ -14,12 +14,33 @@ names the runtime looks up (`_mlir_ciface_<entry>`, not `_mlir_ciface_mscc.<entr
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import func
 
 from .base import ModulePass, register
 from ..dialects.ir_helpers import defined_functions, set_symbol_name, symbol_name
 
 PREFIX = "mscc."
 C_INTERFACE = "_mlir_ciface_"
+
+
+def declare_external(module, name: str, inputs: list, results: list, at_start: bool = False):
+    """A private declaration of the library function `name` (a C symbol a pass calls: libc's
+    madvise, the quick tier's matrix product), made once: at the module's start or end. A
+    symbol the module already has under that name with another type is a located error
+    (the pass's calls would not match it; they were invalid IR, reported at the call)."""
+    from .base import fail
+    wanted = ir.FunctionType.get(inputs, results)
+    for op in module.regions[0].blocks[0].operations:
+        if "sym_name" in op.attributes and symbol_name(op) == name:
+            if op.name != "func.func" or len(op.regions[0].blocks) or (
+                    ir.TypeAttr(op.attributes["function_type"]).value != wanted):
+                fail(op, f"'{name}' is the C library function {wanted} that this compile "
+                         "calls; the module defines another symbol of that name")
+            return
+    body = module.regions[0].blocks[0]
+    point = ir.InsertionPoint.at_block_begin(body) if at_start else ir.InsertionPoint(body)
+    with point, ir.Location.unknown():
+        func.FuncOp(name, wanted, visibility="private")
 
 
 def _rename(module, fn, new):
@@ -39,6 +60,12 @@ class InternalSymbols(ModulePass):
                 renamed[symbol_name(fn)] = fn
         if not renamed:
             return
+        from .base import fail
+        from ..dialects.ir_helpers import symbol_names
+        for name in sorted(symbol_names(module) & {PREFIX + n for n in renamed}):
+            fail(renamed[name[len(PREFIX):]], f"function '{name[len(PREFIX):]}' becomes "
+                 f"'{name}' in the machine code, a name this module already has (names "
+                 f"starting '{PREFIX}' are mscc's)")
         # One walk for every call (SymbolTable.replace_all_symbol_uses per function walked
         # the module once each: 0.28 s for MobileNetV2's step, 100 functions). At this
         # stage func.call is the only op that names a function; a use this missed would

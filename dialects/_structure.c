@@ -251,13 +251,20 @@ static void emit_regions(Signature *s, MlirOperation op) {
     }
 }
 
+/* The operation of a capsule argument, once configure() was called; else NULL (an
+ * exception set, naming `who`). */
+static MlirOperation operation_argument(PyObject *arg, const char *who) {
+    MlirOperation op = {NULL};
+    if (!configured)
+        PyErr_Format(PyExc_RuntimeError, "%s: configure() was not called", who);
+    else
+        op.ptr = PyCapsule_GetPointer(arg, CAPSULE);
+    return op;
+}
+
 /* signature(function capsule) -> (bytes, [int], [constant op capsule]) */
 static PyObject *signature(PyObject *self, PyObject *arg) {
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "signature: configure() was not called");
-        return NULL;
-    }
-    MlirOperation fn = {PyCapsule_GetPointer(arg, CAPSULE)};
+    MlirOperation fn = operation_argument(arg, "signature");
     if (fn.ptr == NULL)
         return NULL;
     Signature s = {.numbering = {calloc(1024, sizeof(void *)), malloc(1024 * sizeof(uint64_t)),
@@ -358,11 +365,7 @@ static PyObject *grouped(Uses *u, const void **definers, const intptr_t *indices
 }
 
 static PyObject *captured_uses(PyObject *self, PyObject *arg) {
-    if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "captured_uses: configure() was not called");
-        return NULL;
-    }
-    MlirOperation fn = {PyCapsule_GetPointer(arg, CAPSULE)};
+    MlirOperation fn = operation_argument(arg, "captured_uses");
     if (fn.ptr == NULL)
         return NULL;
     MlirBlock body = api.first_block(api.region(fn, 0));

@@ -34,7 +34,8 @@ from mlir.dialects import arith, func
 
 from .base import ModulePass, fail, register
 from ..dialects.ops.control import api_name, free_values
-from ..dialects.ir_helpers import constant_int, public_functions, remap_operands, symbol_name
+from ..dialects.ir_helpers import (constant_int, public_functions, remap_operands, symbol_name,
+                                  symbol_names)
 
 CTL_ATTR = "ms.ctl"            # on the private declaration standing for a region op
 RESULTS_ATTR = "ms.plan_results"  # on outlined functions: how many results they have
@@ -72,10 +73,16 @@ class _Outliner:
         self.module = module
         self.count = 0
         self.body = module.regions[0].blocks[0]
+        self.taken = symbol_names(module)
 
     def fresh(self, parent, kind):
-        self.count += 1
-        return f"{parent}__{kind}{self.count}"
+        """A name for a region's functions (it and it + `_body`, `_cond`, ...) that no
+        symbol of the input starts with: a module with `f__for1_body` got a second one."""
+        while True:
+            self.count += 1
+            name = f"{parent}__{kind}{self.count}"
+            if not any(taken.startswith(name) for taken in self.taken):
+                return name
 
     # -------------------------------------------------------------- building functions
 

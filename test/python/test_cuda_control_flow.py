@@ -123,3 +123,18 @@ def test_tampered_plan_is_refused():
     loop["body"] = "missing"
     with pytest.raises(PlanError, match="unknown sub-plan 'missing'"):
         LaunchPlan.from_json(plan)
+
+
+def test_region_function_names_are_new_to_the_module():
+    """The CUDA outlining names a loop's functions <parent>__for<n> (+ _body, _cond, ...): a
+    name the input already starts with is skipped (a module with f__for1_body got two)."""
+    from mlir import ir
+    from mscc.dialects.builders import mlir_context
+    from mscc.passes.gpu_control import _Outliner
+    with mlir_context():
+        module = ir.Module.parse("func.func private @f__for1_body()\n"
+                                 "func.func private @f__for3_cond()\n")
+        outliner = _Outliner(module.operation)
+        assert [outliner.fresh("f", "for") for _ in range(3)] == ["f__for2", "f__for4",
+                                                                  "f__for5"]
+        assert outliner.fresh("g", "for") == "g__for6"

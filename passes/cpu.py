@@ -57,6 +57,8 @@ def materialize_transposes(op, rewriter):
     contiguous rows of B, and a strided B ran 2.4x slower (x @ W^T of a Dense layer)."""
     if "indexing_maps" not in op.attributes:
         return True  # did not match: already the plain form
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+        return True  # did not match: on buffers (IR read at a later stage) it stays as it is
     a_t, b_t = _reads(op, 0, _TRANSPOSED_A), _reads(op, 1, _TRANSPOSED_B)
     if not (a_t or b_t):
         return True  # did not match: no transposed operand

@@ -36,3 +36,19 @@ func.func @plain(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32>) 
   %0 = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// -----
+
+// On buffers (IR read at a later stage) a transposed read stays: the pass makes tensor
+// copies (it cast a memref to a tensor type: an internal compiler error of `mscc`).
+// CHECK-LABEL: func.func @on_buffers(
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}] ins(%{{.+}}, %{{.+}} : memref<3x5xf32>, memref<3x7xf32>)
+#at = affine_map<(m, n, k) -> (k, m)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#mc = affine_map<(m, n, k) -> (m, n)>
+func.func @on_buffers(%a: memref<3x5xf32>, %b: memref<3x7xf32>, %c: memref<5x7xf32>) {
+  linalg.matmul indexing_maps = [#at, #b, #mc]
+      ins(%a, %b : memref<3x5xf32>, memref<3x7xf32>) outs(%c : memref<5x7xf32>)
+  return
+}

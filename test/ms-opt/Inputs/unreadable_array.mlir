@@ -1,0 +1,3 @@
+llvm.func @copy(%p: !llvm.ptr) attributes {ms.distinct_pointers = array<ui32: 1, 6>} {
+  llvm.return
+}

@@ -47,6 +47,22 @@ def unique_symbol(taken: set[str], name: str) -> str:
     return unique
 
 
+def passthrough(fn) -> list:
+    """The LLVM function attributes a func.func or llvm.func passes through (its
+    `passthrough` array: names, or [key, value] pairs)."""
+    if "passthrough" not in fn.attributes:
+        return []
+    return list(ir.ArrayAttr(fn.attributes["passthrough"]))
+
+
+def add_passthrough(fn, *names: str):
+    """Add the LLVM function attributes `names` to `fn`'s passthrough, those it lacks."""
+    kept = passthrough(fn)
+    present = {ir.StringAttr(a).value for a in kept if isinstance(a, ir.StringAttr)}
+    fn.attributes["passthrough"] = ir.ArrayAttr.get(
+        kept + [ir.StringAttr.get(n) for n in names if n not in present])
+
+
 def is_private(op) -> bool:
     return ("sym_visibility" in op.attributes
             and ir.StringAttr(op.attributes["sym_visibility"]).value == "private")

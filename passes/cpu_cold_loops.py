@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.ir_helpers import calls_by_callee, defined_functions, static_trip_count, symbol_name
+from ..dialects.ir_helpers import (add_passthrough, calls_by_callee, defined_functions, passthrough,
+                                   static_trip_count, symbol_name)
 from .base import ModulePass, register
 from .cpu_outline import OUTLINED_ATTR
 
@@ -91,15 +92,9 @@ class ColdLoops(ModulePass):
 
 
 def _mark_unoptimized(fn):
-    kept = list(ir.ArrayAttr(fn.attributes["passthrough"])) if "passthrough" in fn.attributes else []
-    names = {ir.StringAttr(a).value for a in kept if isinstance(a, ir.StringAttr)}
-    fn.attributes["passthrough"] = ir.ArrayAttr.get(
-        kept + [ir.StringAttr.get(a) for a in NO_OPTIMIZATION if a not in names])
+    add_passthrough(fn, *NO_OPTIMIZATION)
 
 
 def unoptimized(fn) -> bool:
     """Whether a func.func or llvm.func is marked to compile without optimization."""
-    if "passthrough" not in fn.attributes:
-        return False
-    return any(isinstance(a, ir.StringAttr) and ir.StringAttr(a).value == "optnone"
-               for a in ir.ArrayAttr(fn.attributes["passthrough"]))
+    return any(isinstance(a, ir.StringAttr) and a.value == "optnone" for a in passthrough(fn))

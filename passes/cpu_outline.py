@@ -21,8 +21,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects.capi import native_captured_uses
-from ..dialects.ir_helpers import (defined_functions, ops_of_kind, symbol_name, symbol_names,
-                                  unique_symbol)
+from ..dialects.ir_helpers import (add_passthrough, defined_functions, ops_of_kind, symbol_name,
+                                  symbol_names, unique_symbol)
 from ..dialects.ops.conv import WINDOWS_ATTR
 from .base import ModulePass, register
 from .outline import is_kernel
@@ -181,12 +181,9 @@ class LocalFunctions(ModulePass):
 
     def run(self, module):
         internal = ir.Attribute.parse(INTERNAL_LINKAGE)
-        noinline = ir.StringAttr.get("noinline")
         for fn in defined_functions(module):
             if not (is_kernel(fn) or OUTLINED_ATTR in fn.attributes
                     or WINDOWS_ATTR in fn.attributes):
                 continue
             fn.attributes["llvm.linkage"] = internal
-            kept = list(ir.ArrayAttr(fn.attributes["passthrough"])) if (
-                "passthrough" in fn.attributes) else []
-            fn.attributes["passthrough"] = ir.ArrayAttr.get(kept + [noinline])
+            add_passthrough(fn, "noinline")

@@ -31,7 +31,7 @@ from mlir import ir
 
 from .base import ModulePass, register
 from .outline import kernel_kind
-from ..dialects.ir_helpers import top_level_ops
+from ..dialects.ir_helpers import passthrough, top_level_ops
 from ..runtime.cpu_aot import host_cpu_flags
 
 CPU_ENV = "MSCC_CPU"
@@ -252,7 +252,7 @@ class CpuTargetAttributes(ModulePass):
         for fn in top_level_ops(module, "llvm.func"):
             if not fn.regions[0].blocks:
                 continue  # a declaration
-            kept = [a for a in _passthrough(fn) if not _is_width(a) and a != reduce]
+            kept = [a for a in passthrough(fn) if not _is_width(a) and a != reduce]
             marks = [reduce] if kernel_kind(fn) == "matmul" else []
             fn.attributes["passthrough"] = ir.ArrayAttr.get(kept + [width] + marks)
             if cpu:
@@ -262,10 +262,6 @@ class CpuTargetAttributes(ModulePass):
                     '#llvm.target_features<["+sse2"]>')
 
 
-def _passthrough(fn) -> list:
-    if "passthrough" not in fn.attributes:
-        return []
-    return list(ir.ArrayAttr(fn.attributes["passthrough"]))
 
 
 def _is_width(attr) -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
-from .base import ModulePass, register
-from ..dialects.ir_helpers import defined_functions, set_symbol_name, symbol_name
+from .base import ModulePass, fail, register
+from ..dialects.ir_helpers import (add_passthrough, defined_functions, set_symbol_name,
+                                   symbol_name, symbol_names)
 
 PREFIX = "mscc."
 C_INTERFACE = "_mlir_ciface_"
@@ -28,7 +29,6 @@ def declare_external(module, name: str, inputs: list, results: list, at_start: b
     madvise, the quick tier's matrix product), made once: at the module's start or end. A
     symbol the module already has under that name with another type is a located error
     (the pass's calls would not match it; they were invalid IR, reported at the call)."""
-    from .base import fail
     wanted = ir.FunctionType.get(inputs, results)
     for op in module.regions[0].blocks[0].operations:
         if "sym_name" in op.attributes and symbol_name(op) == name:
@@ -60,12 +60,11 @@ class InternalSymbols(ModulePass):
                 renamed[symbol_name(fn)] = fn
         if not renamed:
             return
-        from .base import fail
-        from ..dialects.ir_helpers import symbol_names
-        for name in sorted(symbol_names(module) & {PREFIX + n for n in renamed}):
-            fail(renamed[name[len(PREFIX):]], f"function '{name[len(PREFIX):]}' becomes "
-                 f"'{name}' in the machine code, a name this module already has (names "
-                 f"starting '{PREFIX}' are mscc's)")
+        taken = symbol_names(module)
+        for name, fn in renamed.items():
+            if PREFIX + name in taken:
+                fail(fn, f"function '{name}' becomes '{PREFIX + name}' in the machine code, a "
+                         f"name this module already has (names starting '{PREFIX}' are mscc's)")
         # One walk for every call (SymbolTable.replace_all_symbol_uses per function walked
         # the module once each: 0.28 s for MobileNetV2's step, 100 functions). At this
         # stage func.call is the only op that names a function; a use this missed would
@@ -114,7 +113,6 @@ class PrivateEntryBodies(ModulePass):
 
     def run(self, module):
         internal = ir.Attribute.parse(INTERNAL_LINKAGE)
-        always = ir.StringAttr.get("alwaysinline")
         table = ir.SymbolTable(module.operation)
         for fn in defined_functions(module, "llvm.func"):
             wrapper = symbol_name(fn)
@@ -126,9 +124,7 @@ class PrivateEntryBodies(ModulePass):
                 continue  # (no body here: a declaration)
             callee.attributes["linkage"] = internal
             callee.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            kept = list(ir.ArrayAttr(callee.attributes["passthrough"])) if (
-                "passthrough" in callee.attributes) else []
-            callee.attributes["passthrough"] = ir.ArrayAttr.get(kept + [always])
+            add_passthrough(callee, "alwaysinline")
 
 
 def entry_body(c_interface: str) -> str:

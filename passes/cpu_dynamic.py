@@ -28,8 +28,8 @@ from .cpu import (MC, MIN_PARALLEL_FLOPS, PACK_MIN_ROWS, CallSites, _dynamic_dim
                   _one_matmul, _packing_is_free, _should_pack, pack_b, register_tile,
                   strip_width)
 from .cpu_loops import DYNAMIC_ESTIMATE, ThreadedPass, block_loop, block_type
-from ..dialects.ir_helpers import (function_type, indexing_maps, set_function_type,
-                                   set_symbol_name, symbol_name, symbol_names, unique_symbol)
+from ..dialects.ir_helpers import (fresh_symbol, function_type, indexing_maps, set_function_type,
+                                   set_symbol_name, symbol_name)
 from .outline import kernel_functions
 
 _LINALG = ("linalg.matmul", "linalg.generic", "linalg.fill", "linalg.copy")
@@ -95,7 +95,7 @@ def _static_clone(fn, name, arg_types):
     """A copy of kernel `fn` named `name` (made unique in the module) taking `arg_types`
     (static shapes)."""
     module = fn.operation.parent
-    name = unique_symbol(symbol_names(module), name)
+    name = fresh_symbol(module, name)
     clone = fn.operation.clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
     set_symbol_name(clone, name)
     for arg, t in zip(clone.regions[0].blocks[0].arguments, arg_types):

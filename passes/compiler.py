@@ -35,7 +35,6 @@ from . import pipeline
 from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 from .cpu_target import current
 from ..dialects.ir_helpers import function_type, public_functions, symbol_name
-from .source_checks import check_source
 
 _MULTIPLE_TOP_LEVEL = "source must contain a single top-level operation"
 # A one-line attribute or type alias definition (`#map = affine_map<...>`) at the top level.
@@ -57,6 +56,7 @@ def _wrapped_in_module(text: str) -> str:
 def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
     """Parse (and verify the structure of) MLIR text, wrapping several top-level ops in a
     module as mlir-opt does. Raises CompileError with located diagnostics."""
+    from .source_checks import check_source  # (text only: the jit builds its IR)
     problems = check_source(text, source_name)  # what would crash the parser, not fail
     if problems:
         raise CompileError(problems)

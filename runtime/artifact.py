@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import zipfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -128,6 +127,7 @@ class Artifact:
         """The .msx file: the manifest (with the blobs' digests), its digest, the blobs."""
         self.manifest["digests"] = {n: _sha256(d) for n, d in sorted(self.blobs.items())}
         validate(self.manifest, self.blobs)
+        import zipfile  # (here: a process that only compiles and runs imports none of it)
         text = json.dumps(self.manifest, indent=1).encode()
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
@@ -151,6 +151,7 @@ def read(path: str) -> Artifact:
     ArtifactError: zipfile, zlib and json raise a dozen kinds of exceptions on damaged input
     (BadZipFile, zlib.error, EOFError, struct.error, UnicodeDecodeError, NotImplementedError
     for a garbled compression method...), so all of them are caught here."""
+    import zipfile
     try:
         with zipfile.ZipFile(path) as z:
             files = {n: z.read(n) for n in z.namelist()}

@@ -46,3 +46,29 @@ def test_a_first_cpu_compile_imports_no_subprocess_module_and_no_launch_plan():
                          text=True, check=True, env=env).stdout.split("\n")
     assert out[0] == "[1.0, 3.0, 5.0, 7.0]"
     assert out[1] == "[]"
+
+
+LAZY_BINDING = """
+import os, sys
+import numpy as np
+import mscc as ms
+flags = sys.getdlopenflags()
+f = ms.jit(lambda t: ms.ops.exp(t) + 1)
+print(f(ms.Tensor(np.zeros(3, np.float32))).asnumpy().tolist())
+extensions = {name: type(m.__spec__.loader).__name__ for name, m in sys.modules.items()
+              if name.startswith('mlir._mlir_libs._') and getattr(m, '__spec__', None)
+              and m.__spec__.origin and m.__spec__.origin.endswith('.so')}
+print(extensions.get('mlir._mlir_libs._mlir'), sorted(set(extensions.values())))
+print(sys.getdlopenflags() == flags, bool(flags & os.RTLD_NOW))
+"""
+
+
+def test_the_mlir_bindings_libraries_load_with_lazy_binding_and_the_flags_come_back():
+    # (dialects/lazy_binding.py: ~12 ms of a process's first compile)
+    import os
+    env = dict(os.environ, MSCC_CACHE_DIR="")
+    out = subprocess.run([sys.executable, "-c", LAZY_BINDING], capture_output=True,
+                         text=True, check=True, env=env).stdout.split("\n")
+    assert out[0] == "[2.0, 2.0, 2.0]"
+    assert out[1] == "LazyExtensionLoader ['LazyExtensionLoader']"
+    assert out[2] == "True True"

@@ -13,9 +13,6 @@ import importlib.abc as _importlib_abc
 import importlib.util as _importlib_util
 import sys as _sys
 
-from .dialects import lazy_binding as _lazy_binding
-
-_lazy_binding.install()  # (before anything imports MLIR: its libraries bound lazily)
 from .dialects.dtypes import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
                               int64, uint8, uint16, uint32, uint64)
 from .pyfront import amp, nn, ops

@@ -285,7 +285,7 @@ func.func @conv_filter_grad_blocks(%x: tensor<3x4x9x8xf32>, %dy: tensor<3x6x9x8x
 // CHECK-NOT:     linalg.matmul
 // CHECK:         %[[Y:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$W00]], {{.+}}, #[[$W12]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[V00]], {{.+}}, %[[V12]], %[[WG:.+]], {{.+}} : tensor<1x2x6x6xf32>, {{.+}}, tensor<2x1x1x2x3xf32>) outs(%{{.+}} : tensor<1x2x6x6xf32>)
 // CHECK-NEXT:    ^bb0(%[[A:[a-z0-9_]+]]: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %{{[a-z0-9_]+}}: f32, %[[B:[a-z0-9_]+]]: f32,
-// CHECK-NEXT:      arith.mulf %[[A]], %[[B]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:      arith.mulf %[[A]], %[[B]] fastmath<contract> : f32
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return %[[Y]] : tensor<1x2x6x6xf32>
 // Batched (conv=batched): the im2col matrix and a product per group instead.
@@ -295,6 +295,36 @@ func.func @conv_filter_grad_blocks(%x: tensor<3x4x9x8xf32>, %dy: tensor<3x6x9x8x
 func.func @conv2d_depthwise(%x: tensor<1x2x6x6xf32>, %w: tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32> {
   %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 1, 1>, pad_hi = array<i64: 0, 1>, groups = 2 : i64} : (tensor<1x2x6x6xf32>, tensor<2x1x2x3xf32>) -> tensor<1x2x6x6xf32>
   return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// Two groups of two input channels, 2x2 kernel: eight terms per output element, summed in
+// two interleaved chains (conv_direct._sum_in_chains: terms 0, 2, 4, 6 and 1, 3, 5, 7),
+// then added, without `reassoc` (LLVM would make the chains one again).
+// CHECK-LABEL: func.func @conv2d_grouped_chains(
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      %[[P0:.+]] = arith.mulf {{.+}} fastmath<contract> : f32
+// CHECK-NEXT:      %[[P1:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P2:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P3:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P4:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P5:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P6:.+]] = arith.mulf
+// CHECK-NEXT:      %[[P7:.+]] = arith.mulf
+// CHECK-NEXT:      %[[A0:.+]] = arith.addf %[[P0]], %[[P2]] fastmath<contract> : f32
+// CHECK-NEXT:      %[[B0:.+]] = arith.addf %[[P1]], %[[P3]]
+// CHECK-NEXT:      %[[A1:.+]] = arith.addf %[[A0]], %[[P4]]
+// CHECK-NEXT:      %[[B1:.+]] = arith.addf %[[B0]], %[[P5]]
+// CHECK-NEXT:      %[[A2:.+]] = arith.addf %[[A1]], %[[P6]]
+// CHECK-NEXT:      %[[B2:.+]] = arith.addf %[[B1]], %[[P7]]
+// CHECK-NEXT:      %[[SUM:.+]] = arith.addf %[[A2]], %[[B2]]
+// CHECK-NEXT:      linalg.yield %[[SUM]] : f32
+// CHECK-NOT:     linalg.matmul
+func.func @conv2d_grouped_chains(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %0 = "ms.conv"(%x, %w) {stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>, pad_lo = array<i64: 0, 0>, pad_hi = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x4x3x3xf32>, tensor<4x2x2x2xf32>) -> tensor<1x4x2x2xf32>
+  return %0 : tensor<1x4x2x2xf32>
 }
 
 // -----

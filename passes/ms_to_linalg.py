@@ -115,15 +115,21 @@ class ConvertMsToLinalg(ModulePass):
     # read the index on the device: CUDA, whose host never reads device memory).
     # conv-block-bytes: per-image products whose im2col matrix is larger run in blocks of
     # output rows whose matrix fits (0: 3/4 of the CPU target's L2 with conv=per-image).
-    options = {"scatter": "loops", "conv": "per-image", "rows": "slices", "conv-block-bytes": 0}
+    # conv-vector-bits: the vectors the direct grouped loop nests are vectorized with, whose
+    # rows must fill half of one for groups of 5-8 channels (dialects/ops/conv_direct.py;
+    # 0: the CPU target's with conv=per-image).
+    options = {"scatter": "loops", "conv": "per-image", "rows": "slices", "conv-block-bytes": 0,
+               "conv-vector-bits": 0}
     choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched", "implicit-gemm"),
                "rows": ("slices", "gather")}
 
     def run(self, module):
         options = dict(self.opts)
-        if options["conv"] == "per-image" and not options["conv-block-bytes"]:
+        if options["conv"] == "per-image":
             from .cpu_target import current
-            options["conv-block-bytes"] = current().l2_bytes * 3 // 4
+            options["conv-block-bytes"] = (options["conv-block-bytes"]
+                                           or current().l2_bytes * 3 // 4)
+            options["conv-vector-bits"] = options["conv-vector-bits"] or current().vector_bits
         for fn in functions(module):
             items = _items(fn)
             for op in items:

@@ -477,7 +477,7 @@ def _windows_product(lc, x, sx, wm, win: _Windows, groups, epilogue=None, weight
     out, acc = lc.out, _accumulator(lc.out.dtype)
     n = sx.shape[0]
     root = epilogue[0] if epilogue else None
-    direct = direct_grouped_applies(lc, sx, groups, win.kernel)
+    direct = direct_grouped_applies(lc, sx, groups, win)
     if ((not isinstance(n, Dim) and n == 1)
             or lc.options.get("conv") != "per-image"
             or (root is not None and root.spec.shape != out.shape)):
@@ -677,7 +677,7 @@ def _lower_conv(lc, x, w, epilogue=None):
     og, ckk = lc.out.shape[1] // groups, rules.prod(sw.shape[1:])
     wm = lowering.reshape(w, sw.shape, (groups, og, ckk), sw.dtype)
     win = _Windows(_padded(lo, hi), sw.shape[2:], lc.out.shape[2:], stride, dilation)
-    if direct_grouped_applies(lc, sx, groups, win.kernel) and any(e > 1 for e in stride):
+    if direct_grouped_applies(lc, sx, groups, win) and any(e > 1 for e in stride):
         win = win._replace(prepare=_padded(lo, phase_padding(sx.shape[2:], lo, hi, win)))
     return _windows_product(lc, x, sx, wm, win, groups, epilogue, weight=(w, sw))
 
@@ -829,7 +829,7 @@ def _lower_filter_grad(lc, x, dy):
     per_image = lc.options.get("conv") == "per-image" and (
         isinstance(n, Dim)  # (a dynamic batch has only the per-image form yet)
         or (n > 1 and 4 * out.shape[0] <= rules.prod(win.spatial)))
-    if direct_grouped_applies(lc, sx, groups, win.kernel):
+    if direct_grouped_applies(lc, sx, groups, win):
         if per_image_dots(win):
             if isinstance(n, Dim) or n > 1:
                 return _direct_filter_grad_per_image(x, sx, dy, sdy, win, groups, acc, out)

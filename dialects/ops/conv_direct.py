@@ -38,22 +38,39 @@ def _const(v):
 # element has 36 terms). Measured for 32x128x28x28, 3x3, 32 groups of 4, in one process
 # against torch: on AMD EPYC (znver4) the direct forward was as fast as the products; on
 # Intel Xeon (Emerald Rapids) 6.1 against 9.0-10.5 ms (torch 5.0-6.0), and forward plus
-# gradients 9.3-12.4 against 23-28 ms. With 8 (72 terms) the direct form was slower.
+# gradients 9.3-12.4 against 23-28 ms.
 DIRECT_MAX_CHANNELS = 4
 # Most terms (channels per group times kernel elements) of a direct loop nest's output
 # element, each an operand of its own: 7x7 windows at most (more would spill registers
 # and grow the nest's code).
 DIRECT_MAX_TERMS = 49
+# Up to 8 channels per group (72 terms for 3x3) the direct nests win too, once an output
+# element's terms are summed in chains (_sum_in_chains), where the rows they vectorize
+# along fill more than half a vector; a narrower row leaves most lanes idle and the
+# products win. Intel Xeon (Emerald Rapids, 16 floats a vector), 32x256xHxW, 3x3, 32 groups
+# of 8, forward / forward and gradients, direct against products: 28x28 17.8 / 65 against
+# 22 / 132 ms, 14x14 3.3 / 15 against 5.3 / 30, 7x7 1.7 / 13 against 1.0 / 5.7.
+WIDE_ROW_MAX_CHANNELS = 8
+WIDE_ROW_MAX_TERMS = 72
 
 
-def direct_grouped_applies(lc, sx: TensorSpec, groups, kernel) -> bool:
+def direct_grouped_applies(lc, sx: TensorSpec, groups, win) -> bool:
     """The one place deciding which convolutions (forward, input gradient, weight gradient)
     on the CPU (conv=per-image) run as direct loop nests: grouped ones with at most
     DIRECT_MAX_CHANNELS input channels per group (sx: the op's input, x or dy) and
-    DIRECT_MAX_TERMS terms."""
+    DIRECT_MAX_TERMS terms, or WIDE_ROW_MAX_CHANNELS and WIDE_ROW_MAX_TERMS where the
+    nest's rows (the last of win.spatial) fill more than half a vector of
+    convert-ms-to-linalg's conv-vector-bits."""
+    if lc.options.get("conv") != "per-image" or groups < 2:
+        return False
     cg = sx.shape[1] // groups
-    return (lc.options.get("conv") == "per-image" and groups > 1
-            and cg <= DIRECT_MAX_CHANNELS and cg * rules.prod(kernel) <= DIRECT_MAX_TERMS)
+    terms = cg * rules.prod(win.kernel)
+    if cg <= DIRECT_MAX_CHANNELS and terms <= DIRECT_MAX_TERMS:
+        return True
+    # (the sums are float32 for half floats: conv.py's _accumulator)
+    lanes = lc.options.get("conv-vector-bits", 0) // max(32, sx.dtype.bits)
+    return (cg <= WIDE_ROW_MAX_CHANNELS and terms <= WIDE_ROW_MAX_TERMS
+            and lanes > 0 and 2 * win.spatial[-1] > lanes)
 
 
 def _strided_view(xp, padded: TensorSpec, c, cg, groups, k, win, sizes):

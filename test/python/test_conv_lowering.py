@@ -25,10 +25,14 @@ GEOMETRIES = [  # (x shape, weight shape, stride, dilation, pad_lo, pad_hi, grou
     ((4, 3, 10), (5, 3, 4), (3,), (2,), (3,), (0,), 1),
     ((1, 16, 64, 64), (32, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
     # grouped, several images: 2 channels per group, direct loop nests (conv_direct.py);
-    # 6 channels per group, per image a product per group (scf.for of linalg.matmul), its
-    # input gradient (4 dy channels per group) direct
+    # 6 channels per group: rows of 7 float64 positions fill half a vector up to 512 bits,
+    # so direct too (products where they would not: one per group, an scf.for of
+    # linalg.matmul)
     ((3, 8, 7, 7), (8, 2, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 4),
     ((3, 12, 7, 7), (8, 6, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
+    # 8 channels per group (72 terms): direct where its rows fill half a vector (9 float64
+    # positions: any CPU vector), else products (3: test_wide_row_groups_...)
+    ((2, 16, 5, 9), (8, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2),
     # depthwise (one input channel per group: the direct loop nests of conv_direct.py),
     # per image and for one image, strided (read by phases), dilated, multiplier 2, 1-D and
     # 3-D
@@ -82,6 +86,31 @@ def test_indexing_maps_have_only_positive_coefficients(case):
     assert maps, "the convolutions lowered to no linalg.generic"
     bad = [str(m) for m in maps if any(_negative_coefficients(e) for e in m.results)]
     assert not bad, bad
+
+
+# Groups of 5 to 8 channels: the direct nests where a row of the output fills more than
+# half a vector of conv-vector-bits (here 3 float64 positions: 256 bits hold 4, 512 bits 8),
+# the products otherwise; both compute the convolution and its gradients.
+@pytest.mark.parametrize("bits,direct", [(256, True), (512, False)])
+def test_wide_row_groups_run_direct_only_where_rows_fill_half_a_vector(bits, direct):
+    case = ((2, 16, 4, 3), (8, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2)
+    options = f"conv=per-image conv-vector-bits={bits}"
+    specs, body = _program(case)
+    module = module_of(specs, body)
+    pipeline.run_pipeline(module, "cpu", stop_after="ms-opt")
+    pipeline.run_steps(module, pipeline.parse_pipeline(f"convert-ms-to-linalg{{{options}}}"))
+    kinds = set()
+    module.operation.walk(lambda o: kinds.add(o.name) or ir.WalkResult.ADVANCE)
+    assert ("linalg.matmul" not in kinds) == direct
+    exe = compile_fn(specs, body, linalg_options=options)
+    rng = np.random.default_rng(1)
+    x, w, dy = (rng.standard_normal(s.shape) for s in specs)
+    y, dx, dw = exe(x, w, dy)
+    g = _geom(case)
+    np.testing.assert_allclose(y, conv_ref(x, w, g), rtol=1e-12, atol=1e-12)
+    u, v = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
+    np.testing.assert_allclose((dx * u).sum(), (conv_ref(u, w, g) * dy).sum(), rtol=1e-10)
+    np.testing.assert_allclose((dw * v).sum(), (conv_ref(x, v, g) * dy).sum(), rtol=1e-10)
 
 
 # Per image in blocks of output rows: a budget of 7,000 bytes makes the float64 im2col

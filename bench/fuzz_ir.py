@@ -1,9 +1,11 @@
 """Fuzz the IR tools with mutants of the repository's own .mlir files.
 
-    python bench/fuzz_ir.py --mutants 1000 --seed 0 [--jobs N] [--show 5]
+    python bench/fuzz_ir.py --mutants 1000 --seed 0 [--jobs N] [--show 5] [--own-passes]
 
 Every mutant goes through the three commands a user runs on IR (`ms-opt`, `ms-opt
---convert-ms-to-linalg`, `mscc --emit=llvm-ir`). The contract (DESIGN.md, CLI): exit code 0,
+--convert-ms-to-linalg`, `mscc --emit=llvm-ir`); with --own-passes also through `ms-opt`
+with the passes its seed's file tests (the first RUN line naming any), so that every pass
+meets broken variants of the IR it is written for. The contract (DESIGN.md, CLI): exit code 0,
 or 1 with a located diagnostic; never a signal, a Python traceback or an internal compiler
 error. Prints the counts of each outcome and the first few offenders of each bad kind.
 
@@ -15,11 +17,13 @@ seeded share of the same mutants.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
 import re
 import select
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -47,11 +51,49 @@ def seeds(repo=REPO) -> list[str]:
         for root, dirs, files in os.walk(os.path.join(repo, top)):
             dirs[:] = sorted(d for d in dirs if d != "Output")
             paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".mlir")]
+    return [chunk for chunk, _ in _seeds_with_passes(tuple(paths))]
+
+
+@functools.lru_cache(maxsize=None)
+def _seeds_with_passes(paths: tuple) -> list[tuple[str, tuple]]:
+    """(chunk, the ms-opt pass flags of its file's RUN lines) for every chunk of `paths`."""
     chunks = []
     for p in paths:
         with open(p, encoding="utf-8") as f:
-            chunks += [c for c in re.split(r"^// -----\s*$", f.read(), flags=re.M) if c.strip()]
+            text = f.read()
+        flags = run_line_passes(text)
+        chunks += [(c, flags) for c in re.split(r"^// -----\s*$", text, flags=re.M)
+                   if c.strip()]
     return chunks
+
+
+def seed_passes(repo=REPO) -> list[tuple]:
+    """The ms-opt pass flags of each seed of seeds() (its file's first `ms-opt %s` RUN line
+    that names a pass; () where none does), in the same order."""
+    paths = []
+    for top in ("test", "examples"):
+        for root, dirs, files in os.walk(os.path.join(repo, top)):
+            dirs[:] = sorted(d for d in dirs if d != "Output")
+            paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".mlir")]
+    return [flags for _, flags in _seeds_with_passes(tuple(paths))]
+
+
+_RUN_MS_OPT = re.compile(r"^// RUN: ms-opt %s ([^|\n]*)", re.M)
+_NOT_PASSES = ("--split-input-file", "--verify-diagnostics")
+
+
+def run_line_passes(text: str) -> tuple:
+    """The pass flags (`--ms-autodiff`, `--cpu-pipeline=...`) of the first RUN line of
+    `text` that runs ms-opt on the file with at least one."""
+    for m in _RUN_MS_OPT.finditer(text):
+        try:
+            words = shlex.split(m.group(1))  # (options in quotes: "vector-bits=512 threads=2")
+        except ValueError:
+            continue
+        flags = tuple(f for f in words if f.startswith("--") and f not in _NOT_PASSES)
+        if flags:
+            return flags
+    return ()
 
 
 _TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|[%@#!^]?[\w.$-]+|\S')
@@ -186,17 +228,24 @@ MUTATORS = (_delete_span, _duplicate_span, _token_edit, _token_edit, _shape_digi
 def mutants(n: int, seed: int) -> list[str]:
     """`n` mutants, the same for the same seed: one to three mutations of a seed chunk; one in
     forty a deeply nested module."""
+    return [text for text, _ in mutants_with_origin(n, seed)]
+
+
+def mutants_with_origin(n: int, seed: int) -> list[tuple[str, int | None]]:
+    """mutants(n, seed), each with the index in seeds() of the chunk it was made from (None
+    for a deeply nested module)."""
     rng = random.Random(seed)
     all_seeds = seeds()
     out = []
     for _ in range(n):
         if rng.random() < 0.025:
-            out.append(_deep("", rng, all_seeds))
+            out.append((_deep("", rng, all_seeds), None))
             continue
-        text = _pick(rng, all_seeds)
+        origin = rng.randrange(len(all_seeds))
+        text = all_seeds[origin]
         for _ in range(rng.randint(1, 3)):
             text = _pick(rng, MUTATORS)(text, rng, all_seeds)
-        out.append(text)
+        out.append((text, origin))
     return out
 
 
@@ -326,9 +375,11 @@ def classify(r: Result, text: str) -> str:
     return "unlocated-no-loc-input" if "loc(" in text else "unlocated"
 
 
-def run_texts(texts, n_workers: int = 2, workdir: str | None = None) -> list[Result]:
-    """Every text through every command (COMMANDS), in `n_workers` worker processes; the
-    results in text order, with their outcomes."""
+def run_texts(texts, n_workers: int = 2, workdir: str | None = None,
+              extra=None) -> list[Result]:
+    """Every text through every command (COMMANDS, and `extra[k]`, a command of its own for
+    text k where given), in `n_workers` worker processes; the results in text order, with
+    their outcomes."""
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="mscc-fuzz-")
     os.makedirs(workdir, exist_ok=True)
@@ -337,7 +388,7 @@ def run_texts(texts, n_workers: int = 2, workdir: str | None = None) -> list[Res
         path = os.path.join(workdir, f"m{k:05d}.mlir")
         with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
-        jobs += [(k, path, c) for c in COMMANDS]
+        jobs += [(k, path, c) for c in COMMANDS + ((extra[k],) if extra and extra[k] else ())]
     shards = [jobs[i::n_workers] for i in range(n_workers)]
     if n_workers == 1:
         results = run_shard(shards[0], workdir, 0)
@@ -348,17 +399,27 @@ def run_texts(texts, n_workers: int = 2, workdir: str | None = None) -> list[Res
         results = [r for part in parts for r in part]
     for r in results:
         r.outcome = classify(r, texts[r.mutant])
-    results.sort(key=lambda r: (r.mutant, COMMANDS.index(tuple(r.command))))
+    order = {c: i for i, c in enumerate(COMMANDS)}
+    results.sort(key=lambda r: (r.mutant, order.get(tuple(r.command), len(COMMANDS))))
     if own:
         import shutil
         shutil.rmtree(workdir, ignore_errors=True)
     return results
 
 
-def fuzz(n_mutants: int, seed: int, n_workers: int = 2, workdir: str | None = None):
-    """(mutant texts, results) for `n_mutants` mutants of `seed`."""
-    texts = mutants(n_mutants, seed)
-    return texts, run_texts(texts, n_workers, workdir)
+def fuzz(n_mutants: int, seed: int, n_workers: int = 2, workdir: str | None = None,
+         own_passes: bool = False):
+    """(mutant texts, results) for `n_mutants` mutants of `seed`; `own_passes`: each mutant
+    also through `ms-opt` with the passes its seed's file tests (its RUN line), which puts
+    every pass, not only the pipelines, in front of broken variants of its own inputs."""
+    made = mutants_with_origin(n_mutants, seed)
+    texts = [text for text, _ in made]
+    extra = None
+    if own_passes:
+        flags = seed_passes()
+        extra = [("ms-opt",) + flags[o] if o is not None and flags[o] else None
+                 for _, o in made]
+    return texts, run_texts(texts, n_workers, workdir, extra)
 
 
 def report(results, show=3) -> str:
@@ -378,6 +439,8 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--show", type=int, default=3, help="offenders shown per bad outcome")
     p.add_argument("--keep", help="write the mutants (and worker logs) into this folder")
+    p.add_argument("--own-passes", action="store_true",
+                   help="also run each mutant through the passes its seed's file tests")
     p.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -386,7 +449,7 @@ def main(argv=None):
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     t0 = time.perf_counter()
-    _, results = fuzz(args.mutants, args.seed, args.jobs, args.keep)
+    _, results = fuzz(args.mutants, args.seed, args.jobs, args.keep, args.own_passes)
     print(report(results, args.show))
     print(f"{args.mutants} mutants (seed {args.seed}) in {time.perf_counter() - t0:.1f} s")
     return 1 if any(r.outcome in BAD for r in results) else 0

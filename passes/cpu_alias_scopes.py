@@ -28,7 +28,7 @@ from mlir import ir
 
 from ..dialects.ir_helpers import (calls_by_callee, defined_functions, is_private, may_alias,
                                    ops_of_kind, symbol_name, view_root)
-from .base import ModulePass, register
+from .base import ModulePass, fail, register
 
 DISTINCT_ATTR = "ms.distinct_pointers"
 _ACCESSES = {"llvm.load": 0, "llvm.store": 1}  # op -> its address operand
@@ -112,10 +112,28 @@ class AliasScopes(ModulePass):
         for fn in module.regions[0].blocks[0].operations:
             if fn.operation.name != "llvm.func" or DISTINCT_ATTR not in fn.attributes:
                 continue
-            positions = list(ir.DenseI64ArrayAttr(fn.attributes[DISTINCT_ATTR]))
+            if len(fn.regions[0].blocks):  # (a declaration has nothing to annotate)
+                _annotate(fn.operation, _distinct_positions(fn.operation))
             del fn.attributes[DISTINCT_ATTR]
-            if len(fn.regions[0].blocks):
-                _annotate(fn.operation, positions)
+
+
+def _distinct_positions(fn) -> list:
+    """The argument positions DISTINCT_ATTR names on a defined llvm.func: a located error
+    unless it is an array of distinct positions of pointer arguments (IR read from a file
+    may say anything there: a position past the arguments was an IndexError)."""
+    attr = fn.attributes[DISTINCT_ATTR]
+    if not isinstance(attr, ir.DenseI64ArrayAttr):
+        fail(fn, f"'{DISTINCT_ATTR}' must be an array<i64> of argument positions")
+    positions = list(attr)
+    arguments = fn.regions[0].blocks[0].arguments
+    pointer = ir.Type.parse("!llvm.ptr", fn.context)
+    for p in positions:
+        if not 0 <= p < len(arguments) or arguments[p].type != pointer:
+            fail(fn, f"'{DISTINCT_ATTR}' names argument {p}, which is not one of the "
+                     f"function's {len(arguments)} arguments of type !llvm.ptr")
+    if len(set(positions)) != len(positions):
+        fail(fn, f"'{DISTINCT_ATTR}' names an argument twice")
+    return positions
 
 
 def _annotate(fn, positions: list):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from mlir import ir, passmanager
 
 from ..dialects.builders import mlir_context
 from . import base
-from .diagnostics import CompileError, Diagnostic, DiagnosticCapture
+from .diagnostics import CompileError, Diagnostic, DiagnosticCapture, file_location
 # Importing the pass modules registers them.
 from . import (autodiff, canonicalize, const_input_to_attr, cpu, cpu_alias_scopes, cpu_cold_loops, cpu_matmul_calls, cpu_dynamic, cpu_fuse_pairs, cpu_fuse_siblings, cpu_kernel_dest, cpu_loops, cpu_memset, cpu_merge, cpu_merge_constants, cpu_outline, cpu_prefetch, cpu_target,  # noqa: F401,E402
                buffer_lifetimes, cpu_collapse, cpu_huge_pages, cpu_rows, cpu_terms, cpu_transpose, cpu_zero_init, destination_passing, expand, fusion,
@@ -398,6 +399,43 @@ def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=
 
 # ------------------------------------------------------------------ export
 
+# LLVM's integer types are 1 to 2**23 bits wide, MLIR's 0 to 2**24 - 1: mlir-translate
+# asserts on the others (IR fuzzing, bench/fuzz_ir.py --own-passes seed 44: an
+# `llvm.alloca ... x i0`). mscc makes none; IR read from a file may hold any.
+_INTEGER_TYPE = re.compile(r"(?<![\w$.%#!@^-])[su]?i(\d+)\b")
+LLVM_MAX_INT_BITS = 1 << 23
+
+
+def check_integer_widths(module):
+    """A located CompileError at the first operation with a value, block argument or type
+    attribute whose type holds an integer type LLVM cannot represent."""
+    found = []
+
+    def types_of(op):
+        yield from (v.type for v in op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                yield from (a.type for a in block.arguments)
+        for name in op.attributes:
+            attr = op.attributes[name]
+            if isinstance(attr, ir.TypeAttr):
+                yield attr.value
+
+    def visit(op):
+        for t in types_of(op):
+            for m in _INTEGER_TYPE.finditer(str(t)):
+                if not 1 <= int(m.group(1)) <= LLVM_MAX_INT_BITS:
+                    found.append((op, m.group(0)))
+                    return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    if found:
+        op, name = found[0]
+        file, line, col = file_location(op.location)
+        raise CompileError([Diagnostic(
+            "error", file, line, col, f"'{op.name}' op uses the integer type {name}: LLVM's "
+            f"integers are 1 to {LLVM_MAX_INT_BITS} bits wide")], "llvm-ir")
+
 def mlir_tool(name: str) -> str:
     import mlir
     return os.path.join(list(mlir.__path__)[0], "bin", name)
@@ -407,6 +445,8 @@ def translate_to_llvm_ir(module) -> str:
     """LLVM IR text of a module (or its text) in the LLVM dialect (mlir-translate; the
     bindings have no translation API)."""
     import subprocess  # (here: ~5 ms to import, which a jit compile does not need)
+    if not isinstance(module, str):
+        check_integer_widths(module)
     proc = subprocess.run([mlir_tool("mlir-translate"), "--mlir-to-llvmir"],
                           input=module if isinstance(module, str) else str(module),
                           capture_output=True, text=True)

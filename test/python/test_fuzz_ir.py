@@ -14,6 +14,7 @@ sys.path.insert(0, BENCH)
 import fuzz_ir  # noqa: E402
 
 MUTANTS = 500
+OWN_PASS_MUTANTS = 300
 SEED = 20240611
 
 T = "tensor<2xf32>"
@@ -89,6 +90,25 @@ def test_mutants_keep_the_cli_contract():
     # The mutants reach past the parser: some compile, most fail with a diagnostic.
     outcomes = {r.outcome for r in results}
     assert {"ok", "located"} <= outcomes
+
+
+def test_mutants_keep_the_contract_through_their_own_passes():
+    # Each mutant also through `ms-opt` with the passes its seed's file tests (its RUN
+    # line): every pass, not only the pipelines, meets broken variants of its own inputs
+    # (an ms.distinct_pointers past the arguments was an IndexError in ms-cpu-alias-scopes).
+    texts, results = fuzz_ir.fuzz(OWN_PASS_MUTANTS, SEED + 1, own_passes=True)
+    own = [r for r in results if tuple(r.command) not in fuzz_ir.COMMANDS]
+    assert len({tuple(r.command) for r in own}) > 10  # (many passes, not one)
+    bad = _offenders(texts, results)
+    assert not bad, fuzz_ir.report(results) + "\n\n" + "\n\n".join(bad[:10])
+
+
+def test_run_lines_give_the_passes_and_their_quoted_options():
+    text = ('// RUN: ms-opt %s --ms-cpu-matmul-schedule="vector-bits=512 threads=2" '
+            '--split-input-file | FileCheck %s\n')
+    assert fuzz_ir.run_line_passes(text) == ("--ms-cpu-matmul-schedule=vector-bits=512 threads=2",)
+    assert fuzz_ir.run_line_passes("// RUN: ms-opt %s --verify-diagnostics\n") == ()
+    assert fuzz_ir.run_line_passes("// RUN: mscc %s --emit=llvm\n") == ()
 
 
 def test_mutants_are_deterministic():

@@ -399,16 +399,28 @@ def run_pipeline(module: ir.Module, target="cpu", stop_after="llvm", after_each=
 
 # ------------------------------------------------------------------ export
 
-# LLVM's integer types are 1 to 2**23 bits wide, MLIR's 0 to 2**24 - 1: mlir-translate
-# asserts on the others (IR fuzzing, bench/fuzz_ir.py --own-passes seed 44: an
-# `llvm.alloca ... x i0`). mscc makes none; IR read from a file may hold any.
-_INTEGER_TYPE = re.compile(r"(?<![\w$.%#!@^-])[su]?i(\d+)\b")
+# What LLVM IR has no type for, though MLIR's LLVM dialect may hold it: integers of 0 bits
+# or more than 2**23 (MLIR's go to 2**24 - 1), signed or unsigned integers, floats other
+# than f16, bf16, f32, f64, f80 and f128 (tf32, the f8/f6/f4 kinds), index, none, complex,
+# tensor and memref. mlir-translate asserts or crashes on them (IR fuzzing, bench/fuzz_ir.py
+# --own-passes: `llvm.alloca ... x i0`, seed 44; a getelementptr's element type tf32, seed
+# 58). mscc makes none of them; IR read from a file may hold any.
+_TYPE_WORD = re.compile(r"(?<![\w$.%#!@^-])(?:[su]?i\d+|f\d+\w*|bf16|tf32|index|none|complex|"
+                        r"tensor|memref)\b")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_LLVM_FLOATS = frozenset(("f16", "bf16", "f32", "f64", "f80", "f128"))
 LLVM_MAX_INT_BITS = 1 << 23
 
 
-def check_integer_widths(module):
+def _llvm_has_type(word: str) -> bool:
+    if word in _LLVM_FLOATS:
+        return True
+    return word[0] == "i" and word[1:].isdigit() and 1 <= int(word[1:]) <= LLVM_MAX_INT_BITS
+
+
+def check_llvm_types(module):
     """A located CompileError at the first operation with a value, block argument or type
-    attribute whose type holds an integer type LLVM cannot represent."""
+    attribute whose type holds one LLVM IR has no type for (see _TYPE_WORD)."""
     found = []
 
     def types_of(op):
@@ -423,18 +435,20 @@ def check_integer_widths(module):
 
     def visit(op):
         for t in types_of(op):
-            for m in _INTEGER_TYPE.finditer(str(t)):
-                if not 1 <= int(m.group(1)) <= LLVM_MAX_INT_BITS:
+            for m in _TYPE_WORD.finditer(_QUOTED.sub('""', str(t))):
+                if not _llvm_has_type(m.group(0)):
                     found.append((op, m.group(0)))
                     return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     if found:
-        op, name = found[0]
+        op, word = found[0]
         file, line, col = file_location(op.location)
         raise CompileError([Diagnostic(
-            "error", file, line, col, f"'{op.name}' op uses the integer type {name}: LLVM's "
-            f"integers are 1 to {LLVM_MAX_INT_BITS} bits wide")], "llvm-ir")
+            "error", file, line, col, f"'{op.name}' op uses the type {word}, which LLVM IR has "
+            f"no type for (its integers are i1 to i{LLVM_MAX_INT_BITS}; its floats f16, bf16, "
+            "f32, f64, f80, f128)")], "llvm-ir")
+
 
 def mlir_tool(name: str) -> str:
     import mlir
@@ -446,7 +460,7 @@ def translate_to_llvm_ir(module) -> str:
     bindings have no translation API)."""
     import subprocess  # (here: ~5 ms to import, which a jit compile does not need)
     if not isinstance(module, str):
-        check_integer_widths(module)
+        check_llvm_types(module)
     proc = subprocess.run([mlir_tool("mlir-translate"), "--mlir-to-llvmir"],
                           input=module if isinstance(module, str) else str(module),
                           capture_output=True, text=True)

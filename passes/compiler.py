@@ -79,6 +79,10 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
         else:
             module = ir.Module.create(ir.Location.unknown())
             module.body.append(op)  # a freshly parsed op has no parent
+    from .source_checks import check_parsed
+    problems = check_parsed(module)
+    if problems:
+        raise CompileError(problems)
     return module
 
 

@@ -24,6 +24,8 @@ stderr, exit code 1):
   and the parser fails on them without any diagnostic;
 - an `llvm.extractvalue` / `llvm.insertvalue` position of 2**32 or more (the parser's bounds
   check sees it truncated to 32 bits, and the type lookup then asserts "Invalid index!");
+- `iterator_types` of linalg.generic in custom form holding anything but strings (the parser
+  casts each element to a string attribute: an assertion);
 - a string literal whose escapes make bytes that are not UTF-8 (`"ms.broad\\cast_to"`: \\ca is
   the byte 0xCA): the bindings cannot turn a name, attribute or diagnostic holding them into
   a Python string (IR fuzzing, seed 48 with --own-passes).
@@ -62,6 +64,12 @@ _INT_LIST_KEY = re.compile(r"\b(?:permutation|dimensions)\s*=\s*(?=[^\w#!\"{@\s]
 _CUSTOM_LIST_KEY = re.compile(r"\blinalg\.(?:transpose|broadcast|reduce)\b[^\n]*?"
                               r"\b(?:permutation|dimensions)\s*=\s*")
 _INT_LIST = re.compile(r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]")
+# iterator_types in linalg.generic's custom form: a list of strings ("parallel", ...); the
+# parser casts each element to a string attribute without checking (a type there, `f16`,
+# asserted: IR fuzzing, seed 62 with --own-passes). (The generic form's elements are
+# #linalg.iterator_type<...> attributes, which the verifier checks.)
+_CUSTOM_ITERATORS = re.compile(r"\blinalg\.generic\s*\{[^\n]*?\biterator_types\s*=\s*")
+_STRING_LIST = re.compile(r'\[\s*(?:"_*"(?:\s*,\s*"_*")*)?\s*\]')
 # The static dimensions at the start of a shaped type literal (`[4]` is a scalable one).
 _SHAPED_DIMS = re.compile(r"\b(?:tensor|memref|vector)\s*<\s*((?:(?:\d+|\?|\[\d+\])\s*x\s*)+)")
 _INT64_MAX = 2 ** 63 - 1
@@ -106,6 +114,10 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
             if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:
                 problems.append(error(items.start() + v.start(), f"integer {v.group(0)} does "
                                       "not fit in 64 bits"))
+    for m in _CUSTOM_ITERATORS.finditer(masked):
+        if not _STRING_LIST.match(masked, m.end()):
+            problems.append(error(m.end(), "iterator_types must be a list of strings, like "
+                                  '["parallel", "reduction"]'))
     for m in _VALUE_POSITION.finditer(masked):
         for v in re.finditer(r"-?\d+", m.group(1)):
             if abs(int(v.group(0))) >= _INT32_LIMIT:
@@ -210,3 +222,28 @@ def _unescaped(body: str) -> str | None:
 def _valid_op_name(name):
     dialect, dot, op = name.partition(".")
     return bool(dialect and dot and op) and not name.endswith(".")
+
+
+# ------------------------------------------------------------------ after parsing
+
+def check_parsed(module) -> list[Diagnostic]:
+    """Located errors for parsed, verified IR that an upstream pattern asserts on:
+    `memref.dim` / `tensor.dim` of a ranked value at a constant index outside its rank (MLIR
+    lets it through as undefined behaviour; a canonicalization pattern of a dialect mscc
+    loads then asserted "invalid index for shaped type": IR fuzzing, seed 64 with
+    --own-passes)."""
+    from mlir import ir
+
+    from ..dialects.ir_helpers import constant_int, ops_of_kind
+    from .diagnostics import file_location
+    problems = []
+    for op in ops_of_kind(module.operation, "memref.dim", "tensor.dim"):
+        source, index = op.operands[0].type, constant_int(op.operands[1])
+        if index is None or not isinstance(source, ir.ShapedType) or not source.has_rank:
+            continue
+        if not 0 <= index < source.rank:
+            file, line, col = file_location(op.location)
+            problems.append(Diagnostic("error", file, line, col, f"'{op.name}' op index "
+                                       f"{index} is out of range for a value of rank "
+                                       f"{source.rank}"))
+    return problems

@@ -134,9 +134,7 @@ def read_conv_gemm(op) -> ConvGemm:
     xp, w, y = op.operands
     if any(not ir.MemRefType(v.type).has_static_shape for v in (xp, w, y)):
         fail(op, "ms.implicit_gemm expects static shapes (dynamic ones keep im2col)")
-    attr = ir.DictAttr(op.attributes[IMPLICIT_GEMM_ATTR])
-    g = ConvGemm(op, xp, w, y, list(ir.DenseI64ArrayAttr(attr["stride"])),
-                 list(ir.DenseI64ArrayAttr(attr["dilation"])))
+    g = ConvGemm(op, xp, w, y, *_geometry(op))
     # The maps fix the structure; linalg's verifier then makes the shapes a convolution's
     # (every window inside the input, channels matching).
     r = len(g.stride)
@@ -144,6 +142,19 @@ def read_conv_gemm(op) -> ConvGemm:
             iterator_kinds(op) != ["parallel"] * (2 + r) + ["reduction"] * (1 + r)):
         fail(op, "ms.implicit_gemm: the indexing maps are not the convolution's window maps")
     return g
+
+
+def _geometry(op) -> tuple[list, list]:
+    """(stride, dilation) of the tag: a dictionary with both as array<i64> (a located error
+    otherwise: IR read from a file may tag with anything; a missing key was a KeyError)."""
+    attr = op.attributes[IMPLICIT_GEMM_ATTR]
+    found = []
+    for key in ("stride", "dilation"):
+        value = attr[key] if isinstance(attr, ir.DictAttr) and key in attr else None
+        if not isinstance(value, ir.DenseI64ArrayAttr):
+            fail(op, f"ms.implicit_gemm expects a dictionary with '{key}' = array<i64: ...>")
+        found.append(list(value))
+    return found[0], found[1]
 
 
 def _expected_maps(r, stride, dilation):

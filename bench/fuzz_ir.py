@@ -191,6 +191,36 @@ def _splice(text, rng, all_seeds):
     return "\n".join(lines[:i] + other[j:j + rng.randint(1, 4)] + lines[i:])
 
 
+# The values mscc's own attributes on upstream ops (ms.region, ms.kernel, ms.windows,
+# ms.implicit_gemm, ms.distinct_pointers, ...) are replaced with: each pass reads the ones it
+# wrote, and IR from a file may hold anything there.
+_MS_ATTRIBUTE = re.compile(r"\b(ms\.[\w.]+)\s*=\s*")
+_MS_VALUES = ('"x"', "0 : i64", "-1", "array<i64: 99>", "array<i64>", "{}", "unit", "[1, 2]",
+              "{kind = 5}", '{id = "a", kind = "matmul"}', "true", "@nowhere", "dense<1> : "
+              "tensor<2xi32>", "affine_map<(d0) -> (d0)>", "f32")
+
+
+def _ms_attribute(text, rng, _seeds):
+    """Replace the value of an `ms.<name> = ...` attribute (up to its end: the next `,` or
+    `}` at its nesting level) with one of _MS_VALUES."""
+    m = _pick(rng, list(_MS_ATTRIBUTE.finditer(text)))
+    if m is None:
+        return text
+    depth, end = 0, m.end()
+    while end < len(text):
+        c = text[end]
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c in ",\n" and depth == 0:
+            break
+        end += 1
+    return text[:m.end()] + _pick(rng, _MS_VALUES) + text[end:]
+
+
 def _insert_char(text, rng, _seeds):
     i = rng.randrange(len(text) + 1)
     return text[:i] + _pick(rng, _CHARS) + text[i:]
@@ -222,7 +252,7 @@ def _deep(text, rng, _seeds):
 
 MUTATORS = (_delete_span, _duplicate_span, _token_edit, _token_edit, _shape_digits,
             _shape_digits, _bogus_op_name, _function_name, _entry_type, _entry_type,
-            _element_type, _splice, _insert_char)
+            _element_type, _splice, _insert_char, _ms_attribute, _ms_attribute)
 
 
 def mutants(n: int, seed: int) -> list[str]:

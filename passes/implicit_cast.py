@@ -26,7 +26,13 @@ def parameter_name(v: ir.Value):
     if parent.operation.name != "func.func" or "arg_attrs" not in parent.attributes:
         return None
     attrs = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[ir.BlockArgument(v).arg_number])
-    return ir.StringAttr(attrs[PARAM_ATTR]).value if PARAM_ATTR in attrs else None
+    if PARAM_ATTR not in attrs:
+        return None
+    name = attrs[PARAM_ATTR]
+    if not isinstance(name, ir.StringAttr):  # (IR read from a file may say anything here)
+        fail(parent, f"argument #{ir.BlockArgument(v).arg_number}'s '{PARAM_ATTR}' must be "
+                     f"the Parameter's name, a string, not {name}")
+    return name.value
 
 
 def _retyped_scalar(v: ir.Value, dtype, loc):

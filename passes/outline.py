@@ -23,8 +23,16 @@ def is_kernel(fn) -> bool:
 
 
 def kernel_kind(fn) -> str | None:
-    """A kernel function's kind ("matmul"), None for any other function."""
-    return ir.StringAttr(fn.attributes[KERNEL_ATTR]).value if is_kernel(fn) else None
+    """A kernel function's kind ("matmul"), None for any other function; a located error
+    where the attribute is no string (IR read from a file may say anything there: a
+    dictionary, an integer or a type was a ValueError in every pass that asked)."""
+    if not is_kernel(fn):
+        return None
+    attr = fn.attributes[KERNEL_ATTR]
+    if not isinstance(attr, ir.StringAttr):
+        fail(fn, f"'{KERNEL_ATTR}' must be a string naming the kernel's kind, like "
+                 f"\"matmul\", not {attr}")
+    return attr.value
 
 
 def static_kernel(fn) -> bool:

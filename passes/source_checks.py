@@ -26,6 +26,8 @@ stderr, exit code 1):
   check sees it truncated to 32 bits, and the type lookup then asserts "Invalid index!");
 - `iterator_types` of linalg.generic in custom form holding anything but strings (the parser
   casts each element to a string attribute: an assertion);
+- an `@` not starting a symbol name (a lexer error, which after a dialect type, `!llvm.ptr@)`,
+  aborted the process in the bindings' parse);
 - a string literal whose escapes make bytes that are not UTF-8 (`"ms.broad\\cast_to"`: \\ca is
   the byte 0xCA): the bindings cannot turn a name, attribute or diagnostic holding them into
   a Python string (IR fuzzing, seed 48 with --own-passes).
@@ -77,6 +79,10 @@ _INT64_MAX = 2 ** 63 - 1
 _VALUE_POSITION = re.compile(r"\bllvm\.(?:extract|insert)value\b[^\[\n]*\[([^\]\n]*)\]")
 _INT32_LIMIT = 2 ** 31
 _HEX_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2})|\\(.)")
+# `@` starts a symbol reference only before a letter, `_` or a string; any other is a lexer
+# error, which right after a dialect type (`!llvm.ptr@)`) the bindings' parse turned into an
+# abort ("unhandled captured errors": IR fuzzing, seed 90 with --own-passes).
+_LONE_AT = re.compile(r'@(?![A-Za-z_"])')
 
 
 def check_source(text: str, filename: str) -> list[Diagnostic]:
@@ -114,6 +120,9 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
             if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:
                 problems.append(error(items.start() + v.start(), f"integer {v.group(0)} does "
                                       "not fit in 64 bits"))
+    m = _LONE_AT.search(masked)
+    if m:
+        problems.append(error(m.start(), "@ identifier expected to start with letter or '_'"))
     for m in _CUSTOM_ITERATORS.finditer(masked):
         if not _STRING_LIST.match(masked, m.end()):
             problems.append(error(m.end(), "iterator_types must be a list of strings, like "

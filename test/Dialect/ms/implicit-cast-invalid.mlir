@@ -72,3 +72,15 @@ func.func @uint64_with_python_int(%a: tensor<3xui64>) -> tensor<3xui64> {
   %0 = "ms.mul"(%a, %s) : (tensor<3xui64>, tensor<i64>) -> tensor<3xui64>
   return %0 : tensor<3xui64>
 }
+
+// -----
+
+// ms.parameter on a function argument names the Parameter it stands for: anything but a
+// string read from a file is a located error (a ValueError in ms-implicit-cast; IR fuzzing,
+// seed 86 with --own-passes).
+// expected-error@+1 {{argument #0's 'ms.parameter' must be the Parameter's name, a string, not f32}}
+func.func @assign(%w: tensor<i32> {ms.parameter = f32}) -> tensor<i32> {
+  %v = "ms.constant"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = "ms.assign"(%w, %v) : (tensor<i32>, tensor<f32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}

@@ -236,16 +236,27 @@ def _valid_op_name(name):
 # ------------------------------------------------------------------ after parsing
 
 def check_parsed(module) -> list[Diagnostic]:
-    """Located errors for parsed, verified IR that an upstream pattern asserts on:
-    `memref.dim` / `tensor.dim` of a ranked value at a constant index outside its rank (MLIR
-    lets it through as undefined behaviour; a canonicalization pattern of a dialect mscc
-    loads then asserted "invalid index for shaped type": IR fuzzing, seed 64 with
-    --own-passes)."""
+    """Located errors for parsed, verified IR that an upstream pattern or mscc's passes
+    would fail on: `memref.dim` / `tensor.dim` of a ranked value at a constant index outside
+    its rank (MLIR lets it through as undefined behaviour; a canonicalization pattern of a
+    dialect mscc loads then asserted "invalid index for shaped type": IR fuzzing, seed 64
+    with --own-passes); a terminator at the end of the module's body (`llvm.return` there
+    verifies; adding a function after it was an IndexError: seed 97)."""
     from mlir import ir
 
     from ..dialects.ir_helpers import constant_int, ops_of_kind
     from .diagnostics import file_location
     problems = []
+    body = module.body
+    try:  # (the bindings' own test for a block's terminator: ValueError where it has none)
+        ir.InsertionPoint.at_block_terminator(body)
+        last = body.operations[len(body.operations) - 1]
+        file, line, col = file_location(last.location)
+        problems.append(Diagnostic("error", file, line, col, f"'{last.name}' op is a "
+                                   "terminator: it cannot end a module's body (passes add "
+                                   "functions there)"))
+    except ValueError:
+        pass
     for op in ops_of_kind(module.operation, "memref.dim", "tensor.dim"):
         source, index = op.operands[0].type, constant_int(op.operands[1])
         if index is None or not isinstance(source, ir.ShapedType) or not source.has_rank:

@@ -149,11 +149,28 @@ def _const_operand(name, kind, operand):
     if spec_of(operand.type) is None:  # numpy cannot hold it (i128, f8E4M3, ...)
         raise AttrError(f"must be a statically shaped tensor of a supported element type, "
                         f"got {operand.type}")
+    # (the constant's value may be far larger than its result type says: a splat of 2**32
+    # elements behind a tensor<1xi64> was a MemoryError; IR fuzzing, seed 108)
+    held = _constant_elements(operand)
+    if held is not None and held > MAX_CONST_INPUT_ELEMENTS:
+        raise AttrError(f"comes from a constant of {held} elements; a const input holds at "
+                        f"most {MAX_CONST_INPUT_ELEMENTS}")
     try:
         value = constant_value(operand)
     except TypeError:  # its ms.constant's value has another (unreadable) type
         raise AttrError("comes from a constant whose value numpy cannot read") from None
     return NotConstant(name) if value is None else const_to_py(kind, value)
+
+
+def _constant_elements(operand) -> int | None:
+    """How many elements the value attribute of the ms.constant producing `operand` holds
+    (None where no ms.constant with a shaped value produces it)."""
+    owner = operand.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "ms.constant":
+        return None
+    value = owner.operation.attributes["value"] if "value" in owner.operation.attributes \
+        else None
+    return _element_count(value.type) if isinstance(value, ir.DenseElementsAttr) else None
 
 
 def check_dtypes(opdef: OpDef, specs) -> str | None:

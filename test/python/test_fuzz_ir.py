@@ -55,6 +55,12 @@ HOSTILE = [
     # a splat of 2**32 elements: a few bytes of text, 32 GiB as the array the verifier read
     'func.func @f() -> tensor<4xi64> {\n  %0 = "ms.constant"() {value = dense<1> : '
     "tensor<4294967296xi64>} : () -> tensor<4xi64>\n  return %0 : tensor<4xi64>\n}\n",
+    # the same splat behind a tensor<1xi64> result, read as a const input by its consumer
+    # (a MemoryError in the verifier; fuzzing seed 108)
+    'func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %s = "ms.constant"() {value = '
+    "dense<4> : tensor<4294967296xi64>} : () -> tensor<1xi64>\n"
+    '  %0 = "ms.reshape"(%x, %s) : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>\n'
+    "  return %0 : tensor<4xf32>\n}\n",
     # a memref result beside a dynamic argument (the dynamic sizes' record read its spec)
     "func.func @buffers(%a: tensor<?xf32>) -> memref<4xf32> {\n  %0 = memref.alloc() : "
     "memref<4xf32>\n  return %0 : memref<4xf32>\n}\n",

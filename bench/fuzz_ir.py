@@ -46,12 +46,17 @@ def seeds(repo=REPO) -> list[str]:
     order (the mutants of one seed are the same on every machine). Not lit's scratch folders
     (`Output`: what earlier runs dumped there made the seeds, and so the mutants, of a
     working tree differ from a clean clone's)."""
+    return [chunk for chunk, _ in _seeds_with_passes(_seed_paths(repo))]
+
+
+def _seed_paths(repo) -> tuple:
+    """The .mlir files of the repository's test and examples folders, in a fixed order."""
     paths = []
     for top in ("test", "examples"):
         for root, dirs, files in os.walk(os.path.join(repo, top)):
             dirs[:] = sorted(d for d in dirs if d != "Output")
             paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".mlir")]
-    return [chunk for chunk, _ in _seeds_with_passes(tuple(paths))]
+    return tuple(paths)
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,12 +75,7 @@ def _seeds_with_passes(paths: tuple) -> list[tuple[str, tuple]]:
 def seed_passes(repo=REPO) -> list[tuple]:
     """The ms-opt pass flags of each seed of seeds() (its file's first `ms-opt %s` RUN line
     that names a pass; () where none does), in the same order."""
-    paths = []
-    for top in ("test", "examples"):
-        for root, dirs, files in os.walk(os.path.join(repo, top)):
-            dirs[:] = sorted(d for d in dirs if d != "Output")
-            paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".mlir")]
-    return [flags for _, flags in _seeds_with_passes(tuple(paths))]
+    return [flags for _, flags in _seeds_with_passes(_seed_paths(repo))]
 
 
 _RUN_MS_OPT = re.compile(r"^// RUN: ms-opt %s ([^|\n]*)", re.M)

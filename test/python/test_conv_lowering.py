@@ -102,15 +102,7 @@ def test_wide_row_groups_run_direct_only_where_rows_fill_half_a_vector(bits, dir
     kinds = set()
     module.operation.walk(lambda o: kinds.add(o.name) or ir.WalkResult.ADVANCE)
     assert ("linalg.matmul" not in kinds) == direct
-    exe = compile_fn(specs, body, linalg_options=options)
-    rng = np.random.default_rng(1)
-    x, w, dy = (rng.standard_normal(s.shape) for s in specs)
-    y, dx, dw = exe(x, w, dy)
-    g = _geom(case)
-    np.testing.assert_allclose(y, conv_ref(x, w, g), rtol=1e-12, atol=1e-12)
-    u, v = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
-    np.testing.assert_allclose((dx * u).sum(), (conv_ref(u, w, g) * dy).sum(), rtol=1e-10)
-    np.testing.assert_allclose((dw * v).sum(), (conv_ref(x, v, g) * dy).sum(), rtol=1e-10)
+    _check_convolution_and_gradients(case, options)
 
 
 # Per image in blocks of output rows: a budget of 7,000 bytes makes the float64 im2col
@@ -121,8 +113,13 @@ SCHEDULES = ["conv=per-image", "conv=per-image conv-block-bytes=7000", "conv=bat
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("case", GEOMETRIES, ids=lambda c: f"{c[0]}x{c[1]}g{c[-1]}")
 def test_both_schedules_compute_the_convolution_and_its_gradients(case, schedule):
+    _check_convolution_and_gradients(case, schedule)
+
+
+def _check_convolution_and_gradients(case, linalg_options):
+    """The forward against the float64 direct convolution, both gradients by probes."""
     specs, body = _program(case)
-    exe = compile_fn(specs, body, linalg_options=schedule)
+    exe = compile_fn(specs, body, linalg_options=linalg_options)
     rng = np.random.default_rng(0)
     x, w, dy = (rng.standard_normal(s.shape) for s in specs)
     y, dx, dw = exe(x, w, dy)

@@ -136,6 +136,14 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
         name = m.group(1)
         problems.append(error(m.start(1), f"'{name}' has no custom assembly format: write ms "
                               f"ops in the generic form, \"{name}\"(...) : (...) -> ..."))
+    problems += _string_problems(text, masked, strings, error)
+    return sorted(problems, key=lambda d: (d.line, d.col))
+
+
+def _string_problems(text, masked, strings, error) -> list[Diagnostic]:
+    """String literals that are no UTF-8 text, and generic op names that are not
+    `dialect.operation`."""
+    problems = []
     for start, end in strings:
         if _unescaped(text[start + 1:end - 1]) is None:
             problems.append(error(start, "string literal is not UTF-8 text: its \\XX escapes "
@@ -145,7 +153,7 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
         if name is not None and not _valid_op_name(name):
             problems.append(error(start, f"invalid operation name \"{name}\": expected "
                                   "'dialect.operation'"))
-    return sorted(problems, key=lambda d: (d.line, d.col))
+    return problems
 
 
 def _mask(text):

@@ -315,12 +315,18 @@ def data_values(opdef: OpDef, groups: dict) -> list:
     return [groups[o.name] for o in opdef.data_operands if groups[o.name] is not None]
 
 
-def constant_value(v: ir.Value):
-    """The numpy value of a Value produced by ms.constant, else None."""
+def constant_op(v: ir.Value):
+    """The ms.constant operation producing `v`, else None."""
     owner = v.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "ms.constant":
         return None
-    return dense_to_numpy(owner.attributes["value"])
+    return owner.operation
+
+
+def constant_value(v: ir.Value):
+    """The numpy value of a Value produced by ms.constant, else None."""
+    op = constant_op(v)
+    return None if op is None else dense_to_numpy(op.attributes["value"])
 
 
 def known_zeros(v: ir.Value) -> bool:
@@ -475,9 +481,8 @@ def constant(value, dtype: dt.DType | None = None, *, scalar=False, loc=None) ->
 
 
 def is_scalar_constant(v: ir.Value) -> bool:
-    owner = v.owner
-    return (not isinstance(owner, ir.Block) and owner.operation.name == "ms.constant"
-            and SCALAR_ATTR in owner.attributes)
+    op = constant_op(v)
+    return op is not None and SCALAR_ATTR in op.attributes
 
 
 def build_function(module, name: str, in_specs, body, *, loc=None, arg_attrs=None):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from .lazy import ir
 
 from . import dtypes as dt
-from .builders import (AttrError, attr_to_py, const_to_py, constant_value, data_values, operand_groups,
-                 resolved_specs, spec_of, tensor_type)
+from .builders import (AttrError, attr_to_py, const_to_py, constant_op, constant_value,
+                       data_values, operand_groups, resolved_specs, spec_of, tensor_type)
 from .registry import DTypeError, NotConstant, OpDef, ShapeError
 from .symdim import Dim, DynamicDimError
 
@@ -165,11 +165,10 @@ def _const_operand(name, kind, operand):
 def _constant_elements(operand) -> int | None:
     """How many elements the value attribute of the ms.constant producing `operand` holds
     (None where no ms.constant with a shaped value produces it)."""
-    owner = operand.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "ms.constant":
+    op = constant_op(operand)
+    if op is None or "value" not in op.attributes:
         return None
-    value = owner.operation.attributes["value"] if "value" in owner.operation.attributes \
-        else None
+    value = op.attributes["value"]
     return _element_count(value.type) if isinstance(value, ir.DenseElementsAttr) else None
 
 

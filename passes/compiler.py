@@ -56,7 +56,7 @@ def _wrapped_in_module(text: str) -> str:
 def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
     """Parse (and verify the structure of) MLIR text, wrapping several top-level ops in a
     module as mlir-opt does. Raises CompileError with located diagnostics."""
-    from .source_checks import check_source  # (text only: the jit builds its IR)
+    from .source_checks import check_parsed, check_source  # (text only: the jit builds its IR)
     problems = check_source(text, source_name)  # what would crash the parser, not fail
     if problems:
         raise CompileError(problems)
@@ -79,7 +79,6 @@ def parse_module(text: str, source_name: str = "<stdin>") -> ir.Module:
         else:
             module = ir.Module.create(ir.Location.unknown())
             module.body.append(op)  # a freshly parsed op has no parent
-    from .source_checks import check_parsed
     problems = check_parsed(module)
     if problems:
         raise CompileError(problems)

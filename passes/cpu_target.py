@@ -262,8 +262,6 @@ class CpuTargetAttributes(ModulePass):
                     '#llvm.target_features<["+sse2"]>')
 
 
-
-
 def _is_width(attr) -> bool:
     return (isinstance(attr, ir.ArrayAttr) and len(attr) == 2 and
             ir.StringAttr(attr[0]).value == "prefer-vector-width")

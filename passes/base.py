@@ -11,6 +11,10 @@ from mlir import ir, passmanager
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 PASSES: dict[str, type] = {}
+# The largest value of an integer option without bounds of its own: mscc's integer options
+# are counts and sizes (0: the target's), and a larger one reached MLIR's 64-bit attributes
+# (an internal error in the bindings) or asked OpenMP for 10**20 threads.
+MAX_OPTION_INT = 2**31 - 1
 
 
 class PassFailure(Exception):
@@ -43,6 +47,7 @@ class ModulePass:
     summary = ""
     options: dict = {}  # option name -> default value (its type parses the textual form)
     choices: dict = {}  # option name -> the values an option may take
+    bounds: dict = {}  # integer option name -> (lowest, highest); others 0..MAX_OPTION_INT
 
     def __init__(self, **options):
         unknown = set(options) - set(self.options)
@@ -50,10 +55,25 @@ class ModulePass:
             raise ValueError(f"pass '{self.name}' has no option {', '.join(sorted(unknown))}; "
                              f"options: {', '.join(self.options) or 'none'}")
         for key, value in options.items():
-            if key in self.choices and value not in self.choices[key]:
-                raise ValueError(f"option '{key}' of pass '{self.name}' is one of "
-                                 f"{', '.join(map(str, self.choices[key]))}, not '{value}'")
+            self._check_option(key, value)
         self.opts = {**self.options, **options}
+
+    def _check_option(self, key, value):
+        """A ValueError naming the pass and the option unless `value` is of the default's
+        type, one of its choices and within its bounds."""
+        default = self.options[key]
+        if key in self.choices and value not in self.choices[key]:
+            raise ValueError(f"option '{key}' of pass '{self.name}' is one of "
+                             f"{', '.join(map(str, self.choices[key]))}, not '{value}'")
+        if isinstance(default, bool) or not isinstance(default, int):
+            if type(value) is not type(default):
+                raise ValueError(f"option '{key}' of pass '{self.name}' is a "
+                                 f"{type(default).__name__}, not {value!r}")
+            return
+        low, high = self.bounds.get(key, (0, MAX_OPTION_INT))
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"option '{key}' of pass '{self.name}' is an integer from {low} "
+                             f"to {high}, not '{value}'")
 
     @classmethod
     def from_text(cls, text: str):
@@ -69,7 +89,11 @@ class ModulePass:
                     raise ValueError(f"option '{key}' of pass '{cls.name}' expects true or false")
                 values[key] = raw in ("true", "1", "")
             elif isinstance(default, int):
-                values[key] = int(raw)
+                try:
+                    values[key] = int(raw)
+                except ValueError:
+                    raise ValueError(f"option '{key}' of pass '{cls.name}' is an integer, "
+                                     f"not '{raw}'") from None
             else:
                 values[key] = raw
         return cls(**values)

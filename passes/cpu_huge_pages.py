@@ -67,12 +67,7 @@ class HugePages(ModulePass):
     summary = ("advise heap buffers of at least `min-bytes` as transparent huge pages (their "
                "first touch: a fault per 2 MiB, not per 4 KiB)")
     options = {"min-bytes": 2 * HUGE_PAGE}
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        if self.opts["min-bytes"] < 2 * HUGE_PAGE:
-            raise ValueError(f"option 'min-bytes' of pass '{self.name}' is at least "
-                             f"{2 * HUGE_PAGE} (two huge pages), not {self.opts['min-bytes']}")
+    bounds = {"min-bytes": (2 * HUGE_PAGE, 2**62)}  # (at least two huge pages)
 
     def run(self, module):
         if not sys.platform.startswith("linux"):

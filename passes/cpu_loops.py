@@ -165,6 +165,7 @@ class ThreadedPass(ModulePass):
     """A CPU pass that splits work over threads: option `threads`, 0 for as many as the
     OpenMP runtime will run (runtime.openmp.num_threads; 1 without an OpenMP runtime)."""
     options = {"threads": 0}
+    bounds = {"threads": (0, 1024)}
 
     def threads(self) -> int:
         from ..runtime.openmp import num_threads
@@ -422,6 +423,7 @@ class LoopHints(ModulePass):
                "for masked vectors")
 
     options = {"vector-bits": 0}  # (0: the target's)
+    choices = {"vector-bits": cpu_target.TARGET_CHOICES["vector-bits"]}
 
     def run(self, module):
         outer = ir.Attribute.parse(_NO_UNROLL)

@@ -240,7 +240,7 @@ class CpuTargetAttributes(ModulePass):
                "replace the host's in the ExecutionEngine and in llc; "
                f"\"{STRENGTH_REDUCE_ATTR}\" on the matmul kernels")
     options = {"cpu": "", "vector-bits": 0}  # defaults: the current target's
-    choices = {"vector-bits": (0, 128, 256, 512)}
+    choices = {"vector-bits": TARGET_CHOICES["vector-bits"]}
 
     def run(self, module):
         target = current()

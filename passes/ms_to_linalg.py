@@ -17,6 +17,7 @@ from ..dialects.lowering import (LowerCtx, lowered_spec, lowering_function, note
 from ..dialects.symdim import DynamicDimError, has_dynamic
 from ..dialects.registry import OPS, UPSTREAM, MissingRuleError, NotConstant
 from .base import ModulePass, fail, register
+from .cpu_target import TARGET_CHOICES
 from ..dialects.ir_helpers import function_type, functions, set_function_type
 
 
@@ -121,7 +122,7 @@ class ConvertMsToLinalg(ModulePass):
     options = {"scatter": "loops", "conv": "per-image", "rows": "slices", "conv-block-bytes": 0,
                "conv-vector-bits": 0}
     choices = {"scatter": ("loops", "reduction"), "conv": ("per-image", "batched", "implicit-gemm"),
-               "rows": ("slices", "gather")}
+               "rows": ("slices", "gather"), "conv-vector-bits": TARGET_CHOICES["vector-bits"]}
 
     def run(self, module):
         options = dict(self.opts)

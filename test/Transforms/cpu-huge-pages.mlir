@@ -6,7 +6,7 @@
 // RUN: ms-opt %s --ms-cpu-huge-pages=min-bytes=16777216 --split-input-file | FileCheck %s --check-prefix=LARGER
 // RUN: not ms-opt %s --ms-cpu-huge-pages=min-bytes=4096 2>&1 | FileCheck %s --check-prefix=SMALL
 
-// SMALL: error: bad option '--ms-cpu-huge-pages=min-bytes=4096': option 'min-bytes' of pass 'ms-cpu-huge-pages' is at least 4194304 (two huge pages), not 4096
+// SMALL: error: bad option '--ms-cpu-huge-pages=min-bytes=4096': option 'min-bytes' of pass 'ms-cpu-huge-pages' is an integer from 4194304 to 4611686018427387904, not '4096'
 
 // 8 MiB of f32 (2048 x 1024 x 4 bytes).
 // CHECK:       func.func private @madvise(!llvm.ptr, i64, i32) -> i32

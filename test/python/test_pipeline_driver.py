@@ -142,3 +142,41 @@ def test_searches_skip_linalg_bodies_only_for_ops_that_cannot_be_in_one(names, i
     assert found == _plain_walk(module, names) and found
     assert has_op_of_kind(module, *names)
     assert any(o.parent.name.startswith("linalg.") for o in found) is in_a_body
+
+
+def _bad_option_values():
+    """(pass, option, bad textual value) for every option of every mscc pass: a non-number,
+    a negative number and one past the largest for integers, a word outside the choices."""
+    from mscc.passes import base
+    pipeline.load_all_passes()
+    cases = []
+    for name, cls in sorted(base.PASSES.items()):
+        for option, default in cls.options.items():
+            if isinstance(default, bool):
+                bad = ["maybe", "2"]
+            elif isinstance(default, int):
+                high = cls.bounds.get(option, (0, base.MAX_OPTION_INT))[1]
+                bad = ["x", "", "-1", str(high + 1), "99999999999999999999"]
+            elif option in cls.choices:
+                bad = ["x", ""]
+            else:
+                continue  # (a free string: a CPU name)
+            cases += [(name, option, value) for value in bad]
+    return cases
+
+
+@pytest.mark.parametrize("name,option,value", _bad_option_values())
+def test_a_bad_pass_option_is_an_error_naming_the_pass_and_the_option(name, option, value):
+    with pytest.raises(ValueError) as e:
+        pipeline.parse_step(f"{name}{{{option}={value}}}")
+    assert f"option '{option}' of pass '{name}'" in str(e.value)
+
+
+def test_every_integer_option_accepts_its_bounds():
+    from mscc.passes import base
+    for name, option, value in _bad_option_values():
+        cls = base.PASSES[name]
+        if value == "-1" and option not in cls.choices:
+            low, high = cls.bounds.get(option, (0, base.MAX_OPTION_INT))
+            for good in (low, high):
+                assert pipeline.parse_step(f"{name}{{{option}={good}}}").mscc_pass.opts[option] == good

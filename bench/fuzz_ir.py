@@ -221,6 +221,67 @@ def _ms_attribute(text, rng, _seeds):
     return text[:m.end()] + _pick(rng, _MS_VALUES) + text[end:]
 
 
+# Upstream attributes whose values passes compute with (linalg's indexing maps and iterator
+# types, dense arrays of sizes and strides): each is rewritten into a variant that still
+# parses, so that the verifiers and the passes, not the parser, meet it.
+_AFFINE_MAP = re.compile(r"affine_map<\(([^()]*)\)(\[[^\]]*\])? -> \(((?:[^()]|\([^()]*\))*)\)>")
+_DENSE_I64 = re.compile(r"array<i64(?:: [^>]*)?>")
+_ITERATORS = re.compile(r"#linalg\.iterator_type<(parallel|reduction)>|\b(parallel|reduction)\b")
+_MAP_RESULTS = ("0", "d0 * 2 + 1", "d0 floordiv 0", "d0 mod -1", "-d0", "d0 * 9223372036854775807",
+                "s0", "d0 + d0")
+_I64_ARRAYS = ("array<i64>", "array<i64: 0>", "array<i64: -1, 2>", "array<i64: 1, 1, 1, 1, 1>",
+               "array<i64: 9223372036854775807>", "array<i64: -9223372036854775808, 0>")
+
+
+def _map_variant(m, rng) -> str:
+    dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
+    results = [r.strip() for r in split_top_level_commas(m.group(3)) if r.strip()]
+    kind = rng.randrange(5)
+    if kind == 0 and results:
+        rng.shuffle(results)
+    elif kind == 1 and results:
+        results.pop(rng.randrange(len(results)))
+    elif kind == 2 and results:
+        results.insert(rng.randrange(len(results) + 1), _pick(rng, results))
+    elif kind == 3:
+        new = _pick(rng, _MAP_RESULTS)
+        if results:
+            results[rng.randrange(len(results))] = new
+        else:
+            results = [new]
+    else:
+        dims = dims[:-1] if dims and rng.random() < 0.5 else dims + [f"d{len(dims)}"]
+    return f"affine_map<({', '.join(dims)}){m.group(2) or ''} -> ({', '.join(results)})>"
+
+
+def split_top_level_commas(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "([{<"
+        depth -= c in ")]}>"
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def _upstream_attribute(text, rng, _seeds):
+    """An affine map's results or dimensions, an iterator type or a dense i64 array changed."""
+    kinds = [k for k, pattern in (("map", _AFFINE_MAP), ("array", _DENSE_I64),
+                                  ("iterator", _ITERATORS)) if pattern.search(text)]
+    kind = _pick(rng, kinds)
+    if kind == "map":
+        m = _pick(rng, list(_AFFINE_MAP.finditer(text)))
+        return text[:m.start()] + _map_variant(m, rng) + text[m.end():]
+    if kind == "array":
+        return _replace_match(text, rng, _DENSE_I64, _I64_ARRAYS)
+    if kind == "iterator":
+        m = _pick(rng, list(_ITERATORS.finditer(text)))
+        word = "reduction" if "parallel" in m.group(0) else "parallel"
+        return text[:m.start()] + m.group(0).replace(m.group(1) or m.group(2), word) + text[m.end():]
+    return text
+
+
 def _insert_char(text, rng, _seeds):
     i = rng.randrange(len(text) + 1)
     return text[:i] + _pick(rng, _CHARS) + text[i:]
@@ -252,7 +313,8 @@ def _deep(text, rng, _seeds):
 
 MUTATORS = (_delete_span, _duplicate_span, _token_edit, _token_edit, _shape_digits,
             _shape_digits, _bogus_op_name, _function_name, _entry_type, _entry_type,
-            _element_type, _splice, _insert_char, _ms_attribute, _ms_attribute)
+            _element_type, _splice, _insert_char, _ms_attribute, _ms_attribute,
+            _upstream_attribute, _upstream_attribute)
 
 
 def mutants(n: int, seed: int) -> list[str]:

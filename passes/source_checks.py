@@ -83,6 +83,15 @@ _HEX_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2})|\\(.)")
 # error, which right after a dialect type (`!llvm.ptr@)`) the bindings' parse turned into an
 # abort ("unhandled captured errors": IR fuzzing, seed 90 with --own-passes).
 _LONE_AT = re.compile(r'@(?![A-Za-z_"])')
+# The right operand of an affine floordiv, ceildiv or mod, where it is a constant: an integer
+# or a parenthesized sum or product of integers (the parser folds those). MLIR requires a
+# positive one; zero (and a negative modulus) parsed, then linalg.generic's verifier asserted
+# folding the map (`cast<AffineConstantExpr>`: IR fuzzing of indexing maps, session 29).
+_AFFINE_MAP_START = re.compile(r"(?<![\w#!.])affine_map\s*<")
+_MAP_ALIAS = re.compile(r"^(#[\w$.-]+)\s*=\s*(?=affine_map\s*<)", re.M)
+_MATMUL_MAPS = re.compile(r'"?(linalg\.(?:batch_)?(?:reduce_)?matmul)\b[^\n]*?\bindexing_maps\s*=\s*\[')
+_AFFINE_DIVISION = re.compile(r"\b(floordiv|ceildiv|mod)\s*")
+_CONSTANT_TERM = re.compile(r"-?\s*\d+")
 
 
 def check_source(text: str, filename: str) -> list[Diagnostic]:
@@ -120,6 +129,11 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
             if not -_INT64_MAX - 1 <= int(v.group(0)) <= _INT64_MAX:
                 problems.append(error(items.start() + v.start(), f"integer {v.group(0)} does "
                                       "not fit in 64 bits"))
+    for m in _AFFINE_DIVISION.finditer(masked):
+        value = _integer_expression(_divisor_text(masked, m.end()))
+        if value is not None and value <= 0:
+            problems.append(error(m.start(), f"'{m.group(1)}' by {value}: the right operand "
+                                  "of floordiv, ceildiv and mod must be a positive constant"))
     m = _LONE_AT.search(masked)
     if m:
         problems.append(error(m.start(), "@ identifier expected to start with letter or '_'"))
@@ -137,6 +151,7 @@ def check_source(text: str, filename: str) -> list[Diagnostic]:
         problems.append(error(m.start(1), f"'{name}' has no custom assembly format: write ms "
                               f"ops in the generic form, \"{name}\"(...) : (...) -> ..."))
     problems += _string_problems(text, masked, strings, error)
+    problems += _affine_map_problems(text, masked, error)
     return sorted(problems, key=lambda d: (d.line, d.col))
 
 
@@ -154,6 +169,138 @@ def _string_problems(text, masked, strings, error) -> list[Diagnostic]:
             problems.append(error(start, f"invalid operation name \"{name}\": expected "
                                   "'dialect.operation'"))
     return problems
+
+
+def _divisor_text(masked: str, start: int) -> str:
+    """The operand starting at `start`: an integer, or a parenthesized group."""
+    if not masked.startswith("(", start):
+        term = _CONSTANT_TERM.match(masked, start)
+        return term.group(0) if term else ""
+    depth = 0
+    for end in range(start, len(masked)):
+        depth += {"(": 1, ")": -1}.get(masked[end], 0)
+        if depth == 0:
+            return masked[start:end + 1]
+    return ""
+
+
+def _integer_expression(text: str) -> int | None:
+    """The value of `text` if it is an integer expression of +, - and *; else None."""
+    if not text or not set(text) <= set("0123456789 \t\n+-*()"):
+        return None
+    import ast
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            left, right = value(node.left), value(node.right)
+            return {ast.Add: left + right, ast.Sub: left - right,
+                    ast.Mult: left * right}[type(node.op)]
+        raise ValueError
+    try:
+        return value(ast.parse(text, mode="eval").body)
+    except (ValueError, SyntaxError, RecursionError):
+        return None
+
+
+def _affine_map_problems(text, masked, error) -> list[Diagnostic]:
+    """Affine maps whose values can exceed 64 bits at the input's largest static size, and
+    matmul-family indexing maps without results: linalg's verifiers, which run inside the
+    parser, asserted on both (folding a map whose product overflowed: `d0 *
+    9223372036854775807` over a size of 8; MatmulOp::isValidLhsRhsBroadcastMap on `-> ()`:
+    IR fuzzing of indexing maps, session 29)."""
+    extent = max((int(d) for m in _SHAPED_DIMS.finditer(masked)
+                  for d in re.findall(r"\d+", m.group(1))), default=1)
+    maps = {m.start(): _balanced_map(masked, m.start()) for m in _AFFINE_MAP_START.finditer(masked)}
+    problems = []
+    for start, map_text in maps.items():
+        parsed = _parse_map(map_text)
+        try:
+            largest = max((_magnitude(e, extent) for e in parsed.results), default=0) if parsed else 0
+        except RecursionError:
+            continue
+        if largest >= 2**63:
+            problems.append(error(start, f"affine map values reach {largest} with sizes up to "
+                                  f"{extent}: more than 64 bits"))
+    aliases = {m.group(1): m.end() for m in _MAP_ALIAS.finditer(masked)}
+    for m in _MATMUL_MAPS.finditer(text):
+        if masked[m.start()] != text[m.start()] or not masked.startswith("[", m.end() - 1):
+            continue  # (in a comment or string)
+        for k, item in enumerate(_list_items(masked, m.end())):
+            position, word = item
+            start = aliases.get(word, position) if word.startswith("#") else position
+            parsed = _parse_map(maps.get(start, ""))
+            if parsed is not None and not parsed.results:
+                problems.append(error(position, f"indexing map #{k} of '{m.group(1)}' has no "
+                                      "results: a matmul indexes each operand by dimensions"))
+    return problems
+
+
+def _balanced_map(masked: str, start: int) -> str:
+    """The `affine_map<...>` starting at `start` (`->`, `>=` and `<=` are no brackets)."""
+    depth = 0
+    for token in _NEST_TOKEN.finditer(masked, masked.index("<", start)):
+        if token.group(0) in ("<", ">"):
+            depth += 1 if token.group(0) == "<" else -1
+            if depth == 0:
+                return masked[start:token.end()]
+    return ""
+
+
+def _parse_map(map_text: str):
+    from mlir import ir
+
+    from ..dialects.builders import mlir_context
+    if not map_text:
+        return None
+    with mlir_context():
+        try:
+            return ir.AffineMapAttr(ir.Attribute.parse(map_text)).value
+        except (ir.MLIRError, ValueError):
+            return None  # (the parse of the whole input reports it)
+
+
+def _magnitude(expr, extent: int) -> int:
+    """A bound on |expr| where every dimension and symbol is at most `extent`."""
+    from mlir import ir
+    if isinstance(expr, ir.AffineConstantExpr):
+        return abs(expr.value)
+    if isinstance(expr, (ir.AffineDimExpr, ir.AffineSymbolExpr)):
+        return extent
+    lhs, rhs = _magnitude(expr.lhs, extent), _magnitude(expr.rhs, extent)
+    if isinstance(expr, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(expr, ir.AffineMulExpr):
+        return lhs * rhs
+    if isinstance(expr, ir.AffineModExpr):
+        return min(lhs, rhs)
+    return lhs + 1  # floordiv, ceildiv (by a positive constant or a symbol)
+
+
+def _list_items(masked: str, start: int) -> list[tuple[int, str]]:
+    """(position, first word) of each item of the bracketed list opening at `start` - 1."""
+    items, depth, item_start = [], 0, start
+    for i in range(start, len(masked)):
+        c = masked[i]
+        if c in "(<{[":
+            depth += 1
+        elif c in ")>}]" and not masked.startswith("->", i - 1):
+            if depth == 0:
+                break
+            depth -= 1
+        if depth == 0 and c in ",]":
+            items.append(item_start)
+            item_start = i + 1
+    items.append(item_start)
+    found = []
+    for position in items:
+        word = re.match(r"\s*(#[\w$.-]+|affine_map)", masked[position:])
+        if word:
+            found.append((position + word.start(1), word.group(1)))
+    return found
 
 
 def _mask(text):

@@ -971,7 +971,7 @@ reduce_all, reduce_any = all, any
 def _number(v, what):
     """A Python number (or a concrete 0-d Tensor) for a static size or bound."""
     if isinstance(v, Tensor):
-        v = v.asnumpy().item()
+        v = _np.asarray(v).item()  # (a traced Tensor: __array__'s TypeError)
     if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
         raise TypeError(f"{what} must be a number, got {type(v).__name__}")
     return v
@@ -1023,7 +1023,7 @@ def repeat_interleave(input, repeats, axis=None):  # noqa: A002
     shape = _shape(x)
     axis = _dim(axis, len(shape))
     if isinstance(repeats, Tensor):
-        repeats = repeats.asnumpy().tolist()
+        repeats = _np.asarray(repeats).tolist()  # (a traced Tensor: __array__'s TypeError)
     reps = _ints(repeats, "repeats")
     if len(reps) not in (1, shape[axis]) or _builtins.any(r < 0 for r in reps):
         raise ValueError(f"repeats {reps} must be one count or one per element of axis {axis} "

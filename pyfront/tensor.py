@@ -145,8 +145,21 @@ class Tensor:
             raise RuntimeError(f"asnumpy() on a placeholder Tensor {self._spec} holds no data")
         return self._data
 
+    def _converted(self) -> np.ndarray:
+        """The data for a conversion that Python or numpy make (np.asarray, int(), float(),
+        an index): on a traced Tensor a TypeError, not asnumpy's RuntimeError. Those
+        conversions read an op's argument that must be known when the function is traced (a
+        shape, an axis, a count): a user's mistake, which the op's boundary names and
+        locates, where a RuntimeError passed through as an internal error (API fuzzing,
+        bench/fuzz_api.py: `ops.reshape(x, t)` under jit with t a Tensor argument)."""
+        if self._trace is not None:
+            raise TypeError("expected a value known when the function is traced (a Python "
+                            "number, tuple or list), got a traced Tensor: inside jit its value "
+                            "is only known when the compiled function runs")
+        return self.asnumpy()
+
     def __array__(self, dtype=None, copy=None):
-        a = self.asnumpy()
+        a = self._converted()
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):
@@ -174,17 +187,17 @@ class Tensor:
     # range(x)): each is its own boundary, so numpy's complaint gets the user's line.
     @user_api("Tensor.__float__")
     def __float__(self):
-        return float(self.asnumpy())
+        return float(self._converted())
 
     @user_api("Tensor.__int__")
     def __int__(self):
-        return int(self.asnumpy())
+        return int(self._converted())
 
     @user_api("Tensor.__index__")
     def __index__(self):
         if self.dtype.is_float:
             raise TypeError("only integer Tensors can be used as an index")
-        return int(self.asnumpy())
+        return int(self._converted())
 
     @user_api("Tensor.item")
     def item(self):

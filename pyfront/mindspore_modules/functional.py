@@ -6,6 +6,7 @@ import functools as _functools
 from .. import ops as _ops
 from .. import primitives as _p
 from ..grad import grad, value_and_grad
+from ..location import user_api as _user_api
 from ..nn.wrap import clip_by_global_norm  # (a composition of ops, written beside nn.ClipByNorm)
 
 _OPS_NAMES = [n for n in dir(_ops) if not n.startswith("_") and callable(getattr(_ops, n))
@@ -39,6 +40,7 @@ def dtype(input_x):
     return _p._dtype(input_x)
 
 
+@_user_api("fill")
 def fill(type, shape, value):  # noqa: A002  (MindSpore's argument names)
     """A tensor of `shape` and dtype `type` filled with `value` (MindSpore's ops.fill)."""
     return _ops.full(shape, value, dtype=type)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numbers
 
 from .. import ops
+from ..location import user_api
 from ..tensor import Tensor
 from .cell import Cell
 from .optim import Optimizer
@@ -113,6 +114,7 @@ class ClipByNorm(Cell):
         return x * clip_norm / ops.maximum(norm, clip_norm)
 
 
+@user_api("clip_by_global_norm")
 def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """MindSpore's ops.clip_by_global_norm: every tensor of `x` (a tuple or list) scaled by
     clip_norm / max(global_norm, clip_norm), global_norm = sqrt(sum of all squares)."""

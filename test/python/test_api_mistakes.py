@@ -28,6 +28,8 @@ RANGE = (ValueError, TypeError)  # a Python int outside int64: MindSpore's wordi
 x23 = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
 x32 = ms.Tensor(np.ones((3, 2), np.float32))
 x13 = ms.Tensor(np.ones((1, 3), np.float32))
+shape32 = ms.Tensor(np.array([3, 2], np.int32))
+n3 = ms.Tensor(np.array(3, np.int32))
 v3 = ms.Tensor(np.ones(3, np.float32))
 s0 = ms.Tensor(np.float32(1.0))
 i23 = ms.Tensor(np.arange(6, dtype=np.int32).reshape(2, 3))
@@ -129,6 +131,12 @@ MISTAKES = [
     Mistake("segment-sum-float-count", lambda x, i: ops.unsorted_segment_sum(x, i, 2.5),
             ("unsorted_segment_sum",), TYPE, (x23, idx2)),
     Mistake("uniform-negative-shape", lambda: ops.uniform((-1, 2)), ("uniform",), SHAPE, ()),
+    # A traced Tensor where the value must be known when tracing (fine eagerly: concrete)
+    Mistake("reshape-traced-shape", lambda x, s: ops.reshape(x, s), ("reshape",), TYPE,
+            (x23, shape32), ("jit",)),
+    Mistake("repeat-interleave-traced-repeats", lambda v, n: ops.repeat_interleave(v, n),
+            ("repeat_interleave",), TYPE, (v3, n3), ("jit",)),
+    Mistake("arange-traced-end", lambda n: ops.arange(0, n), ("arange",), TYPE, (n3,), ("jit",)),
     # ---------------------------------------------------------------- dtypes
     Mistake("softmax-int", lambda i: ops.softmax(i), ("softmax",), TYPE, (i23,)),
     Mistake("logical-and-float", lambda x: ops.logical_and(x, x), ("logical_and",), TYPE),

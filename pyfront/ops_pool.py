@@ -180,8 +180,15 @@ def _output_sizes(output_size, sizes, name):
 
 def _adaptive_dim(x, axis, n, out, kind):
     """Adaptive pooling along one axis whose size `out` does not divide: a slice and a
-    reduction per output index, concatenated."""
+    reduction per output index, concatenated; or, where `out` is larger than the axis (each
+    window one or two elements), the reduction of two gathers (a slice per output index
+    made a compile, or a Python loop, as long as `out`: 2**40 hung the API fuzzer)."""
     from . import ops
+    if out > n:
+        first = np.arange(out, dtype=np.int64) * n // out
+        last = -(-(np.arange(1, out + 1, dtype=np.int64) * n) // out) - 1
+        a, b = (ops.gather(x, Tensor(index.astype(np.int32)), axis) for index in (first, last))
+        return ops.maximum(a, b) if kind == "max" else (a + b) * 0.5
     reduce = ops.reduce_max if kind == "max" else ops.reduce_mean
     parts = []
     for i in range(out):

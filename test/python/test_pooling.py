@@ -391,6 +391,11 @@ ADAPTIVE = [  # (id, make, input shape, kind, output size per dim)
      (3, 5)),
     ("AdaptiveAvgPool2d-larger", lambda: nn.AdaptiveAvgPool2d((4, 3)), (1, 2, 3, 3), "avg",
      (4, 3)),
+    # (larger than the input: windows of one or two elements, two gathers)
+    ("AdaptiveMaxPool2d-larger", lambda: nn.AdaptiveMaxPool2d((7, 8)), (1, 2, 3, 5), "max",
+     (7, 8)),
+    ("ops.adaptive_avg_pool1d-larger", lambda: lambda x: ops.adaptive_avg_pool1d(x, 11),
+     (2, 2, 4), "avg", (11,)),
     ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((2, 4, None)), (1, 2, 5, 6, 4), "avg",
      (2, 4, None)),
     ("AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(4), (2, 3, 10), "max", (4,)),
@@ -417,6 +422,14 @@ def test_adaptive_pooling_matches_numpy(mode, id, make, shape, kind, out):
     case = Case(id, make, shape, kind)
     got = _run(case, x, mode).asnumpy()
     np.testing.assert_allclose(got, adaptive_ref(x, kind, out), rtol=1e-13, atol=1e-15)
+
+
+def test_an_adaptive_output_far_larger_than_the_input_is_refused_at_once():
+    """2**40 outputs from 4 inputs: the memory for its indices is refused (it built a slice
+    per output index, a loop of 2**40: the API fuzzer's call hung)."""
+    x = ms.Tensor(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(MemoryError):
+        ops.adaptive_max_pool1d(x, 2**40)
 
 
 def test_adaptive_pooling_of_an_unbatched_input(mode):
@@ -480,7 +493,8 @@ GRADIENT_CASES = [c for c in LAYERS if c.id in {
     "MaxPool3d-pad-ceil", "AvgPool1d-pad-exclude-ceil", "AvgPool2d-pad-ceil",
     "AvgPool2d-divisor", "AvgPool3d-pad-exclude-ceil", "ops.avg_pool2d", "MaxPool2d-unbatched"}]
 GRADIENT_CASES += [Case(a[0], a[1], a[2], a[3]) for a in ADAPTIVE if a[0] in {
-    "AdaptiveAvgPool2d-mixed", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d"}]
+    "AdaptiveAvgPool2d-mixed", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d-larger", "ops.adaptive_avg_pool1d-larger"}]
 
 
 @pytest.mark.parametrize("case", GRADIENT_CASES, ids=lambda c: c.id)

@@ -458,7 +458,7 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
     once per element and read map."""
     n_loops = len(iterators)
     leaves, leaf_maps, leaf_dtypes = [], [], []
-    slot, consts = {}, {}
+    slot, consts, splat_dtypes = {}, {}, {}
     out_dims = [_map_dims(m) for m in maps[len(inputs):]]
 
     def leaf(value, dims, dtype, opaque_map=None):
@@ -467,7 +467,7 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
             return key
         splat = _splat_scalar(value, dtype)
         if splat is not None:
-            consts[key] = splat
+            consts[key], splat_dtypes[key] = splat, dtype
         elif value in outputs and out_dims[outputs.index(value)] == dims:
             slot[key] = ("out", outputs.index(value))  # updated in place: read its block arg
         else:
@@ -490,6 +490,18 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
             plans.append(leaf(materialize(x), ("map", m), d, opaque_map=m))
         else:
             plans.append(plan(x, d, dims))
+    # A splat read over a loop that no other operand spans stays an input: without one, the
+    # generic has no operand to take that loop's size from (a reduction of a constant).
+    spanned = _loop_dims(leaf_maps + list(maps[len(inputs):]))
+    for key in list(consts):
+        value, dims = key
+        if not set(d for d in dims if d is not None) <= spanned:
+            del consts[key]
+            slot[key] = ("in", len(leaves))
+            leaves.append(value)
+            leaf_maps.append(_dims_map(n_loops, dims))
+            leaf_dtypes.append(splat_dtypes[key])
+            spanned |= set(d for d in dims if d is not None)
 
     def full_body(*args):
         n_in = len(leaves)
@@ -511,6 +523,12 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
 
     return generic(leaves, outputs, leaf_maps + list(maps[len(inputs):]), iterators, full_body,
                    leaf_dtypes + list(dtypes[len(inputs):]))
+
+
+def _loop_dims(maps) -> set:
+    """The loop dimensions the results of `maps` read by themselves."""
+    return {e.position for m in maps for e in m.results
+            if isinstance(e.maybe_downcast(), ir.AffineDimExpr)}
 
 
 def materialize(x, out=None):

@@ -291,3 +291,27 @@ def test_output_buffers_are_reused_only_when_released():
     fourth, = exe(x + 3)                       # released: the same buffer again
     assert fourth.ctypes.data == address
     np.testing.assert_array_equal(fourth, (x + 3) ** 2)
+
+
+@pytest.mark.parametrize("reduce,value,axes", [
+    ("reduce_min", np.ones(3, np.int32), ()),          # cast to bool: a splat of true
+    ("reduce_sum", np.full((4, 5), 2.0, np.float32), (1,)),
+    ("reduce_max", np.full((2, 3, 4), -1.5, np.float32), (0, 2)),
+])
+def test_a_reduction_of_a_splat_constant_keeps_its_loop_sizes(reduce, value, axes):
+    """Under jit with no arguments the reduced value is a splat constant, which the fused
+    region inlines as a scalar: that left the reduction's linalg.generic without an operand
+    spanning the reduced loop ("invalid indexing maps are non-invertible": API fuzzing,
+    bench/fuzz_api.py, ops.amin(True, initial=<constant>, where=True))."""
+    import mscc as ms
+    from mscc import ops
+    c = ms.Tensor(value)
+
+    def f():
+        x = ops.cast(c, ms.bool_) if reduce == "reduce_min" else c * 1.0
+        return getattr(ops, reduce)(x, axes)
+    got = ms.jit(f)().asnumpy()
+    base = value.astype(bool) if reduce == "reduce_min" else value.astype(np.float64)
+    want = getattr(np, {"reduce_min": "min", "reduce_sum": "sum", "reduce_max": "max"}[reduce])(
+        base, axis=axes or None)
+    np.testing.assert_allclose(got, want)

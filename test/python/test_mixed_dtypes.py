@@ -395,3 +395,29 @@ def test_gradient_in_bfloat16():
     x = np.array([0.5, -1.25, 2.0, 3.5], bf16)
     g = ms.grad(lambda v: ms.ops.reduce_sum(v * v + 3.0 * v))(ms.Tensor(x))
     assert_matches(g.asnumpy(), 2 * x.astype(f64) + 3, dt.bfloat16)
+
+
+@pytest.mark.parametrize("fill", [True, False])
+@pytest.mark.parametrize("shape", [(3,), (3, 4), (2, 9), (1, 65)])
+def test_a_uniform_bool_constant_keeps_every_element(shape, fill):
+    """A bool constant whose elements are all the same is a splat i1 attribute; the bindings
+    read its one stored byte as 8 elements and the rest as false, so an all-true mask of
+    more than 8 elements selected wrong rows under jit (API fuzzing, bench/fuzz_api.py:
+    ops.triu(x, diagonal=-3) is such a select)."""
+    import mscc as ms
+    from mscc import ops
+    from mscc.dialects.builders import dense_to_numpy, numpy_to_dense
+    with mlir_context(), ir.Location.unknown():
+        np.testing.assert_array_equal(dense_to_numpy(numpy_to_dense(np.full(shape, fill))),
+                                      np.full(shape, fill))
+    x = np.arange(1.0, 1 + np.prod(shape), dtype=np.float32).reshape(shape)
+    mask = ms.Tensor(np.full(shape, fill))
+    want = x if fill else np.zeros_like(x)
+    for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE):
+        ms.set_context(mode=mode)
+        f = ms.jit(lambda a: ops.select(mask, a, a * 0)) if mode == ms.GRAPH_MODE else (
+            lambda a: ops.select(mask, a, a * 0))
+        np.testing.assert_array_equal(f(ms.Tensor(x)).asnumpy(), want)
+    if len(shape) == 2:
+        np.testing.assert_array_equal(
+            ms.jit(lambda a: ops.triu(a, -3))(ms.Tensor(x)).asnumpy(), np.triu(x, -3))

@@ -85,6 +85,10 @@ def exp_f32(f: _F32, x):
     """Cephes expf: x = k ln2 + r, exp(r) by a degree-6 polynomial, 2^k from exponent bits
     (as 2^(k/2) * 2^(k - k/2), so that k in [-150, 128] reaches denormals and FLT_MAX)."""
     too_big = arith.cmpf(arith.CmpFPredicate.OGT, x, f.c(_EXP_MAX))
+    # nan in, nan out, stated: fptosi of nan is poison in LLVM, which spread through 2^k into
+    # the result once LLVM folded a nan it could see (exp(x * nan) gave garbage under jit:
+    # API fuzzing, bench/fuzz_api.py, ops.softplus(x, beta=nan)).
+    given, is_nan = x, arith.cmpf(arith.CmpFPredicate.UNO, x, x)
     x = f.clamp(x, _EXP_MIN, _EXP_MAX)
     k = mmath.floor(f.add(f.mul(x, f.c(_LOG2E)), f.c(0.5)))
     r = f.sub(f.sub(x, f.mul(k, f.c(_LN2_HI))), f.mul(k, f.c(_LN2_LO)))
@@ -94,7 +98,7 @@ def exp_f32(f: _F32, x):
     half = arith.shrsi(ki, f.ci(1))
     for part in (half, arith.subi(ki, half)):
         y = f.mul(y, arith.bitcast(f.t, arith.shli(arith.addi(part, f.ci(127)), f.ci(23))))
-    return arith.select(too_big, f.c(float("inf")), y)
+    return arith.select(is_nan, given, arith.select(too_big, f.c(float("inf")), y))
 
 
 def tanh_f32(f: _F32, x):

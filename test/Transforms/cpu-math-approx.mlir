@@ -1,8 +1,11 @@
 // RUN: ms-opt %s --ms-cpu-math-approx --split-input-file | FileCheck %s
 
-// exp on float32: range reduction, a polynomial, 2^k from exponent bits; no libm call left.
+// exp on float32: range reduction, a polynomial, 2^k from exponent bits; no libm call left;
+// a nan input is the result (fptosi of nan would be LLVM poison in 2^k).
 // CHECK-LABEL: func.func @exp_f32
+// CHECK-SAME: (%[[X:.+]]: f32)
 // CHECK-NOT: math.exp
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[X]], %[[X]] : f32
 // Multiply-adds may become FMAs (contract) where the CPU has them.
 // CHECK: %[[T:.+]] = arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK: arith.addf %[[T]], %{{.*}} fastmath<contract> : f32
@@ -10,7 +13,9 @@
 // CHECK: arith.fptosi
 // CHECK: arith.shli
 // CHECK: arith.bitcast {{.*}} : i32 to f32
-// CHECK: return
+// CHECK: %[[Y:.+]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[R:.+]] = arith.select %[[NAN]], %[[X]], %[[Y]] : f32
+// CHECK: return %[[R]]
 func.func @exp_f32(%x: f32) -> f32 {
   %0 = math.exp %x : f32
   return %0 : f32

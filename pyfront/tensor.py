@@ -216,6 +216,8 @@ class Tensor:
     def __rmul__(self, other): return _ops().mul(other, self)
     def __truediv__(self, other): return _ops().div(self, other)
     def __rtruediv__(self, other): return _ops().div(other, self)
+    def __floordiv__(self, other): return _ops().floor_divide(self, other)
+    def __rfloordiv__(self, other): return _ops().floor_divide(other, self)
     def __pow__(self, other): return _ops().pow(self, other)
     def __rpow__(self, other): return _ops().pow(other, self)
     def __matmul__(self, other): return _ops().matmul_any(self, other)

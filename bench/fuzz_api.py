@@ -29,6 +29,8 @@ import sys
 import time
 from collections import Counter
 
+import numpy as np
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USER_ERRORS = ("TypeError", "ValueError", "IndexError")
 OUTCOMES = ("ok", "user-error", "unlocated-user-error", "unsupported", "too-large", "internal",
@@ -56,6 +58,15 @@ _TENSORS = {
     "i32[2,3]": ((2, 3), "int32"), "i32[3]": ((3,), "int32"), "i64[2]": ((2,), "int64"),
     "i32[]": ((), "int32"), "bool[2,3]": ((2, 3), "bool"), "u8[3]": ((3,), "uint8"),
 }
+# Tensors of special values: float ones hold nan, infinities, zeros of both signs and huge
+# and tiny numbers; integer ones zeros, -1 and the extremes of their type.
+_SPECIAL = {
+    "f32s[2,4]": np.array([[np.nan, np.inf, -np.inf, 0.0], [-0.0, 1e30, -1e-30, 3.0]],
+                          np.float32),
+    "i32s[2,3]": np.array([[0, -1, 2**31 - 1], [-2**31, 7, 0]], np.int32),
+    "i64s[3]": np.array([0, -(2**63), 2**63 - 1], np.int64),
+    "u8s[3]": np.array([0, 255, 1], np.uint8),
+}
 _PYTHON = {
     "0": 0, "1": 1, "2": 2, "3": 3, "-1": -1, "-5": -5, "100": 100, "2**40": 2 ** 40,
     "2**70": 2 ** 70, "1.5": 1.5, "-0.5": -0.5, "nan": float("nan"), "True": True,
@@ -65,7 +76,7 @@ _PYTHON = {
     "(5,5,5)": (5, 5, 5), "[[1]]": [[1]], "{}": {},
 }
 _DTYPES = ("ms.float32", "ms.int32", "ms.bool_", "ms.float16")
-VALUES = tuple(_TENSORS) + tuple(_PYTHON) + _DTYPES
+VALUES = tuple(_TENSORS) + tuple(_SPECIAL) + tuple(_PYTHON) + _DTYPES
 
 
 def calls(n: int, seed: int) -> list[tuple[str, list[str], dict]]:
@@ -83,7 +94,7 @@ def calls(n: int, seed: int) -> list[tuple[str, list[str], dict]]:
             if not required and rng.random() >= 0.25:
                 continue
             tensor_first = i == 0 and rng.random() < 0.7
-            value = rng.choice(tuple(_TENSORS) if tensor_first else VALUES)
+            value = rng.choice(tuple(_TENSORS) + tuple(_SPECIAL) if tensor_first else VALUES)
             if required:
                 args.append(value)
             else:
@@ -126,6 +137,8 @@ def _value(name: str):
         rng = np.random.default_rng(len(name))
         data = rng.uniform(-2, 2, shape) if dtype.startswith("f") else rng.integers(0, 3, shape)
         return ms.Tensor(data.astype(dtype))
+    if name in _SPECIAL:
+        return ms.Tensor(_SPECIAL[name].copy())
     if name in _PYTHON:
         value = _PYTHON[name]
         return list(value) if isinstance(value, list) else value

@@ -40,9 +40,12 @@ def test_found_calls_keep_the_contract(call, mode, outcome):
 
 def test_both_modes_agree_where_both_return():
     """ops.triu(x, -3) under jit selected with an all-true mask that MLIR's bindings read as
-    8 trues and then falses; exp of a nan LLVM could see was garbage (softplus, beta=nan)."""
+    8 trues and then falses; exp of a nan LLVM could see was garbage (softplus, beta=nan);
+    an integer quotient by zero or out of its dtype's range was LLVM poison."""
     for call in (("triu", ["f32[2,3,4]"], {"diagonal": "-5"}),
-                 ("softplus", ["f32[1,3]"], {"beta": "nan"})):
+                 ("softplus", ["f32[1,3]"], {"beta": "nan"}),
+                 ("floor_divide", ["i32s[2,3]", "0"], {}),
+                 ("floor_divide", ["u8s[3]", "-1"], {})):
         _, _, eager = fuzz_api.run_call(call, "pynative")
         _, _, traced = fuzz_api.run_call(call, "graph")
         assert not fuzz_api.modes_differ(eager, traced), fuzz_api.describe(call)

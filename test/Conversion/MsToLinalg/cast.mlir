@@ -69,9 +69,19 @@ func.func @bool_to_f32(%a: tensor<4xi1>) -> tensor<4xf32> {
 
 // -----
 
+// float to int: fptosi only where it is defined (inside the 32-bit range; LLVM makes nan,
+// the infinities and the rest poison); elsewhere x86's and numpy's integer indefinite value.
 // CHECK-LABEL: func.func @f32_to_i32(
 // CHECK:         ^bb0(%[[X:.+]]: f32, %{{.+}}: i32):
-// CHECK-NEXT:      %[[Y:.+]] = arith.fptosi %[[X]] : f32 to i32
+// CHECK:           %[[LO:.+]] = arith.constant -2.14748365E+9 : f32
+// CHECK:           %[[GE:.+]] = arith.cmpf oge, %[[X]], %[[LO]] : f32
+// CHECK:           %[[HI:.+]] = arith.constant 2.14748365E+9 : f32
+// CHECK:           %[[LT:.+]] = arith.cmpf olt, %[[X]], %[[HI]] : f32
+// CHECK:           %[[FITS:.+]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK:           %[[SAFE:.+]] = arith.select %[[FITS]], %[[X]], %{{.+}} : f32
+// CHECK:           %[[I:.+]] = arith.fptosi %[[SAFE]] : f32 to i32
+// CHECK:           %[[MIN:.+]] = arith.constant -2147483648 : i32
+// CHECK:           %[[Y:.+]] = arith.select %[[FITS]], %[[I]], %[[MIN]] : i32
 // CHECK-NEXT:      linalg.yield %[[Y]] : i32
 func.func @f32_to_i32(%a: tensor<4xf32>) -> tensor<4xi32> {
   %0 = "ms.cast"(%a) {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
@@ -80,10 +90,14 @@ func.func @f32_to_i32(%a: tensor<4xf32>) -> tensor<4xi32> {
 
 // -----
 
+// An unsigned or narrower result wraps from the 64-bit conversion, as numpy's does on x86.
 // CHECK-LABEL: func.func @f64_to_uint8(
 // CHECK-SAME:    -> tensor<4xi8>
 // CHECK:         ^bb0(%[[X:.+]]: f64, %{{.+}}: i8):
-// CHECK-NEXT:      %[[Y:.+]] = arith.fptoui %[[X]] : f64 to i8
+// CHECK-NOT:       arith.fptoui
+// CHECK:           %[[I:.+]] = arith.fptosi %{{.+}} : f64 to i64
+// CHECK:           %[[W:.+]] = arith.select %{{.+}}, %[[I]], %{{.+}} : i64
+// CHECK-NEXT:      %[[Y:.+]] = arith.trunci %[[W]] : i64 to i8
 // CHECK-NEXT:      linalg.yield %[[Y]] : i8
 func.func @f64_to_uint8(%a: tensor<4xf64>) -> tensor<4xui8> {
   %0 = "ms.cast"(%a) {dtype = ui8} : (tensor<4xf64>) -> tensor<4xui8>

@@ -294,9 +294,6 @@ def flip(input, dims):  # noqa: A002
     return x
 
 
-_INT64_BELOW_2_63 = 2.0**63 - 1024  # the largest float64 below 2**63
-
-
 def floor_divide(input, other):  # noqa: A002
     """floor(input / other), elementwise with MindSpore's implicit casts (ops.floor_divide):
     integers divide exactly (in float64, then floor) and stay integers."""
@@ -310,13 +307,10 @@ def floor_divide(input, other):  # noqa: A002
         raise TypeError("floor_divide does not support bool inputs")
     divisor = _ops.cast(other, _dt.float64)
     q = _ops.floor(_ops.div(_ops.cast(input, _dt.float64), divisor))
-    # Defined everywhere, the same in both modes: by zero 0 (numpy's integer result), and
-    # through int64 (clamped to it) so that the narrower dtype wraps as numpy's does. A
-    # float to int conversion out of range is LLVM poison: under jit x // 0 gave 0 and
-    # uint8 // -1 0, eagerly INT_MIN and a wrapped value (API fuzzing, bench/fuzz_api.py).
+    # by zero 0, numpy's integer result (the cast of its infinity or nan is defined, and the
+    # same in both modes, but not 0; out of range, the cast wraps as numpy's division does)
     q = _ops.select(_ops.equal(divisor, 0.0), _ops.zeros_like(q), q)
-    q = _ops.clip_by_value(q, -2.0**63, _INT64_BELOW_2_63)
-    return _ops.cast(_ops.cast(q, _dt.int64), dtype)
+    return _ops.cast(q, dtype)
 
 
 def meshgrid(*inputs, indexing="xy"):

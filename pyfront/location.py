@@ -23,6 +23,12 @@ _LIBRARIES = tuple(sorted({os.path.join(p, "") for k, p in sysconfig.get_paths()
                            if k in ("stdlib", "platstdlib", "purelib", "platlib")}))
 
 
+# Frames of compiled extensions name their Cython source relative to its package
+# ("numpy/random/_generator.pyx"): library code too. (numpy's TypeError for a tuple where
+# nn.Dense's initializer wanted a size passed as the user's own error, unlocated.)
+_CYTHON = (".pyx", ".pxd", ".pxi")
+
+
 def is_internal(filename: str) -> bool:
     return filename.startswith(_INTERNAL) or filename in _INTERNAL_FILES
 
@@ -197,7 +203,7 @@ def _passed_through_user_code(tb) -> bool:
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         if not (is_internal(filename) or filename.startswith(_LIBRARIES)
-                or filename.startswith("<frozen")):
+                or filename.startswith("<frozen") or filename.endswith(_CYTHON)):
             return True
         tb = tb.tb_next
     return False

@@ -1,6 +1,9 @@
 """Layers: Dense, activations, Softmax, LayerNorm, Flatten (MindSpore's nn names)."""
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
 
 from ...dialects import dtypes as dt
 from .. import ops
@@ -16,6 +19,11 @@ class Dense(Cell):
     def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
                  has_bias=True, activation=None, dtype=dt.float32):
         super().__init__()
+        for what, v in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"For 'Dense', '{what}' must be a positive int, got {v!r}")
+        if not isinstance(has_bias, (bool, np.bool_)):
+            raise TypeError(f"For 'Dense', 'has_bias' must be a bool, got {has_bias!r}")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.weight = Parameter(weight_array(weight_init, (out_channels, in_channels), dtype),
                                 name="weight")
@@ -187,7 +195,7 @@ class Embedding(Cell):
                  dtype=dt.int32, padding_idx=None):
         super().__init__()
         for what, v in (("vocab_size", vocab_size), ("embedding_size", embedding_size)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 raise ValueError(f"For 'Embedding', '{what}' must be a positive int, got {v!r}")
         if dt.as_dtype(dtype) not in (dt.int32, dt.int64):
             raise TypeError(f"For 'Embedding', 'dtype' (of the input ids) must be int32 or "

@@ -187,6 +187,10 @@ MISTAKES = [
     Mistake("dense-none", lambda: dense(None), ("Dense",), TYPE, (), CELL),
     Mistake("dense-bad-activation", lambda: nn.Dense(3, 2, activation="swish"),
             ("Dense", "activation"), SHAPE, (), EAGER),
+    Mistake("dense-tuple-width", lambda: nn.Dense(1, (1, 0)), ("Dense",), SHAPE, (), EAGER),
+    Mistake("dense-int-has-bias", lambda: nn.Dense(3, 2, has_bias=2), ("Dense",), TYPE, (), EAGER),
+    # numpy's error from inside its Cython code, raised in the layer's weight initializer
+    Mistake("lstm-huge-size", lambda: nn.LSTM(2**70, 3), ("LSTM",), RANGE, (), EAGER),
     Mistake("conv-channels", lambda i: conv(i), ("Conv2d",), SHAPE, (img,), CELL),
     Mistake("conv-rank", lambda x: conv(x), ("Conv2d",), SHAPE, modes=CELL),
     Mistake("conv-bad-kernel", lambda: nn.Conv2d(3, 4, 0),

@@ -20,6 +20,7 @@ _EXP_MAX, _EXP_MIN = 88.7228391116729996, -104.0  # beyond: inf, and 0 (below de
 _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
              1.6666665459e-1, 5.0000001201e-1)
 _TANH_CLAMP, _TANH_TINY = 7.90531110763549805, 0.0004
+_TANH_ONE = 9.02  # float32 tanh rounds to 1.0 from about 9.01 (1 - tanh(x) = 2 e^-2x < 2**-25)
 _TANH_NUM = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
              5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
              4.89352455891786e-03)
@@ -108,7 +109,12 @@ def tanh_f32(f: _F32, x):
     x2 = f.mul(xc, xc)
     p = f.mul(xc, f.horner(x2, _TANH_NUM))
     q = f.horner(x2, _TANH_DEN)
-    return arith.select(tiny, x, arith.divf(p, q))
+    # Beyond _TANH_ONE float32's tanh is +-1 exactly; the clamped polynomial stops at
+    # 0.99999976, so 1 + tanh(x) of a large negative x was not 0 and GELU's tanh form gave
+    # -238 for -2e9 (API fuzzing: the two modes rounded the difference differently).
+    one = mmath.copysign(f.c(1.0), x)
+    saturated = arith.cmpf(arith.CmpFPredicate.OGE, mmath.absf(x), f.c(_TANH_ONE))
+    return arith.select(saturated, one, arith.select(tiny, x, arith.divf(p, q)))
 
 
 def erf_f32(f: _F32, x):

@@ -49,3 +49,14 @@ def test_a_nan_that_llvm_can_see_stays_nan(name):
     fn = getattr(ops, name)
     got = ms.jit(lambda a: fn(a * float("nan")))(x).asnumpy()
     assert np.isnan(got).all(), got
+
+
+def test_tanh_saturates_exactly_where_float32_does():
+    """|x| >= 9.02: float32's tanh is +-1, and so is the polynomial's result (it stopped at
+    0.99999976, so GELU's tanh form of -2e9 was -238, not 0: API fuzzing, the two modes
+    rounding that difference differently)."""
+    x = np.array([9.02, 10.0, 100.0, 2e9, np.inf], np.float32)
+    x = np.concatenate([x, -x])
+    np.testing.assert_array_equal(_run(ops.tanh, x), np.sign(x))
+    gelu = ms.jit(lambda a: ops.gelu(a, approximate="tanh"))(ms.Tensor(-x[:4])).asnumpy()
+    np.testing.assert_array_equal(gelu, np.zeros(4, np.float32))

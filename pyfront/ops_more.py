@@ -35,7 +35,7 @@ from .tensor import Tensor as _Tensor
 
 __all__ = [
     "tensor_add", "tensor_mul", "tensor_pow", "absolute", "partial", "bmm", "amax", "amin",
-    "expand_as", "addn", "flip", "floor_divide", "meshgrid",
+    "expand_as", "addn", "flip", "floor_divide", "floor_mod", "remainder", "meshgrid",
     "gather_nd", "gather_elements", "scatter_nd", "scatter_add", "tensor_scatter_add",
     "bias_add", "smooth_l1_loss", "binary_cross_entropy", "iou", "check_valid",
     "bounding_box_encode", "bounding_box_decode", "repeat_elements", "interpolate",
@@ -294,23 +294,45 @@ def flip(input, dims):  # noqa: A002
     return x
 
 
-def floor_divide(input, other):  # noqa: A002
-    """floor(input / other), elementwise with MindSpore's implicit casts (ops.floor_divide):
-    integers divide exactly (in float64, then floor) and stay integers."""
+def _division_dtype(input, other, name):  # noqa: A002
+    """The dtype of floor_divide's and floor_mod's result: MindSpore's implicit casts."""
     tensors = [_dtype(v) for v in (input, other) if isinstance(v, (_Tensor, _np.ndarray))]
     kinds = ["float" if isinstance(v, float) else "bool" if isinstance(v, bool) else "int"
              for v in (input, other) if not isinstance(v, (_Tensor, _np.ndarray))]
     dtype = _dt.promote(tensors, kinds)
+    if dtype.is_bool:
+        raise TypeError(f"{name} does not support bool inputs")
+    return dtype
+
+
+def floor_divide(input, other):  # noqa: A002
+    """floor(input / other), elementwise with MindSpore's implicit casts (ops.floor_divide):
+    integers divide exactly (in float64, then floor) and stay integers."""
+    dtype = _division_dtype(input, other, "floor_divide")
     if dtype.is_float:
         return _ops.floor(_ops.div(_ops.cast(input, dtype), _ops.cast(other, dtype)))
-    if dtype.is_bool:
-        raise TypeError("floor_divide does not support bool inputs")
     divisor = _ops.cast(other, _dt.float64)
     q = _ops.floor(_ops.div(_ops.cast(input, _dt.float64), divisor))
     # by zero 0, numpy's integer result (the cast of its infinity or nan is defined, and the
     # same in both modes, but not 0; out of range, the cast wraps as numpy's division does)
     q = _ops.select(_ops.equal(divisor, 0.0), _ops.zeros_like(q), q)
     return _ops.cast(q, dtype)
+
+
+def floor_mod(x, y):
+    """x - floor(x / y) * y, with the sign of y (ops.floor_mod, Tensor's %): MindSpore's
+    implicit casts; integers exactly, by zero 0 (numpy's)."""
+    dtype = _division_dtype(x, y, "floor_mod")
+    a, b = _ops.cast(x, dtype), _ops.cast(y, dtype)
+    if dtype.is_float:
+        return a - _ops.floor(a / b) * b
+    r = a - floor_divide(x, y) * b
+    return _ops.select(_ops.equal(b, 0), _ops.zeros_like(r), r)
+
+
+def remainder(input, other):  # noqa: A002
+    """input - floor(input / other) * other (ops.remainder: floor_mod's semantics)."""
+    return floor_mod(input, other)
 
 
 def meshgrid(*inputs, indexing="xy"):

@@ -604,6 +604,7 @@ RANKED_ROWS = [
     _row("Meshgrid", lambda inputs, indexing: _MORE.meshgrid(*inputs, indexing=indexing),
          {"indexing": "xy"}),
     _row("FloorDiv", _MORE.floor_divide),
+    _row("FloorMod", _MORE.floor_mod),
     _row("Identity", _MORE._identity),
     _row("Range", _MORE._range_prim, {"maxlen": 1000000}),
     _row("LinSpace", ops.linspace),

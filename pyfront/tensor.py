@@ -218,6 +218,8 @@ class Tensor:
     def __rtruediv__(self, other): return _ops().div(other, self)
     def __floordiv__(self, other): return _ops().floor_divide(self, other)
     def __rfloordiv__(self, other): return _ops().floor_divide(other, self)
+    def __mod__(self, other): return _ops().floor_mod(self, other)
+    def __rmod__(self, other): return _ops().floor_mod(other, self)
     def __pow__(self, other): return _ops().pow(self, other)
     def __rpow__(self, other): return _ops().pow(other, self)
     def __matmul__(self, other): return _ops().matmul_any(self, other)

@@ -313,14 +313,17 @@ def run(n: int, seed: int, mode: str = "both", timeout=CALL_TIMEOUT_S,
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(n),
                                  str(seed), mode, str(start), kind], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True, cwd=REPO)
-        done, buffer, last = set(), "", time.monotonic()
+        done, last = set(), time.monotonic()
         while True:
             ready, _, _ = select.select([proc.stdout], [], [], 1.0)
             if ready:
                 line = proc.stdout.readline()
                 if not line:
                     break
-                i, m, outcome, message = json.loads(line)
+                try:
+                    i, m, outcome, message = json.loads(line)
+                except ValueError:  # (something the call printed itself)
+                    continue
                 results.append((i, m, outcome, message))
                 done.add((i, m))
                 last = time.monotonic()

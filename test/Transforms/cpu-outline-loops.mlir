@@ -189,3 +189,36 @@ func.func @clash(%x: memref<8xf32>) {
   call @clash__loop0(%x) : (memref<8xf32>) -> ()
   return
 }
+
+// -----
+
+// A reshape of the caller's buffer inside a nest is hoisted before it: the outlined function
+// takes the view the nest reads, so this nest and the next one, which reads a buffer of that
+// shape directly (a depthwise forward and its input gradient), become one function.
+// CHECK-LABEL: func.func @reshaped_weight(
+// CHECK-SAME: %[[W4:[a-z0-9]+]]: memref<4x1x3xf32>, %[[W5:[a-z0-9]+]]: memref<4x1x1x3xf32>
+// CHECK: %[[V:.+]] = memref.expand_shape %[[W4]]
+// CHECK-NEXT: call @reshaped_weight__loop0(%[[V]], %{{.+}}) : (memref<4x1x1x3xf32>, memref<4xf32>) -> ()
+// CHECK: call @reshaped_weight__loop1(%[[W5]], %{{.+}}) : (memref<4x1x1x3xf32>, memref<4xf32>) -> ()
+// CHECK: func.func private @reshaped_weight__loop0(%{{.+}}: memref<4x1x1x3xf32>, %{{.+}}: memref<4xf32>)
+// CHECK-NOT: expand_shape
+// CHECK: return
+// MERGE-LABEL: func.func @reshaped_weight(
+// MERGE: call @reshaped_weight__loop0(
+// MERGE: call @reshaped_weight__loop0(
+// MERGE-NOT: func.func private @reshaped_weight__loop1
+func.func @reshaped_weight(%w4: memref<4x1x3xf32>, %w5: memref<4x1x1x3xf32>, %o1: memref<4xf32>, %o2: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.expand_shape %w4 [[0], [1], [2, 3]] output_shape [4, 1, 1, 3] : memref<4x1x3xf32> into memref<4x1x1x3xf32>
+    %x = memref.load %v[%i, %c0, %c0, %c1] : memref<4x1x1x3xf32>
+    memref.store %x, %o1[%i] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %w5[%i, %c0, %c0, %c1] : memref<4x1x1x3xf32>
+    memref.store %x, %o2[%i] : memref<4xf32>
+  }
+  return
+}

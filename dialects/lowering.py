@@ -513,18 +513,12 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
             plans.append(leaf(materialize(x), ("map", m), d, opaque_map=m))
         else:
             plans.append(plan(x, d, dims))
-    # A splat read over a loop that no other operand spans stays an input: without one, the
-    # generic has no operand to take that loop's size from (a reduction of a constant).
-    spanned = _loop_dims(leaf_maps + list(maps[len(inputs):]))
-    for key in list(consts):
-        value, dims = key
-        if not set(d for d in dims if d is not None) <= spanned:
-            del consts[key]
-            slot[key] = ("in", len(leaves))
-            leaves.append(value)
-            leaf_maps.append(_dims_map(n_loops, dims))
-            leaf_dtypes.append(splat_dtypes[key])
-            spanned |= set(d for d in dims if d is not None)
+    for key in _splats_spanning_alone(consts, leaf_maps + list(maps[len(inputs):])):
+        del consts[key]
+        slot[key] = ("in", len(leaves))
+        leaves.append(key[0])
+        leaf_maps.append(_dims_map(n_loops, key[1]))
+        leaf_dtypes.append(splat_dtypes[key])
 
     def full_body(*args):
         n_in = len(leaves)
@@ -546,6 +540,19 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
 
     return generic(leaves, outputs, leaf_maps + list(maps[len(inputs):]), iterators, full_body,
                    leaf_dtypes + list(dtypes[len(inputs):]))
+
+
+def _splats_spanning_alone(consts, maps) -> list:
+    """The splat leaves (value, dims) that must stay inputs: each reads a loop that neither
+    `maps` nor a splat kept before spans. Without an operand over it, a generic has nothing
+    to take that loop's size from (a fused reduction of a constant did not verify)."""
+    spanned, kept = _loop_dims(maps), []
+    for key in consts:
+        dims = {d for d in key[1] if d is not None}
+        if not dims <= spanned:
+            kept.append(key)
+            spanned |= dims
+    return kept
 
 
 def _loop_dims(maps) -> set:

@@ -481,7 +481,7 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
     once per element and read map."""
     n_loops = len(iterators)
     leaves, leaf_maps, leaf_dtypes = [], [], []
-    slot, consts, splat_dtypes = {}, {}, {}
+    slot, consts = {}, {}  # consts: the splat leaves, (scalar builder, dtype) each
     out_dims = [_map_dims(m) for m in maps[len(inputs):]]
 
     def leaf(value, dims, dtype, opaque_map=None):
@@ -490,7 +490,7 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
             return key
         splat = _splat_scalar(value, dtype)
         if splat is not None:
-            consts[key], splat_dtypes[key] = splat, dtype
+            consts[key] = (splat, dtype)
         elif value in outputs and out_dims[outputs.index(value)] == dims:
             slot[key] = ("out", outputs.index(value))  # updated in place: read its block arg
         else:
@@ -514,11 +514,10 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
         else:
             plans.append(plan(x, d, dims))
     for key in _splats_spanning_alone(consts, leaf_maps + list(maps[len(inputs):])):
-        del consts[key]
         slot[key] = ("in", len(leaves))
         leaves.append(key[0])
         leaf_maps.append(_dims_map(n_loops, key[1]))
-        leaf_dtypes.append(splat_dtypes[key])
+        leaf_dtypes.append(consts.pop(key)[1])
 
     def full_body(*args):
         n_in = len(leaves)
@@ -532,7 +531,7 @@ def _generic_with_exprs(inputs, outputs, maps, iterators, body, dtypes):
                 return memo[key]
             if p in consts:
                 if p not in memo:
-                    memo[p] = consts[p]()
+                    memo[p] = consts[p][0]()
                 return memo[p]
             where, i = slot[p]
             return args[i] if where == "in" else args[n_in + i]

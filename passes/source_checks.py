@@ -214,10 +214,10 @@ def _affine_map_problems(text, masked, error) -> list[Diagnostic]:
     IR fuzzing of indexing maps, session 29)."""
     extent = max((int(d) for m in _SHAPED_DIMS.finditer(masked)
                   for d in re.findall(r"\d+", m.group(1))), default=1)
-    maps = {m.start(): _balanced_map(masked, m.start()) for m in _AFFINE_MAP_START.finditer(masked)}
+    maps = {m.start(): _parse_map(_balanced_map(masked, m.start()))
+            for m in _AFFINE_MAP_START.finditer(masked)}  # (each parsed once)
     problems = []
-    for start, map_text in maps.items():
-        parsed = _parse_map(map_text)
+    for start, parsed in maps.items():
         try:
             largest = max((_magnitude(e, extent) for e in parsed.results), default=0) if parsed else 0
         except RecursionError:
@@ -232,7 +232,7 @@ def _affine_map_problems(text, masked, error) -> list[Diagnostic]:
         for k, item in enumerate(_list_items(masked, m.end())):
             position, word = item
             start = aliases.get(word, position) if word.startswith("#") else position
-            parsed = _parse_map(maps.get(start, ""))
+            parsed = maps.get(start)
             if parsed is not None and not parsed.results:
                 problems.append(error(position, f"indexing map #{k} of '{m.group(1)}' has no "
                                       "results: a matmul indexes each operand by dimensions"))

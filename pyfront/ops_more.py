@@ -324,10 +324,8 @@ def floor_mod(x, y):
     implicit casts; integers exactly, by zero 0 (numpy's)."""
     dtype = _division_dtype(x, y, "floor_mod")
     a, b = _ops.cast(x, dtype), _ops.cast(y, dtype)
-    if dtype.is_float:
-        return a - _ops.floor(a / b) * b
-    r = a - floor_divide(x, y) * b
-    return _ops.select(_ops.equal(b, 0), _ops.zeros_like(r), r)
+    r = a - floor_divide(a, b) * b
+    return r if dtype.is_float else _ops.select(_ops.equal(b, 0), _ops.zeros_like(r), r)
 
 
 def remainder(input, other):  # noqa: A002
